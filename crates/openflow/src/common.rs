@@ -1,0 +1,1 @@
+//! A version-independent view of the hot messages.

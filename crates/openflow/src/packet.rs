@@ -1,0 +1,1 @@
+//! Extracting the exact match of a frame.

@@ -1,0 +1,261 @@
+//! Newtypes for values with distinct meanings, shared by both versions,
+//! and the [`wire_enum!`](crate::wire_enum) macro for wire enumerations.
+
+use std::fmt;
+
+/// Declares a wire enumeration with an `Unknown(raw)` variant and lossless
+/// conversions both ways, so unknown codes survive a round trip (the
+/// pattern of smoltcp's `enum_with_unknown!`).
+///
+/// ```
+/// baton_openflow::wire_enum! {
+///     /// Colours.
+///     pub enum Colour: u8 {
+///         /// Red.
+///         Red = 1,
+///         /// Blue.
+///         Blue = 2,
+///     }
+/// }
+/// assert_eq!(Colour::from(2u8), Colour::Blue);
+/// assert_eq!(u8::from(Colour::Unknown(9)), 9);
+/// ```
+#[macro_export]
+macro_rules! wire_enum {
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $name:ident : $ty:ty {
+            $( $(#[$vmeta:meta])* $variant:ident = $value:expr ),+ $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        $vis enum $name {
+            $( $(#[$vmeta])* $variant, )+
+            /// A value this codec does not name; kept so it round-trips.
+            Unknown($ty),
+        }
+
+        impl ::core::convert::From<$ty> for $name {
+            #[inline]
+            fn from(value: $ty) -> Self {
+                match value {
+                    $( v if v == $value => $name::$variant, )+
+                    other => $name::Unknown(other),
+                }
+            }
+        }
+
+        impl ::core::convert::From<$name> for $ty {
+            #[inline]
+            fn from(value: $name) -> Self {
+                match value {
+                    $( $name::$variant => $value, )+
+                    $name::Unknown(other) => other,
+                }
+            }
+        }
+    };
+}
+
+/// The OpenFlow versions baton speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Version {
+    /// OpenFlow 1.0 (wire version 0x01), spec 1.0.0.
+    V10,
+    /// OpenFlow 1.3 (wire version 0x04), spec 1.3.5.
+    V13,
+}
+
+impl Version {
+    /// The `ofp_header.version` byte.
+    pub const fn wire(self) -> u8 {
+        match self {
+            Version::V10 => 0x01,
+            Version::V13 => 0x04,
+        }
+    }
+
+    /// The version for a header byte, if baton speaks it.
+    pub const fn from_wire(v: u8) -> Option<Version> {
+        match v {
+            0x01 => Some(Version::V10),
+            0x04 => Some(Version::V13),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Version::V10 => "OpenFlow 1.0",
+            Version::V13 => "OpenFlow 1.3",
+        })
+    }
+}
+
+macro_rules! newtype {
+    ($(#[$meta:meta])* $name:ident($ty:ty), $fmt:literal) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+        pub struct $name(pub $ty);
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, $fmt, self.0)
+            }
+        }
+
+        impl From<$ty> for $name {
+            fn from(v: $ty) -> Self {
+                $name(v)
+            }
+        }
+
+        impl From<$name> for $ty {
+            fn from(v: $name) -> Self {
+                v.0
+            }
+        }
+    };
+}
+
+newtype!(
+    /// Transaction id (`ofp_header.xid`).
+    Xid(u32),
+    "0x{:x}"
+);
+newtype!(
+    /// A switch's datapath id (`ofp_switch_features.datapath_id`).
+    DatapathId(u64),
+    "{:016x}"
+);
+newtype!(
+    /// A flow cookie, opaque to the switch.
+    Cookie(u64),
+    "0x{:x}"
+);
+newtype!(
+    /// A switch's id for a packet it buffered; see [`BufferId::NONE`].
+    BufferId(u32),
+    "0x{:x}"
+);
+newtype!(
+    /// A port number, in OpenFlow 1.3's 32-bit numbering. OpenFlow 1.0's
+    /// 16-bit numbers convert losslessly with [`PortNo::from_of10`] and
+    /// [`PortNo::to_of10`]: its reserved ports `0xff00..=0xffff` map to
+    /// `0xffffff00..=0xffffffff`, which is where 1.3 put the same ports.
+    PortNo(u32),
+    "{}"
+);
+
+impl BufferId {
+    /// `OFP_NO_BUFFER` (0xffffffff): the packet is not buffered; its whole
+    /// frame is in the message.
+    pub const NONE: BufferId = BufferId(0xffff_ffff);
+
+    /// `Some(self)` unless this is [`BufferId::NONE`].
+    pub fn get(self) -> Option<BufferId> {
+        (self != BufferId::NONE).then_some(self)
+    }
+}
+
+impl PortNo {
+    /// Highest number of a physical port (1.3 `OFPP_MAX`).
+    pub const MAX: PortNo = PortNo(0xffff_ff00);
+    /// Send the packet back out of its input port.
+    pub const IN_PORT: PortNo = PortNo(0xffff_fff8);
+    /// Submit the packet to the first flow table (packet-out only).
+    pub const TABLE: PortNo = PortNo(0xffff_fff9);
+    /// The switch's non-OpenFlow pipeline.
+    pub const NORMAL: PortNo = PortNo(0xffff_fffa);
+    /// All ports except the input port and those with flooding disabled.
+    pub const FLOOD: PortNo = PortNo(0xffff_fffb);
+    /// All ports except the input port.
+    pub const ALL: PortNo = PortNo(0xffff_fffc);
+    /// The controller.
+    pub const CONTROLLER: PortNo = PortNo(0xffff_fffd);
+    /// The switch's local port.
+    pub const LOCAL: PortNo = PortNo(0xffff_fffe);
+    /// No port / any port (1.0 `OFPP_NONE`, 1.3 `OFPP_ANY`).
+    pub const ANY: PortNo = PortNo(0xffff_ffff);
+
+    /// Converts an OpenFlow 1.0 port number.
+    pub const fn from_of10(p: u16) -> PortNo {
+        if p >= 0xff00 {
+            PortNo(0xffff_0000 | p as u32)
+        } else {
+            PortNo(p as u32)
+        }
+    }
+
+    /// The OpenFlow 1.0 number, if this port has one.
+    pub const fn to_of10(self) -> Option<u16> {
+        if self.0 < 0xff00 {
+            Some(self.0 as u16)
+        } else if self.0 >= 0xffff_ff00 {
+            Some((self.0 & 0xffff) as u16)
+        } else {
+            None
+        }
+    }
+}
+
+/// An Ethernet address.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct MacAddr(pub [u8; 6]);
+
+impl MacAddr {
+    /// ff:ff:ff:ff:ff:ff.
+    pub const BROADCAST: MacAddr = MacAddr([0xff; 6]);
+
+    /// True for group (multicast and broadcast) addresses.
+    pub const fn is_multicast(&self) -> bool {
+        self.0[0] & 1 == 1
+    }
+}
+
+impl fmt::Display for MacAddr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let m = self.0;
+        write!(
+            f,
+            "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+            m[0], m[1], m[2], m[3], m[4], m[5]
+        )
+    }
+}
+
+impl fmt::Debug for MacAddr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl From<[u8; 6]> for MacAddr {
+    fn from(v: [u8; 6]) -> Self {
+        MacAddr(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn of10_ports_round_trip() {
+        for p in [0u16, 1, 0xfeff, 0xff00, 0xfff8, 0xfffd, 0xffff] {
+            assert_eq!(PortNo::from_of10(p).to_of10(), Some(p));
+        }
+        assert_eq!(PortNo::from_of10(0xfffd), PortNo::CONTROLLER);
+        assert_eq!(PortNo::from_of10(0xffff), PortNo::ANY);
+        assert_eq!(PortNo(0x1_0000).to_of10(), None);
+    }
+
+    #[test]
+    fn buffer_id_none() {
+        assert_eq!(BufferId::NONE.get(), None);
+        assert_eq!(BufferId(7).get(), Some(BufferId(7)));
+    }
+}

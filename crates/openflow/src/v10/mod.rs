@@ -1,0 +1,1 @@
+//! OpenFlow 1.0.0: every message a controller sends or receives.

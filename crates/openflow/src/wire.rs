@@ -1,0 +1,250 @@
+//! Bounds-checked big-endian reading and appending, the only place that
+//! indexes raw bytes.
+//!
+//! [`Reader`] never panics: every read either returns the value or a
+//! [`DecodeError`] of kind [`ErrorKind::TooShort`] carrying the absolute
+//! offset where the input ran out. Writing appends to a caller-owned
+//! `Vec<u8>` ([`Put`]); once the vector has reached its steady-state capacity,
+//! encoding allocates nothing.
+
+use crate::error::{DecodeError, ErrorKind};
+
+/// A cursor over a byte slice that reads big-endian integers.
+///
+/// `base` is the offset of `buf[0]` within the whole message, so errors
+/// report positions a user can find in a hex dump.
+#[derive(Debug, Clone)]
+pub struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    base: usize,
+}
+
+impl<'a> Reader<'a> {
+    /// A reader over a whole message (offsets start at 0).
+    pub fn new(buf: &'a [u8]) -> Self {
+        Reader {
+            buf,
+            pos: 0,
+            base: 0,
+        }
+    }
+
+    /// A reader over `buf`, which starts at `base` within the message.
+    pub fn with_base(buf: &'a [u8], base: usize) -> Self {
+        Reader { buf, pos: 0, base }
+    }
+
+    /// Absolute offset of the next byte to read.
+    pub fn offset(&self) -> usize {
+        self.base + self.pos
+    }
+
+    /// Bytes left to read.
+    pub fn remaining(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+
+    /// True when everything has been read.
+    pub fn is_empty(&self) -> bool {
+        self.remaining() == 0
+    }
+
+    /// The unread bytes, without consuming them.
+    pub fn rest(&self) -> &'a [u8] {
+        &self.buf[self.pos..]
+    }
+
+    fn too_short(&self, need: usize, what: &'static str) -> DecodeError {
+        DecodeError::new(
+            ErrorKind::TooShort {
+                need,
+                have: self.remaining(),
+            },
+            self.offset(),
+            what,
+        )
+    }
+
+    /// Takes the next `n` bytes.
+    pub fn bytes(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], DecodeError> {
+        if self.remaining() < n {
+            return Err(self.too_short(n, what));
+        }
+        let out = &self.buf[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(out)
+    }
+
+    /// Takes everything left.
+    pub fn take_rest(&mut self) -> &'a [u8] {
+        let out = &self.buf[self.pos..];
+        self.pos = self.buf.len();
+        out
+    }
+
+    /// Takes the next `N` bytes as an array.
+    pub fn array<const N: usize>(&mut self, what: &'static str) -> Result<[u8; N], DecodeError> {
+        let b = self.bytes(N, what)?;
+        let mut out = [0u8; N];
+        out.copy_from_slice(b);
+        Ok(out)
+    }
+
+    /// Reads a `u8`.
+    pub fn u8(&mut self, what: &'static str) -> Result<u8, DecodeError> {
+        Ok(self.array::<1>(what)?[0])
+    }
+
+    /// Reads a big-endian `u16`.
+    pub fn u16(&mut self, what: &'static str) -> Result<u16, DecodeError> {
+        Ok(u16::from_be_bytes(self.array(what)?))
+    }
+
+    /// Reads a big-endian `u32`.
+    pub fn u32(&mut self, what: &'static str) -> Result<u32, DecodeError> {
+        Ok(u32::from_be_bytes(self.array(what)?))
+    }
+
+    /// Reads a big-endian `u64`.
+    pub fn u64(&mut self, what: &'static str) -> Result<u64, DecodeError> {
+        Ok(u64::from_be_bytes(self.array(what)?))
+    }
+
+    /// Skips `n` padding bytes (their content is ignored, as the specs say
+    /// receivers must).
+    pub fn skip(&mut self, n: usize, what: &'static str) -> Result<(), DecodeError> {
+        self.bytes(n, what).map(|_| ())
+    }
+
+    /// Splits off a sub-reader over the next `n` bytes (for a TLV body).
+    pub fn sub(&mut self, n: usize, what: &'static str) -> Result<Reader<'a>, DecodeError> {
+        let base = self.offset();
+        let b = self.bytes(n, what)?;
+        Ok(Reader::with_base(b, base))
+    }
+
+    /// Reads a fixed-size, NUL-padded string field (e.g. `char name[16]`),
+    /// returning the bytes before the first NUL.
+    pub fn fixed_str(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], DecodeError> {
+        let b = self.bytes(n, what)?;
+        let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+        Ok(&b[..end])
+    }
+
+    /// Fails with [`ErrorKind::TrailingBytes`] unless everything was read.
+    pub fn finish(&self, what: &'static str) -> Result<(), DecodeError> {
+        if self.is_empty() {
+            Ok(())
+        } else {
+            Err(DecodeError::new(
+                ErrorKind::TrailingBytes {
+                    extra: self.remaining(),
+                },
+                self.offset(),
+                what,
+            ))
+        }
+    }
+}
+
+/// Big-endian appends to a caller-owned buffer.
+pub trait Put {
+    /// Appends one byte.
+    fn put_u8(&mut self, v: u8);
+    /// Appends a big-endian `u16`.
+    fn put_u16(&mut self, v: u16);
+    /// Appends a big-endian `u32`.
+    fn put_u32(&mut self, v: u32);
+    /// Appends a big-endian `u64`.
+    fn put_u64(&mut self, v: u64);
+    /// Appends raw bytes.
+    fn put_slice(&mut self, v: &[u8]);
+    /// Appends `n` zero bytes.
+    fn put_zeros(&mut self, n: usize);
+    /// Appends `s` NUL-padded (or truncated) to exactly `n` bytes; the last
+    /// byte is always NUL, as the specs' fixed string fields require.
+    fn put_fixed_str(&mut self, s: &[u8], n: usize);
+    /// Overwrites a big-endian `u16` at `at` (for a length known only after
+    /// the body is written). Does nothing if `at + 2` is past the end.
+    fn patch_u16(&mut self, at: usize, v: u16);
+}
+
+impl Put for Vec<u8> {
+    #[inline]
+    fn put_u8(&mut self, v: u8) {
+        self.push(v);
+    }
+    #[inline]
+    fn put_u16(&mut self, v: u16) {
+        self.extend_from_slice(&v.to_be_bytes());
+    }
+    #[inline]
+    fn put_u32(&mut self, v: u32) {
+        self.extend_from_slice(&v.to_be_bytes());
+    }
+    #[inline]
+    fn put_u64(&mut self, v: u64) {
+        self.extend_from_slice(&v.to_be_bytes());
+    }
+    #[inline]
+    fn put_slice(&mut self, v: &[u8]) {
+        self.extend_from_slice(v);
+    }
+    #[inline]
+    fn put_zeros(&mut self, n: usize) {
+        self.resize(self.len() + n, 0);
+    }
+    fn put_fixed_str(&mut self, s: &[u8], n: usize) {
+        if n == 0 {
+            return;
+        }
+        let take = s.len().min(n - 1);
+        self.extend_from_slice(&s[..take]);
+        self.put_zeros(n - take);
+    }
+    #[inline]
+    fn patch_u16(&mut self, at: usize, v: u16) {
+        if let Some(dst) = self.get_mut(at..at + 2) {
+            dst.copy_from_slice(&v.to_be_bytes());
+        }
+    }
+}
+
+/// Number of zero bytes that pad `len` up to a multiple of 8, as OpenFlow
+/// 1.3 requires for matches, actions lists and many structures.
+#[inline]
+pub const fn pad8(len: usize) -> usize {
+    (8 - len % 8) % 8
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reader_reports_offset_of_short_read() {
+        let mut r = Reader::with_base(&[1, 2, 3], 10);
+        assert_eq!(r.u16("a").unwrap(), 0x0102);
+        let e = r.u32("b").unwrap_err();
+        assert_eq!(e.offset(), 12);
+        assert_eq!(e.kind(), &ErrorKind::TooShort { need: 4, have: 1 });
+    }
+
+    #[test]
+    fn fixed_str_is_nul_terminated_and_truncated() {
+        let mut v = Vec::new();
+        v.put_fixed_str(b"abcdef", 4);
+        assert_eq!(v, b"abc\0");
+        let mut r = Reader::new(&v);
+        assert_eq!(r.fixed_str(4, "s").unwrap(), b"abc");
+    }
+
+    #[test]
+    fn pad8_rounds_up() {
+        assert_eq!(pad8(0), 0);
+        assert_eq!(pad8(4), 4);
+        assert_eq!(pad8(8), 0);
+        assert_eq!(pad8(13), 3);
+    }
+}
