@@ -72,6 +72,9 @@ pub enum ErrorKind {
         /// The value.
         value: u64,
     },
+    /// A table feature property (1.3 §7.3.5.5.2) whose length is wrong:
+    /// OFPET_TABLE_FEATURES_FAILED / OFPTFFC_BAD_LEN.
+    BadTablePropLength(u16),
     /// Bytes left after a complete structure.
     TrailingBytes {
         /// How many.
@@ -138,6 +141,7 @@ impl DecodeError {
                     | K::DuplicateOxmField(_)
                     | K::BadInstructionType(_)
                     | K::BadInstructionLength(_)
+                    | K::BadTablePropLength(_)
                     | K::BadHelloElement => (BAD_REQUEST, 6),
                 };
                 ErrorCode::new(t, c)
@@ -148,6 +152,7 @@ impl DecodeError {
                 const BAD_ACTION: u16 = 2;
                 const BAD_INSTRUCTION: u16 = 3;
                 const BAD_MATCH: u16 = 4;
+                const TABLE_FEATURES_FAILED: u16 = 13;
                 let (t, c) = match self.kind {
                     K::BadVersion(_) => (BAD_REQUEST, 0),
                     K::UnknownType(_) => (BAD_REQUEST, 1),
@@ -167,6 +172,7 @@ impl DecodeError {
                     K::BadOxmLength { .. } => (BAD_MATCH, 1),
                     K::BadOxmField { .. } => (BAD_MATCH, 6),
                     K::DuplicateOxmField(_) => (BAD_MATCH, 10),
+                    K::BadTablePropLength(_) => (TABLE_FEATURES_FAILED, 3),
                 };
                 ErrorCode::new(t, c)
             }
@@ -200,6 +206,7 @@ impl fmt::Display for DecodeError {
             K::DuplicateOxmField(field) => write!(f, "OXM field {field} appears twice"),
             K::BadHelloElement => write!(f, "malformed HELLO element"),
             K::BadValue { value } => write!(f, "value {value} is not allowed here"),
+            K::BadTablePropLength(l) => write!(f, "bad table feature property length {l}"),
             K::TrailingBytes { extra } => write!(f, "{extra} unexpected trailing bytes"),
         }
     }

@@ -42,6 +42,8 @@
 
 pub mod common;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod header;
 pub mod hello;
 pub mod packet;

@@ -1,0 +1,144 @@
+//! The `baton` command: a thin shell over the runtime, the applications and
+//! the benchmark. Everything it does is a library call; this file only
+//! parses flags and waits for a signal.
+
+use baton_runtime::{Batching, Config, Runtime, SchedulerKind, parse_duration};
+use clap::{Args, Parser, Subcommand};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+#[derive(Parser)]
+#[command(
+    name = "baton",
+    version,
+    about = "An OpenFlow 1.0/1.3 controller that is fast, fair, and bounded in latency"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the controller.
+    Run(RunArgs),
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// Address to accept switches on (repeatable).
+    #[arg(
+        long = "listen",
+        value_name = "ADDR:PORT",
+        default_value = "0.0.0.0:6653"
+    )]
+    listen: Vec<SocketAddr>,
+    /// Worker threads (default: one per core).
+    #[arg(long)]
+    workers: Option<usize>,
+    /// Pin worker i to core i.
+    #[arg(long)]
+    pin: bool,
+    /// Workload distribution: fair, shared-queue, static-partition,
+    /// dynamic-partition, round-robin.
+    #[arg(long, default_value = "fair", value_parser = |s: &str| s.parse::<SchedulerKind>())]
+    scheduler: SchedulerKind,
+    /// Batching-delay upper bound for adaptive batching (e.g. 1ms, 500us).
+    #[arg(long, default_value = "1ms", value_parser = parse_duration)]
+    bdu: Duration,
+    /// Input batching: adaptive (IBT) or static (one read per batch);
+    /// default depends on the scheduler.
+    #[arg(long, value_parser = |s: &str| s.parse::<Batching>())]
+    batching: Option<Batching>,
+    /// Applications, in pipeline order.
+    #[arg(long, value_delimiter = ',', default_value = "learning-switch")]
+    apps: Vec<String>,
+    /// Disconnect a switch whose unsent output exceeds this many bytes.
+    #[arg(long, default_value_t = 4 << 20)]
+    max_output: usize,
+    /// Send ECHO_REQUEST after this long without input.
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    echo_interval: Duration,
+    /// Drop a switch silent for this long.
+    #[arg(long, default_value = "15s", value_parser = parse_duration)]
+    echo_timeout: Duration,
+}
+
+fn main() {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let code = match cli.command {
+        Command::Run(args) => run(args),
+    };
+    std::process::exit(code);
+}
+
+fn run(args: RunArgs) -> i32 {
+    let mut apps = Vec::new();
+    for name in &args.apps {
+        match baton_apps::by_name(name) {
+            Ok(app) => apps.push(app),
+            Err(e) => {
+                eprintln!("baton: {e}");
+                return 2;
+            }
+        }
+    }
+    let defaults = Config::default();
+    let config = Config {
+        listen: args.listen,
+        workers: args.workers.unwrap_or(defaults.workers).max(1),
+        pin: args.pin,
+        scheduler: args.scheduler,
+        batching: args.batching,
+        bdu: args.bdu,
+        max_output: args.max_output,
+        echo_interval: args.echo_interval,
+        echo_timeout: args.echo_timeout,
+        ..defaults
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        if let Err(e) = signal_hook::flag::register(sig, stop.clone()) {
+            eprintln!("baton: cannot install signal handler: {e}");
+            return 1;
+        }
+    }
+    let workers = config.workers;
+    let scheduler = config.scheduler;
+    let batching = config.batching();
+    let runtime = match Runtime::start(config, apps) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("baton: cannot start: {e}");
+            return 1;
+        }
+    };
+    let addrs: Vec<String> = runtime
+        .local_addrs()
+        .iter()
+        .map(|a| a.to_string())
+        .collect();
+    tracing::info!(
+        listen = %addrs.join(","),
+        workers,
+        scheduler = %scheduler,
+        batching = ?batching,
+        apps = %args.apps.join(","),
+        "baton running"
+    );
+    while !stop.load(Ordering::Acquire) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    tracing::info!("stopping");
+    runtime.stop();
+    0
+}

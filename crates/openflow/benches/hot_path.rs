@@ -1,0 +1,184 @@
+//! The per-flow-request hot path, both versions: PACKET_IN view parse +
+//! [`FlowKey`] extraction (+ match conversion), FLOW_MOD and PACKET_OUT
+//! encoding into a reused buffer, and the whole request (parse, extract,
+//! encode the flow-mod), for the 60-byte TCP frame cbench sends and an
+//! ARP request.
+//!
+//! Run with `cargo bench -p baton-openflow --bench hot_path`; the timings
+//! are kept short (1 s warm-up, 3 s measurement) so the run takes about a
+//! minute and a half.
+
+use baton_openflow::common::{self, ActionSpec, FlowSpec, MatchSpec, PacketIn};
+use baton_openflow::packet::FlowKey;
+use baton_openflow::v13::oxm::Oxm;
+use baton_openflow::{BufferId, Cookie, PortNo, Version, Xid, v10, v13};
+use criterion::{Criterion, criterion_group, criterion_main};
+use etherparse::{ArpHardwareId, ArpOperation, ArpPacket, EtherType, PacketBuilder};
+use std::hint::black_box;
+use std::time::Duration;
+
+const SRC: [u8; 6] = [0x00, 0x00, 0x00, 0x00, 0x00, 0x01];
+const DST: [u8; 6] = [0x80, 0x00, 0x00, 0x00, 0x00, 0x01];
+
+/// A 60-byte Ethernet/IPv4/TCP frame, the size cbench's packet-ins carry.
+fn tcp_frame() -> Vec<u8> {
+    let b = PacketBuilder::ethernet2(SRC, DST)
+        .ipv4([192, 168, 0, 40], [192, 168, 1, 40], 64)
+        .tcp(1234, 80, 1, 1000);
+    let mut out = Vec::new();
+    b.write(&mut out, &[0u8; 6]).expect("frame");
+    out
+}
+
+/// A 42-byte ARP request.
+fn arp_frame() -> Vec<u8> {
+    let arp = ArpPacket::new(
+        ArpHardwareId::ETHERNET,
+        EtherType::IPV4,
+        ArpOperation::REQUEST,
+        &SRC,
+        &[10, 0, 0, 1],
+        &[0; 6],
+        &[10, 0, 0, 2],
+    )
+    .expect("arp");
+    let b = PacketBuilder::ethernet2(SRC, [0xff; 6]).arp(arp);
+    let mut out = Vec::new();
+    b.write(&mut out).expect("frame");
+    out
+}
+
+fn packet_in(version: Version, frame: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    match version {
+        Version::V10 => v10::encode_packet_in(
+            &mut out,
+            Xid(1),
+            BufferId(0x100),
+            frame.len() as u16,
+            PortNo(1),
+            v10::PacketInReason::NoMatch,
+            frame,
+        ),
+        Version::V13 => v13::view::encode_packet_in(
+            &mut out,
+            Xid(1),
+            BufferId(0x100),
+            frame.len() as u16,
+            v13::PacketInReason::NoMatch,
+            0,
+            Cookie(0),
+            &[Oxm::InPort(PortNo(1))],
+            frame,
+        ),
+    }
+    out
+}
+
+fn name(v: Version) -> &'static str {
+    match v {
+        Version::V10 => "v10",
+        Version::V13 => "v13",
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let tcp = tcp_frame();
+    let arp = arp_frame();
+    let actions = [ActionSpec::output(PortNo(2))];
+    let mut out: Vec<u8> = Vec::with_capacity(4096);
+
+    let mut g = c.benchmark_group("extract");
+    g.bench_function("tcp", |b| {
+        b.iter(|| FlowKey::extract(PortNo(1), black_box(&tcp)))
+    });
+    g.bench_function("arp", |b| {
+        b.iter(|| FlowKey::extract(PortNo(1), black_box(&arp)))
+    });
+    g.finish();
+
+    for v in [Version::V10, Version::V13] {
+        let pi_tcp = packet_in(v, &tcp);
+        let pi_arp = packet_in(v, &arp);
+        let key = FlowKey::extract(PortNo(1), &tcp);
+        let mut g = c.benchmark_group(name(v));
+
+        // (a) PACKET_IN view + key + the version's exact match.
+        for (label, msg) in [
+            ("packet_in_key_match/tcp", &pi_tcp),
+            ("packet_in_key_match/arp", &pi_arp),
+        ] {
+            g.bench_function(label, |b| match v {
+                Version::V10 => b.iter(|| {
+                    let pi = PacketIn::parse(black_box(msg)).expect("packet-in");
+                    black_box(pi.key().to_match10())
+                }),
+                Version::V13 => b.iter(|| {
+                    let pi = PacketIn::parse(black_box(msg)).expect("packet-in");
+                    out.clear();
+                    pi.key().emit_oxm_match(&mut out);
+                    black_box(out.len())
+                }),
+            });
+        }
+
+        // (b) FLOW_MOD: exact match from the key, one output action.
+        g.bench_function("flow_mod_encode", |b| {
+            b.iter(|| {
+                out.clear();
+                let flow = FlowSpec {
+                    buffer_id: Some(BufferId(0x100)),
+                    ..FlowSpec::new(MatchSpec::exact(black_box(&key)), &actions)
+                };
+                common::encode_flow_add(&mut out, v, Xid(2), &flow);
+                black_box(out.len())
+            })
+        });
+
+        // (c) PACKET_OUT: one output action, unbuffered 60-byte frame.
+        g.bench_function("packet_out_encode", |b| {
+            b.iter(|| {
+                out.clear();
+                common::encode_packet_out(
+                    &mut out,
+                    v,
+                    Xid(3),
+                    None,
+                    PortNo(1),
+                    &actions,
+                    black_box(&tcp),
+                );
+                black_box(out.len())
+            })
+        });
+
+        // (d) The whole flow request: parse, extract, encode the flow-mod.
+        g.bench_function("flow_request", |b| {
+            b.iter(|| {
+                out.clear();
+                let pi = PacketIn::parse(black_box(&pi_tcp)).expect("packet-in");
+                let key = pi.key();
+                let flow = FlowSpec {
+                    buffer_id: pi.buffer_id(),
+                    ..FlowSpec::new(MatchSpec::exact(&key), &actions)
+                };
+                common::encode_flow_add(&mut out, pi.version(), pi.xid(), &flow);
+                black_box(out.len())
+            })
+        });
+        g.finish();
+    }
+}
+
+fn config() -> Criterion {
+    Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+}
+
+criterion_group! {
+    name = benches;
+    config = config();
+    targets = bench
+}
+criterion_main!(benches);

@@ -1,0 +1,5 @@
+//! Whatever decodes must survive encode -> decode unchanged.
+#![no_main]
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    baton_openflow::fuzzing::roundtrip(data);
+});

@@ -1,0 +1,406 @@
+//! [`MatchSpec`]: a version-independent match, either the exact match of a
+//! [`FlowKey`] or a sparse [`MatchFields`], written as a 1.0 `ofp_match`
+//! (1.0.0 §5.2.3) or a 1.3 OXM match (1.3.5 §7.2.3).
+//!
+//! [`MatchFields`] is shaped so that every match it can express means the
+//! same thing in both versions: fields with prerequisites (1.3.5 §7.2.3.6)
+//! live inside the variant that supplies them ([`NetMatch::Ipv4`] carries
+//! `ETH_TYPE=0x0800`, [`L4Match::Tcp`] carries `IP_PROTO=6`, ...), so no
+//! field can be given without its prerequisite, and none that 1.0 cannot
+//! match (IPv6, SCTP, masked Ethernet addresses) is offered. Exact IPv6 /
+//! SCTP / ND matches are available through [`MatchSpec::Exact`].
+
+use crate::packet::FlowKey;
+use crate::packet::consts::{
+    ETH_TYPE_ARP, ETH_TYPE_IPV4, IP_PROTO_ICMP, IP_PROTO_TCP, IP_PROTO_UDP,
+};
+use crate::types::{MacAddr, PortNo};
+use crate::v10::ofmatch::{
+    Match10, OFP_VLAN_NONE, OFPFW_DL_DST, OFPFW_DL_SRC, OFPFW_DL_TYPE, OFPFW_DL_VLAN,
+    OFPFW_DL_VLAN_PCP, OFPFW_IN_PORT, OFPFW_NW_PROTO, OFPFW_NW_TOS, OFPFW_TP_DST, OFPFW_TP_SRC,
+};
+use crate::v13::oxm::{OFPVID_NONE, OFPVID_PRESENT, Oxm, finish_match, start_match};
+use std::net::Ipv4Addr;
+
+/// What a flow matches, for either version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MatchSpec {
+    /// Exactly the packets whose [`FlowKey`] is this one
+    /// ([`FlowKey::to_match10`], [`FlowKey::for_each_oxm`]).
+    Exact(FlowKey),
+    /// The packets with these fields; absent fields are wildcards.
+    Fields(MatchFields),
+}
+
+impl MatchSpec {
+    /// The exact match of `key`.
+    pub fn exact(key: &FlowKey) -> MatchSpec {
+        MatchSpec::Exact(*key)
+    }
+
+    /// The match-everything match.
+    pub const fn all() -> MatchSpec {
+        MatchSpec::Fields(MatchFields::ANY)
+    }
+
+    /// The OpenFlow 1.0 `ofp_match` (1.0.0 §5.2.3).
+    pub fn to_match10(&self) -> Match10 {
+        match self {
+            MatchSpec::Exact(k) => k.to_match10(),
+            MatchSpec::Fields(f) => f.to_match10(),
+        }
+    }
+
+    /// Calls `f` with each OXM TLV of the OpenFlow 1.3 match, prerequisites
+    /// first (1.3.5 §7.2.3.6).
+    pub fn for_each_oxm(&self, f: impl FnMut(Oxm)) {
+        match self {
+            MatchSpec::Exact(k) => k.for_each_oxm(f),
+            MatchSpec::Fields(m) => m.for_each_oxm(f),
+        }
+    }
+
+    /// Appends the OpenFlow 1.3 `ofp_match` (1.3.5 §7.2.3.1), padded to 8
+    /// bytes.
+    pub fn emit_oxm_match(&self, out: &mut Vec<u8>) {
+        let at = start_match(out);
+        self.for_each_oxm(|o| o.emit(out));
+        finish_match(out, at);
+    }
+}
+
+/// An IPv4 address prefix: `addr` matched on its `len` high-order bits
+/// (32: the whole address; 0: any address; more than 32 counts as 32).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Ipv4Prefix {
+    /// The address; bits beyond `len` are ignored (written as zeros).
+    pub addr: Ipv4Addr,
+    /// Prefix length.
+    pub len: u8,
+}
+
+impl Ipv4Prefix {
+    /// One address (a /32).
+    pub const fn host(addr: Ipv4Addr) -> Ipv4Prefix {
+        Ipv4Prefix { addr, len: 32 }
+    }
+
+    /// The netmask of the prefix.
+    pub fn mask(&self) -> Ipv4Addr {
+        let len = u32::from(self.len.min(32));
+        Ipv4Addr::from(u32::MAX.checked_shl(32 - len).unwrap_or(0))
+    }
+
+    /// `addr` with the bits beyond the prefix cleared.
+    pub fn network(&self) -> Ipv4Addr {
+        Ipv4Addr::from(u32::from(self.addr) & u32::from(self.mask()))
+    }
+
+    /// The 1.3 value and optional mask, or `None` for a /0.
+    fn oxm_parts(&self) -> Option<(Ipv4Addr, Option<Ipv4Addr>)> {
+        match self.len {
+            0 => None,
+            32.. => Some((self.addr, None)),
+            _ => Some((self.network(), Some(self.mask()))),
+        }
+    }
+}
+
+/// The VLAN part of a [`MatchFields`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum VlanMatch {
+    /// Frames without a VLAN tag (1.0 `dl_vlan = OFP_VLAN_NONE`, 1.3
+    /// `VLAN_VID = OFPVID_NONE`).
+    Untagged,
+    /// Frames tagged with `vid`, and priority `pcp` if given.
+    Tagged {
+        /// VLAN id (12 bits).
+        vid: u16,
+        /// Priority code point (3 bits), or any.
+        pcp: Option<u8>,
+    },
+}
+
+/// The network part of a [`MatchFields`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NetMatch {
+    /// Any ethertype.
+    Any,
+    /// This ethertype, no network fields.
+    EthType(u16),
+    /// ARP (ethertype 0x0806) with these fields. 1.0 matches the opcode's
+    /// low 8 bits (in `nw_proto`).
+    Arp {
+        /// Opcode.
+        op: Option<u16>,
+        /// Sender protocol address.
+        spa: Option<Ipv4Prefix>,
+        /// Target protocol address.
+        tpa: Option<Ipv4Prefix>,
+    },
+    /// IPv4 (ethertype 0x0800) with these fields.
+    Ipv4 {
+        /// Source prefix.
+        src: Option<Ipv4Prefix>,
+        /// Destination prefix.
+        dst: Option<Ipv4Prefix>,
+        /// DSCP (6 bits).
+        dscp: Option<u8>,
+        /// The protocol and its fields.
+        l4: L4Match,
+    },
+}
+
+/// The transport part of a [`NetMatch::Ipv4`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum L4Match {
+    /// Any protocol.
+    Any,
+    /// This protocol, no transport fields.
+    Proto(u8),
+    /// TCP with these ports.
+    Tcp {
+        /// Source port.
+        src: Option<u16>,
+        /// Destination port.
+        dst: Option<u16>,
+    },
+    /// UDP with these ports.
+    Udp {
+        /// Source port.
+        src: Option<u16>,
+        /// Destination port.
+        dst: Option<u16>,
+    },
+    /// ICMP with this type and code (1.0 `tp_src` / `tp_dst`).
+    Icmp {
+        /// Type.
+        icmp_type: Option<u8>,
+        /// Code.
+        code: Option<u8>,
+    },
+}
+
+/// A sparse match that both versions express identically; `None` fields
+/// are wildcards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MatchFields {
+    /// Input port.
+    pub in_port: Option<PortNo>,
+    /// Ethernet source.
+    pub eth_src: Option<MacAddr>,
+    /// Ethernet destination.
+    pub eth_dst: Option<MacAddr>,
+    /// VLAN tag.
+    pub vlan: Option<VlanMatch>,
+    /// Ethertype and the fields that need it.
+    pub net: NetMatch,
+}
+
+impl Default for MatchFields {
+    fn default() -> Self {
+        MatchFields::ANY
+    }
+}
+
+impl MatchFields {
+    /// Everything wildcarded.
+    pub const ANY: MatchFields = MatchFields {
+        in_port: None,
+        eth_src: None,
+        eth_dst: None,
+        vlan: None,
+        net: NetMatch::Any,
+    };
+
+    /// The OpenFlow 1.0 `ofp_match` (1.0.0 §5.2.3).
+    pub fn to_match10(&self) -> Match10 {
+        let mut m = Match10::ALL;
+        if let Some(p) = self.in_port {
+            m.in_port = p;
+            m.wildcards &= !OFPFW_IN_PORT;
+        }
+        if let Some(a) = self.eth_src {
+            m.dl_src = a;
+            m.wildcards &= !OFPFW_DL_SRC;
+        }
+        if let Some(a) = self.eth_dst {
+            m.dl_dst = a;
+            m.wildcards &= !OFPFW_DL_DST;
+        }
+        match self.vlan {
+            None => {}
+            Some(VlanMatch::Untagged) => {
+                m.dl_vlan = OFP_VLAN_NONE;
+                m.wildcards &= !OFPFW_DL_VLAN;
+            }
+            Some(VlanMatch::Tagged { vid, pcp }) => {
+                m.dl_vlan = vid & 0x0fff;
+                m.wildcards &= !OFPFW_DL_VLAN;
+                if let Some(pcp) = pcp {
+                    m.dl_vlan_pcp = pcp;
+                    m.wildcards &= !OFPFW_DL_VLAN_PCP;
+                }
+            }
+        }
+        let dl_type = |m: &mut Match10, t: u16| {
+            m.dl_type = t;
+            m.wildcards &= !OFPFW_DL_TYPE;
+        };
+        let nw_proto = |m: &mut Match10, p: u8| {
+            m.nw_proto = p;
+            m.wildcards &= !OFPFW_NW_PROTO;
+        };
+        let tp = |m: &mut Match10, src: Option<u16>, dst: Option<u16>| {
+            if let Some(v) = src {
+                m.tp_src = v;
+                m.wildcards &= !OFPFW_TP_SRC;
+            }
+            if let Some(v) = dst {
+                m.tp_dst = v;
+                m.wildcards &= !OFPFW_TP_DST;
+            }
+        };
+        match self.net {
+            NetMatch::Any => {}
+            NetMatch::EthType(t) => dl_type(&mut m, t),
+            NetMatch::Arp { op, spa, tpa } => {
+                dl_type(&mut m, ETH_TYPE_ARP);
+                if let Some(op) = op {
+                    nw_proto(&mut m, op as u8);
+                }
+                set_nw(&mut m, spa, tpa);
+            }
+            NetMatch::Ipv4 { src, dst, dscp, l4 } => {
+                dl_type(&mut m, ETH_TYPE_IPV4);
+                set_nw(&mut m, src, dst);
+                if let Some(d) = dscp {
+                    m.nw_tos = d << 2;
+                    m.wildcards &= !OFPFW_NW_TOS;
+                }
+                match l4 {
+                    L4Match::Any => {}
+                    L4Match::Proto(p) => nw_proto(&mut m, p),
+                    L4Match::Tcp { src, dst } => {
+                        nw_proto(&mut m, IP_PROTO_TCP);
+                        tp(&mut m, src, dst);
+                    }
+                    L4Match::Udp { src, dst } => {
+                        nw_proto(&mut m, IP_PROTO_UDP);
+                        tp(&mut m, src, dst);
+                    }
+                    L4Match::Icmp { icmp_type, code } => {
+                        nw_proto(&mut m, IP_PROTO_ICMP);
+                        tp(&mut m, icmp_type.map(u16::from), code.map(u16::from));
+                    }
+                }
+            }
+        }
+        m
+    }
+
+    /// Calls `f` with each OXM TLV of the OpenFlow 1.3 match, in an order
+    /// where every field follows its prerequisites (1.3.5 §7.2.3.6).
+    pub fn for_each_oxm(&self, mut f: impl FnMut(Oxm)) {
+        if let Some(p) = self.in_port {
+            f(Oxm::InPort(p));
+        }
+        if let Some(value) = self.eth_dst {
+            f(Oxm::EthDst { value, mask: None });
+        }
+        if let Some(value) = self.eth_src {
+            f(Oxm::EthSrc { value, mask: None });
+        }
+        match self.net {
+            NetMatch::Any => {}
+            NetMatch::EthType(t) => f(Oxm::EthType(t)),
+            NetMatch::Arp { .. } => f(Oxm::EthType(ETH_TYPE_ARP)),
+            NetMatch::Ipv4 { .. } => f(Oxm::EthType(ETH_TYPE_IPV4)),
+        }
+        match self.vlan {
+            None => {}
+            Some(VlanMatch::Untagged) => f(Oxm::VlanVid {
+                value: OFPVID_NONE,
+                mask: None,
+            }),
+            Some(VlanMatch::Tagged { vid, pcp }) => {
+                f(Oxm::VlanVid {
+                    value: OFPVID_PRESENT | (vid & 0x0fff),
+                    mask: None,
+                });
+                if let Some(pcp) = pcp {
+                    f(Oxm::VlanPcp(pcp));
+                }
+            }
+        }
+        match self.net {
+            NetMatch::Any | NetMatch::EthType(_) => {}
+            NetMatch::Arp { op, spa, tpa } => {
+                if let Some(op) = op {
+                    f(Oxm::ArpOp(op));
+                }
+                if let Some((value, mask)) = spa.and_then(|p| p.oxm_parts()) {
+                    f(Oxm::ArpSpa { value, mask });
+                }
+                if let Some((value, mask)) = tpa.and_then(|p| p.oxm_parts()) {
+                    f(Oxm::ArpTpa { value, mask });
+                }
+            }
+            NetMatch::Ipv4 { src, dst, dscp, l4 } => {
+                if let Some(d) = dscp {
+                    f(Oxm::IpDscp(d));
+                }
+                match l4 {
+                    L4Match::Any => {}
+                    L4Match::Proto(p) => f(Oxm::IpProto(p)),
+                    L4Match::Tcp { .. } => f(Oxm::IpProto(IP_PROTO_TCP)),
+                    L4Match::Udp { .. } => f(Oxm::IpProto(IP_PROTO_UDP)),
+                    L4Match::Icmp { .. } => f(Oxm::IpProto(IP_PROTO_ICMP)),
+                }
+                if let Some((value, mask)) = src.and_then(|p| p.oxm_parts()) {
+                    f(Oxm::Ipv4Src { value, mask });
+                }
+                if let Some((value, mask)) = dst.and_then(|p| p.oxm_parts()) {
+                    f(Oxm::Ipv4Dst { value, mask });
+                }
+                match l4 {
+                    L4Match::Any | L4Match::Proto(_) => {}
+                    L4Match::Tcp { src, dst } => {
+                        if let Some(v) = src {
+                            f(Oxm::TcpSrc(v));
+                        }
+                        if let Some(v) = dst {
+                            f(Oxm::TcpDst(v));
+                        }
+                    }
+                    L4Match::Udp { src, dst } => {
+                        if let Some(v) = src {
+                            f(Oxm::UdpSrc(v));
+                        }
+                        if let Some(v) = dst {
+                            f(Oxm::UdpDst(v));
+                        }
+                    }
+                    L4Match::Icmp { icmp_type, code } => {
+                        if let Some(v) = icmp_type {
+                            f(Oxm::Icmpv4Type(v));
+                        }
+                        if let Some(v) = code {
+                            f(Oxm::Icmpv4Code(v));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Sets `nw_src` / `nw_dst` of a 1.0 match from optional prefixes.
+fn set_nw(m: &mut Match10, src: Option<Ipv4Prefix>, dst: Option<Ipv4Prefix>) {
+    if let Some(p) = src {
+        m.set_nw_src(p.network(), p.len.min(32));
+    }
+    if let Some(p) = dst {
+        m.set_nw_dst(p.network(), p.len.min(32));
+    }
+}

@@ -1,0 +1,517 @@
+//! The exact match of a [`FlowKey`] in each version's wire form: a 1.0
+//! `ofp_match` (1.0.0 §5.2.3) and a 1.3 OXM match (1.3.5 §7.2.3).
+//!
+//! Both follow the same rule: every field the frame has is matched
+//! exactly, every field it lacks is left out (wildcarded in 1.0, absent in
+//! 1.3), so the flow matches exactly the packets whose key is this one.
+
+use super::consts::*;
+use super::{FlowKey, Network, Transport};
+use crate::v10::ofmatch::{
+    Match10, OFP_VLAN_NONE, OFPFW_DL_VLAN_PCP, OFPFW_NW_DST_ALL, OFPFW_NW_PROTO, OFPFW_NW_SRC_ALL,
+    OFPFW_NW_TOS, OFPFW_TP_DST, OFPFW_TP_SRC,
+};
+use crate::v13::oxm::{Match13, OFPVID_NONE, OFPVID_PRESENT, Oxm, finish_match, start_match};
+
+impl FlowKey {
+    /// The exact OpenFlow 1.0 `ofp_match` of this key (1.0.0 §5.2.3).
+    ///
+    /// Fields the frame lacks are wildcarded as the spec's matching rules
+    /// require: `dl_vlan_pcp` when untagged (`dl_vlan` is then
+    /// `OFP_VLAN_NONE`); `nw_*` and `tp_*` for frames that are neither IPv4
+    /// nor ARP; `nw_tos` and `tp_*` for ARP, whose opcode's low 8 bits go in
+    /// `nw_proto` and protocol addresses in `nw_src` / `nw_dst`; `tp_*` for
+    /// IPv4 other than TCP, UDP and ICMP, whose type and code go in
+    /// `tp_src` / `tp_dst`. IPv6 and SCTP, which 1.0 cannot match, are
+    /// matched on `dl_type` / `nw_proto` only.
+    pub fn to_match10(&self) -> Match10 {
+        let mut m = Match10 {
+            wildcards: 0,
+            in_port: self.in_port,
+            dl_src: self.eth_src,
+            dl_dst: self.eth_dst,
+            dl_vlan: OFP_VLAN_NONE,
+            dl_vlan_pcp: 0,
+            dl_type: self.eth_type,
+            ..Match10::ALL
+        };
+        match self.vlan {
+            Some(tag) => {
+                m.dl_vlan = tag.vid;
+                m.dl_vlan_pcp = tag.pcp;
+            }
+            None => m.wildcards |= OFPFW_DL_VLAN_PCP,
+        }
+        const NO_TP: u32 = OFPFW_TP_SRC | OFPFW_TP_DST;
+        const NO_NW: u32 = OFPFW_NW_TOS | OFPFW_NW_PROTO | OFPFW_NW_SRC_ALL | OFPFW_NW_DST_ALL;
+        match &self.network {
+            Network::Ipv4(ip) => {
+                m.nw_tos = ip.dscp << 2;
+                m.nw_proto = ip.proto;
+                m.nw_src = ip.src;
+                m.nw_dst = ip.dst;
+                match ip.transport {
+                    Transport::Tcp { src, dst } | Transport::Udp { src, dst } => {
+                        m.tp_src = src;
+                        m.tp_dst = dst;
+                    }
+                    Transport::Icmpv4 { icmp_type, code } => {
+                        m.tp_src = icmp_type.into();
+                        m.tp_dst = code.into();
+                    }
+                    Transport::Sctp { .. } | Transport::Icmpv6 { .. } | Transport::None => {
+                        m.wildcards |= NO_TP;
+                    }
+                }
+            }
+            Network::Arp(arp) => {
+                m.wildcards |= OFPFW_NW_TOS | NO_TP;
+                match u8::try_from(arp.op) {
+                    Ok(op) => m.nw_proto = op,
+                    Err(_) => m.wildcards |= OFPFW_NW_PROTO,
+                }
+                m.nw_src = arp.spa;
+                m.nw_dst = arp.tpa;
+            }
+            Network::Ipv6(_) | Network::Other => m.wildcards |= NO_NW | NO_TP,
+        }
+        m
+    }
+
+    /// Calls `f` with each OXM TLV of the exact OpenFlow 1.3 match of this
+    /// key, in an order where every field follows its prerequisites
+    /// (1.3.5 §7.2.3.6), without allocating.
+    ///
+    /// `IN_PORT`, `ETH_DST`, `ETH_SRC`, `ETH_TYPE` and `VLAN_VID` (with
+    /// `OFPVID_PRESENT`, or `OFPVID_NONE` when untagged) always; `VLAN_PCP`
+    /// when tagged; then by protocol: `ARP_OP/SPA/TPA/SHA/THA`;
+    /// `IP_DSCP/ECN/PROTO`, `IPV4_SRC/DST` or `IPV6_SRC/DST/FLABEL`, and the
+    /// `TCP_*`, `UDP_*`, `SCTP_*`, `ICMPV4_*` or `ICMPV6_*` pair of the
+    /// transport; `IPV6_ND_TARGET` and `IPV6_ND_SLL` (solicitations) /
+    /// `IPV6_ND_TLL` (advertisements) for neighbour discovery. Fields the
+    /// frame lacks are left out.
+    pub fn for_each_oxm(&self, mut f: impl FnMut(Oxm)) {
+        f(Oxm::InPort(self.in_port));
+        f(Oxm::EthDst {
+            value: self.eth_dst,
+            mask: None,
+        });
+        f(Oxm::EthSrc {
+            value: self.eth_src,
+            mask: None,
+        });
+        f(Oxm::EthType(self.eth_type));
+        match self.vlan {
+            Some(tag) => {
+                f(Oxm::VlanVid {
+                    value: OFPVID_PRESENT | (tag.vid & 0x0fff),
+                    mask: None,
+                });
+                f(Oxm::VlanPcp(tag.pcp));
+            }
+            None => f(Oxm::VlanVid {
+                value: OFPVID_NONE,
+                mask: None,
+            }),
+        }
+        match &self.network {
+            Network::Other => {}
+            Network::Arp(arp) => {
+                f(Oxm::ArpOp(arp.op));
+                f(Oxm::ArpSpa {
+                    value: arp.spa,
+                    mask: None,
+                });
+                f(Oxm::ArpTpa {
+                    value: arp.tpa,
+                    mask: None,
+                });
+                f(Oxm::ArpSha {
+                    value: arp.sha,
+                    mask: None,
+                });
+                f(Oxm::ArpTha {
+                    value: arp.tha,
+                    mask: None,
+                });
+            }
+            Network::Ipv4(ip) => {
+                f(Oxm::IpDscp(ip.dscp));
+                f(Oxm::IpEcn(ip.ecn));
+                f(Oxm::IpProto(ip.proto));
+                f(Oxm::Ipv4Src {
+                    value: ip.src,
+                    mask: None,
+                });
+                f(Oxm::Ipv4Dst {
+                    value: ip.dst,
+                    mask: None,
+                });
+                transport_oxms(ip.transport, &mut f);
+            }
+            Network::Ipv6(ip) => {
+                f(Oxm::IpDscp(ip.dscp));
+                f(Oxm::IpEcn(ip.ecn));
+                f(Oxm::IpProto(ip.next_header));
+                f(Oxm::Ipv6Src {
+                    value: ip.src,
+                    mask: None,
+                });
+                f(Oxm::Ipv6Dst {
+                    value: ip.dst,
+                    mask: None,
+                });
+                f(Oxm::Ipv6Flabel {
+                    value: ip.flow_label,
+                    mask: None,
+                });
+                transport_oxms(ip.transport, &mut f);
+            }
+        }
+    }
+
+    /// Appends the exact OpenFlow 1.3 `ofp_match` of this key (1.3.5
+    /// §7.2.3; TLVs as [`FlowKey::for_each_oxm`] lists them), padded to 8
+    /// bytes, without allocating beyond `out`'s growth.
+    pub fn emit_oxm_match(&self, out: &mut Vec<u8>) {
+        let at = start_match(out);
+        self.for_each_oxm(|o| o.emit(out));
+        finish_match(out, at);
+    }
+
+    /// The exact OpenFlow 1.3 match as an owned [`Match13`] (allocates; for
+    /// tests and the owned message forms).
+    pub fn to_match13(&self) -> Match13 {
+        let mut fields = Vec::with_capacity(16);
+        self.for_each_oxm(|o| fields.push(o));
+        Match13 { fields }
+    }
+}
+
+/// The transport-layer TLVs of an IP key.
+fn transport_oxms(t: Transport, f: &mut impl FnMut(Oxm)) {
+    match t {
+        Transport::None => {}
+        Transport::Tcp { src, dst } => {
+            f(Oxm::TcpSrc(src));
+            f(Oxm::TcpDst(dst));
+        }
+        Transport::Udp { src, dst } => {
+            f(Oxm::UdpSrc(src));
+            f(Oxm::UdpDst(dst));
+        }
+        Transport::Sctp { src, dst } => {
+            f(Oxm::SctpSrc(src));
+            f(Oxm::SctpDst(dst));
+        }
+        Transport::Icmpv4 { icmp_type, code } => {
+            f(Oxm::Icmpv4Type(icmp_type));
+            f(Oxm::Icmpv4Code(code));
+        }
+        Transport::Icmpv6 {
+            icmp_type,
+            code,
+            nd,
+        } => {
+            f(Oxm::Icmpv6Type(icmp_type));
+            f(Oxm::Icmpv6Code(code));
+            if let Some(nd) = nd {
+                f(Oxm::Ipv6NdTarget(nd.target));
+                match (icmp_type, nd.sll, nd.tll) {
+                    (ICMPV6_ND_SOLICIT, Some(sll), _) => f(Oxm::Ipv6NdSll(sll)),
+                    (ICMPV6_ND_ADVERT, _, Some(tll)) => f(Oxm::Ipv6NdTll(tll)),
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::*;
+    use super::*;
+    use crate::types::{MacAddr, PortNo};
+    use crate::v10::ofmatch::OFPFW_ALL;
+    use std::net::Ipv4Addr;
+
+    #[test]
+    fn match10_tcp_is_fully_exact_but_pcp() {
+        let m = FlowKey::extract(PortNo(3), &tcp_frame()).to_match10();
+        assert_eq!(m.wildcards, OFPFW_DL_VLAN_PCP);
+        assert_eq!(m.in_port, PortNo(3));
+        assert_eq!(m.dl_vlan, OFP_VLAN_NONE);
+        assert_eq!(m.dl_type, ETH_TYPE_IPV4);
+        assert_eq!((m.nw_proto, m.nw_tos), (6, 0));
+        assert_eq!(m.nw_src, Ipv4Addr::new(10, 0, 0, 1));
+        assert_eq!(m.nw_dst, Ipv4Addr::new(10, 0, 0, 2));
+        assert_eq!((m.tp_src, m.tp_dst), (1234, 80));
+        assert_eq!((m.nw_src_prefix_len(), m.nw_dst_prefix_len()), (32, 32));
+    }
+
+    #[test]
+    fn match10_arp_puts_opcode_in_nw_proto() {
+        let m = FlowKey::extract(PortNo(1), &arp_frame()).to_match10();
+        assert_eq!(
+            m.wildcards,
+            OFPFW_DL_VLAN_PCP | OFPFW_NW_TOS | OFPFW_TP_SRC | OFPFW_TP_DST
+        );
+        assert_eq!(m.dl_type, ETH_TYPE_ARP);
+        assert_eq!(m.dl_dst, MacAddr::BROADCAST);
+        assert_eq!(m.nw_proto, 1);
+        assert_eq!(m.nw_src, Ipv4Addr::new(10, 0, 0, 1));
+        assert_eq!(m.nw_dst, Ipv4Addr::new(10, 0, 0, 2));
+    }
+
+    #[test]
+    fn match10_icmp_type_code_in_tp() {
+        let m = FlowKey::extract(PortNo(1), &icmp_frame()).to_match10();
+        assert_eq!(m.wildcards, OFPFW_DL_VLAN_PCP);
+        assert_eq!((m.nw_proto, m.tp_src, m.tp_dst), (1, 8, 0));
+    }
+
+    #[test]
+    fn match10_vlan_and_tos() {
+        let mut f = vlan_udp_frame();
+        f[19] = 10 << 2; // ToS: DSCP 10
+        let m = FlowKey::extract(PortNo(1), &f).to_match10();
+        assert_eq!(m.wildcards, 0);
+        assert_eq!((m.dl_vlan, m.dl_vlan_pcp), (42, 5));
+        assert_eq!(m.nw_tos, 40);
+        assert_eq!((m.tp_src, m.tp_dst), (1, 2));
+    }
+
+    #[test]
+    fn match10_non_ip_wildcards_network_and_transport() {
+        let m = FlowKey::extract(PortNo(1), &ipv6_tcp_frame()).to_match10();
+        let nw_tp = OFPFW_NW_TOS
+            | OFPFW_NW_PROTO
+            | OFPFW_NW_SRC_ALL
+            | OFPFW_NW_DST_ALL
+            | OFPFW_TP_SRC
+            | OFPFW_TP_DST;
+        assert_eq!(m.wildcards, OFPFW_DL_VLAN_PCP | nw_tp);
+        assert_eq!(m.dl_type, ETH_TYPE_IPV6);
+        assert_eq!((m.nw_src_prefix_len(), m.nw_dst_prefix_len()), (0, 0));
+        assert_eq!(m.wildcards & !OFPFW_ALL, 0);
+        // Truncated TCP header: ports wildcarded, addresses exact.
+        let m = FlowKey::extract(PortNo(1), &tcp_frame()[..40]).to_match10();
+        assert_eq!(m.wildcards, OFPFW_DL_VLAN_PCP | OFPFW_TP_SRC | OFPFW_TP_DST);
+    }
+
+    fn oxm_round_trip(k: &FlowKey) -> Vec<Oxm> {
+        let mut out = vec![0xee];
+        k.emit_oxm_match(&mut out);
+        assert_eq!((out.len() - 1) % 8, 0, "match is padded to 8");
+        let mut r = crate::wire::Reader::new(&out[1..]);
+        let m = Match13::parse(&mut r).unwrap();
+        assert!(r.is_empty());
+        assert_eq!(m, k.to_match13());
+        m.fields
+    }
+
+    fn eth(k: &FlowKey) -> Vec<Oxm> {
+        vec![
+            Oxm::InPort(k.in_port),
+            Oxm::EthDst {
+                value: k.eth_dst,
+                mask: None,
+            },
+            Oxm::EthSrc {
+                value: k.eth_src,
+                mask: None,
+            },
+            Oxm::EthType(k.eth_type),
+        ]
+    }
+
+    #[test]
+    fn oxm_tcp() {
+        let k = FlowKey::extract(PortNo(7), &tcp_frame());
+        let mut want = eth(&k);
+        want.extend([
+            Oxm::VlanVid {
+                value: OFPVID_NONE,
+                mask: None,
+            },
+            Oxm::IpDscp(0),
+            Oxm::IpEcn(0),
+            Oxm::IpProto(6),
+            Oxm::Ipv4Src {
+                value: Ipv4Addr::new(10, 0, 0, 1),
+                mask: None,
+            },
+            Oxm::Ipv4Dst {
+                value: Ipv4Addr::new(10, 0, 0, 2),
+                mask: None,
+            },
+            Oxm::TcpSrc(1234),
+            Oxm::TcpDst(80),
+        ]);
+        assert_eq!(oxm_round_trip(&k), want);
+    }
+
+    #[test]
+    fn oxm_vlan_udp() {
+        let k = FlowKey::extract(PortNo(7), &vlan_udp_frame());
+        let got = oxm_round_trip(&k);
+        assert_eq!(
+            got[4..6],
+            [
+                Oxm::VlanVid {
+                    value: OFPVID_PRESENT | 42,
+                    mask: None
+                },
+                Oxm::VlanPcp(5)
+            ]
+        );
+        assert_eq!(got[got.len() - 2..], [Oxm::UdpSrc(1), Oxm::UdpDst(2)]);
+    }
+
+    #[test]
+    fn oxm_arp() {
+        let k = FlowKey::extract(PortNo(1), &arp_frame());
+        let got = oxm_round_trip(&k);
+        assert_eq!(got.len(), 10);
+        assert_eq!(got[5], Oxm::ArpOp(1));
+        assert_eq!(
+            got[6],
+            Oxm::ArpSpa {
+                value: Ipv4Addr::new(10, 0, 0, 1),
+                mask: None
+            }
+        );
+    }
+
+    #[test]
+    fn oxm_icmp_and_ipv6() {
+        let k = FlowKey::extract(PortNo(1), &icmp_frame());
+        let got = oxm_round_trip(&k);
+        assert_eq!(
+            got[got.len() - 2..],
+            [Oxm::Icmpv4Type(8), Oxm::Icmpv4Code(0)]
+        );
+        let k = FlowKey::extract(PortNo(1), &ipv6_tcp_frame());
+        let got = oxm_round_trip(&k);
+        assert_eq!(got.len(), 13);
+        assert_eq!(got[7], Oxm::IpProto(6));
+        assert!(matches!(
+            got[10],
+            Oxm::Ipv6Flabel {
+                value: 0,
+                mask: None
+            }
+        ));
+        let k = FlowKey::extract(PortNo(1), &ipv6_ns_frame());
+        let got = oxm_round_trip(&k);
+        let n = got.len();
+        assert!(matches!(got[n - 2], Oxm::Ipv6NdTarget(_)));
+        assert_eq!(got[n - 1], Oxm::Ipv6NdSll(MacAddr([0x02, 0, 0, 0, 0, 1])));
+        assert_eq!(
+            got[n - 4..n - 2],
+            [Oxm::Icmpv6Type(135), Oxm::Icmpv6Code(0)]
+        );
+    }
+
+    #[test]
+    fn oxm_short_frame_has_ethernet_only() {
+        let k = FlowKey::extract(PortNo(1), &tcp_frame()[..20]);
+        let got = oxm_round_trip(&k);
+        assert_eq!(got.len(), 5);
+    }
+
+    /// Checks 1.3.5 §7.2.3.6: each field's prerequisites appear before it,
+    /// and no field appears twice.
+    pub(crate) fn check_prereqs(oxms: &[Oxm]) {
+        let mut eth_type = None;
+        let mut ip_proto = None;
+        let mut vlan_present = false;
+        let mut icmpv6_type = None;
+        let mut seen = Vec::new();
+        for o in oxms {
+            let field = o.field().expect("basic field");
+            assert!(!seen.contains(&field), "{field:?} twice in {oxms:?}");
+            seen.push(field);
+            let ip = matches!(eth_type, Some(ETH_TYPE_IPV4 | ETH_TYPE_IPV6));
+            let ok = match o {
+                Oxm::EthType(t) => {
+                    eth_type = Some(*t);
+                    true
+                }
+                Oxm::VlanVid { value, .. } => {
+                    vlan_present = value & OFPVID_PRESENT != 0;
+                    true
+                }
+                Oxm::VlanPcp(_) => vlan_present,
+                Oxm::IpProto(p) => {
+                    ip_proto = Some(*p);
+                    ip
+                }
+                Oxm::IpDscp(_) | Oxm::IpEcn(_) => ip,
+                Oxm::Ipv4Src { .. } | Oxm::Ipv4Dst { .. } => eth_type == Some(ETH_TYPE_IPV4),
+                Oxm::Ipv6Src { .. } | Oxm::Ipv6Dst { .. } | Oxm::Ipv6Flabel { .. } => {
+                    eth_type == Some(ETH_TYPE_IPV6)
+                }
+                Oxm::ArpOp(_)
+                | Oxm::ArpSpa { .. }
+                | Oxm::ArpTpa { .. }
+                | Oxm::ArpSha { .. }
+                | Oxm::ArpTha { .. } => eth_type == Some(ETH_TYPE_ARP),
+                Oxm::TcpSrc(_) | Oxm::TcpDst(_) => ip && ip_proto == Some(IP_PROTO_TCP),
+                Oxm::UdpSrc(_) | Oxm::UdpDst(_) => ip && ip_proto == Some(IP_PROTO_UDP),
+                Oxm::SctpSrc(_) | Oxm::SctpDst(_) => ip && ip_proto == Some(IP_PROTO_SCTP),
+                Oxm::Icmpv4Type(_) | Oxm::Icmpv4Code(_) => {
+                    eth_type == Some(ETH_TYPE_IPV4) && ip_proto == Some(IP_PROTO_ICMP)
+                }
+                Oxm::Icmpv6Type(t) => {
+                    icmpv6_type = Some(*t);
+                    eth_type == Some(ETH_TYPE_IPV6) && ip_proto == Some(IP_PROTO_ICMPV6)
+                }
+                Oxm::Icmpv6Code(_) => {
+                    eth_type == Some(ETH_TYPE_IPV6) && ip_proto == Some(IP_PROTO_ICMPV6)
+                }
+                Oxm::Ipv6NdTarget(_) => {
+                    matches!(icmpv6_type, Some(ICMPV6_ND_SOLICIT | ICMPV6_ND_ADVERT))
+                }
+                Oxm::Ipv6NdSll(_) => icmpv6_type == Some(ICMPV6_ND_SOLICIT),
+                Oxm::Ipv6NdTll(_) => icmpv6_type == Some(ICMPV6_ND_ADVERT),
+                _ => true,
+            };
+            assert!(ok, "prerequisite missing for {o:?} in {oxms:?}");
+        }
+    }
+
+    #[test]
+    fn oxm_prerequisites_hold_for_every_frame_and_prefix() {
+        let frames = [
+            tcp_frame(),
+            arp_frame(),
+            udp_frame(),
+            icmp_frame(),
+            vlan_udp_frame(),
+            ipv6_tcp_frame(),
+            ipv6_ns_frame(),
+        ];
+        let mut x = 0x9e37_79b9u32;
+        for f in &frames {
+            for n in 0..=f.len() {
+                let k = FlowKey::extract(PortNo(1), &f[..n]);
+                check_prereqs(&k.to_match13().fields);
+                assert_eq!(k.to_match10().wildcards & !OFPFW_ALL, 0);
+                // And with a few bytes flipped past the Ethernet header.
+                let mut g = f[..n].to_vec();
+                for _ in 0..8 {
+                    x ^= x << 13;
+                    x ^= x >> 17;
+                    x ^= x << 5;
+                    if g.len() > 14 {
+                        let at = 14 + (x as usize % (g.len() - 14));
+                        g[at] ^= (x >> 24) as u8;
+                    }
+                    let k = FlowKey::extract(PortNo(1), &g);
+                    check_prereqs(&k.to_match13().fields);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,775 @@
+//! OFPT_STATS_REQUEST and OFPT_STATS_REPLY bodies (1.0.0 §5.3.5): the
+//! `ofp_stats_request` / `ofp_stats_reply` type and flags, and every body
+//! kind (desc, flow, aggregate, table, port, queue, vendor).
+//!
+//! Replies that are arrays are decoded whole; every entry's length is
+//! checked against the bytes present before it is trusted. An unknown
+//! stats type is [`ErrorKind::UnknownStatsType`] (`OFPBRC_BAD_STAT`).
+
+use crate::error::{DecodeError, ErrorKind};
+use crate::types::{Cookie, PortNo};
+use crate::v10::action::{Action, ActionIter, emit_actions};
+use crate::v10::fixed_str::FixedStr;
+use crate::v10::ofmatch::{Match10, port_to_wire};
+use crate::wire::{Put, Reader};
+
+/// `OFPSF_REPLY_MORE`: more replies follow this one.
+pub const OFPSF_REPLY_MORE: u16 = 1;
+/// `OFPQ_ALL`: all queues of a port, in a queue stats request.
+pub const OFPQ_ALL: u32 = 0xffff_ffff;
+/// `DESC_STR_LEN`.
+pub const DESC_STR_LEN: usize = 256;
+/// `SERIAL_NUM_LEN`.
+pub const SERIAL_NUM_LEN: usize = 32;
+/// `OFP_MAX_TABLE_NAME_LEN`.
+pub const MAX_TABLE_NAME_LEN: usize = 32;
+
+const FLOW_STATS_REQUEST_LEN: usize = 44;
+const FLOW_STATS_LEN: usize = 88;
+const AGGREGATE_REPLY_LEN: usize = 24;
+const TABLE_STATS_LEN: usize = 64;
+const PORT_STATS_LEN: usize = 104;
+const QUEUE_STATS_LEN: usize = 32;
+const DESC_STATS_LEN: usize = 4 * DESC_STR_LEN + SERIAL_NUM_LEN;
+
+crate::wire_enum! {
+    /// `ofp_stats_types` (1.0.0 §5.3.5).
+    pub enum StatsType: u16 {
+        /// `OFPST_DESC`.
+        Desc = 0,
+        /// `OFPST_FLOW`.
+        Flow = 1,
+        /// `OFPST_AGGREGATE`.
+        Aggregate = 2,
+        /// `OFPST_TABLE`.
+        Table = 3,
+        /// `OFPST_PORT`.
+        Port = 4,
+        /// `OFPST_QUEUE`.
+        Queue = 5,
+        /// `OFPST_VENDOR`.
+        Vendor = 0xffff,
+    }
+}
+
+/// `ofp_flow_stats_request` / `ofp_aggregate_stats_request` (1.0.0
+/// §5.3.5): which flows to report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FlowStatsRequest {
+    /// `match`: fields to match.
+    pub match_: Match10,
+    /// `table_id`: 0xff for all tables.
+    pub table_id: u8,
+    /// `out_port`: require an output action to this port; `OFPP_NONE`
+    /// ([`PortNo::ANY`]) for no restriction.
+    pub out_port: PortNo,
+}
+
+impl FlowStatsRequest {
+    fn parse(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        let match_ = Match10::parse(r)?;
+        let table_id = r.u8("ofp_flow_stats_request.table_id")?;
+        r.skip(1, "ofp_flow_stats_request.pad")?;
+        let out_port = PortNo::from_of10(r.u16("ofp_flow_stats_request.out_port")?);
+        Ok(FlowStatsRequest {
+            match_,
+            table_id,
+            out_port,
+        })
+    }
+
+    fn emit(&self, out: &mut Vec<u8>) {
+        self.match_.emit(out);
+        out.put_u8(self.table_id);
+        out.put_u8(0);
+        out.put_u16(port_to_wire(self.out_port));
+    }
+}
+
+/// The body of a stats request, by type.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum StatsRequestBody {
+    /// `OFPST_DESC`: no body.
+    Desc,
+    /// `OFPST_FLOW`.
+    Flow(FlowStatsRequest),
+    /// `OFPST_AGGREGATE`.
+    Aggregate(FlowStatsRequest),
+    /// `OFPST_TABLE`: no body.
+    Table,
+    /// `OFPST_PORT` (`ofp_port_stats_request`).
+    Port {
+        /// Port to report; `OFPP_NONE` for all.
+        port_no: PortNo,
+    },
+    /// `OFPST_QUEUE` (`ofp_queue_stats_request`).
+    Queue {
+        /// Port; `OFPP_ALL` for all.
+        port_no: PortNo,
+        /// Queue; [`OFPQ_ALL`] for all.
+        queue_id: u32,
+    },
+    /// `OFPST_VENDOR`: vendor id then vendor-defined bytes.
+    Vendor {
+        /// Vendor id.
+        vendor: u32,
+        /// Bytes after the vendor id.
+        data: Vec<u8>,
+    },
+}
+
+/// An OFPT_STATS_REQUEST body (`ofp_stats_request`, 1.0.0 §5.3.5).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct StatsRequest {
+    /// `flags` (none defined for requests; kept as received).
+    pub flags: u16,
+    /// The typed body.
+    pub body: StatsRequestBody,
+}
+
+impl StatsRequest {
+    /// The `OFPST_*` type.
+    pub fn stats_type(&self) -> StatsType {
+        match self.body {
+            StatsRequestBody::Desc => StatsType::Desc,
+            StatsRequestBody::Flow(_) => StatsType::Flow,
+            StatsRequestBody::Aggregate(_) => StatsType::Aggregate,
+            StatsRequestBody::Table => StatsType::Table,
+            StatsRequestBody::Port { .. } => StatsType::Port,
+            StatsRequestBody::Queue { .. } => StatsType::Queue,
+            StatsRequestBody::Vendor { .. } => StatsType::Vendor,
+        }
+    }
+
+    /// Reads everything after the header (from the `type` field to the end
+    /// of `r`).
+    pub fn parse(r: &mut Reader<'_>) -> Result<StatsRequest, DecodeError> {
+        let (stats_type, flags, at) = stats_head(r)?;
+        let body = match stats_type {
+            StatsType::Desc => StatsRequestBody::Desc,
+            StatsType::Flow => {
+                StatsRequestBody::Flow(exact(r, FLOW_STATS_REQUEST_LEN, FlowStatsRequest::parse)?)
+            }
+            StatsType::Aggregate => StatsRequestBody::Aggregate(exact(
+                r,
+                FLOW_STATS_REQUEST_LEN,
+                FlowStatsRequest::parse,
+            )?),
+            StatsType::Table => StatsRequestBody::Table,
+            StatsType::Port => exact(r, 8, |r| {
+                let port_no = PortNo::from_of10(r.u16("ofp_port_stats_request.port_no")?);
+                r.skip(6, "ofp_port_stats_request.pad")?;
+                Ok(StatsRequestBody::Port { port_no })
+            })?,
+            StatsType::Queue => exact(r, 8, |r| {
+                let port_no = PortNo::from_of10(r.u16("ofp_queue_stats_request.port_no")?);
+                r.skip(2, "ofp_queue_stats_request.pad")?;
+                let queue_id = r.u32("ofp_queue_stats_request.queue_id")?;
+                Ok(StatsRequestBody::Queue { port_no, queue_id })
+            })?,
+            StatsType::Vendor => {
+                let vendor = r.u32("ofp_stats_request vendor id")?;
+                StatsRequestBody::Vendor {
+                    vendor,
+                    data: r.take_rest().to_vec(),
+                }
+            }
+            StatsType::Unknown(t) => return Err(unknown_stats_type(t, at)),
+        };
+        r.finish("ofp_stats_request body")?;
+        Ok(StatsRequest { flags, body })
+    }
+
+    /// Appends everything after the header.
+    pub fn emit(&self, out: &mut Vec<u8>) {
+        out.put_u16(self.stats_type().into());
+        out.put_u16(self.flags);
+        match &self.body {
+            StatsRequestBody::Desc | StatsRequestBody::Table => {}
+            StatsRequestBody::Flow(f) | StatsRequestBody::Aggregate(f) => f.emit(out),
+            StatsRequestBody::Port { port_no } => {
+                out.put_u16(port_to_wire(*port_no));
+                out.put_zeros(6);
+            }
+            StatsRequestBody::Queue { port_no, queue_id } => {
+                out.put_u16(port_to_wire(*port_no));
+                out.put_zeros(2);
+                out.put_u32(*queue_id);
+            }
+            StatsRequestBody::Vendor { vendor, data } => {
+                out.put_u32(*vendor);
+                out.put_slice(data);
+            }
+        }
+    }
+}
+
+/// `ofp_desc_stats` (1.0.0 §5.3.5): the switch's description strings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct DescStats {
+    /// `mfr_desc`: manufacturer.
+    pub mfr_desc: FixedStr<DESC_STR_LEN>,
+    /// `hw_desc`: hardware revision.
+    pub hw_desc: FixedStr<DESC_STR_LEN>,
+    /// `sw_desc`: software revision.
+    pub sw_desc: FixedStr<DESC_STR_LEN>,
+    /// `serial_num`.
+    pub serial_num: FixedStr<SERIAL_NUM_LEN>,
+    /// `dp_desc`: human-readable datapath description.
+    pub dp_desc: FixedStr<DESC_STR_LEN>,
+}
+
+impl DescStats {
+    fn parse(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        Ok(DescStats {
+            mfr_desc: FixedStr::parse(r, "ofp_desc_stats.mfr_desc")?,
+            hw_desc: FixedStr::parse(r, "ofp_desc_stats.hw_desc")?,
+            sw_desc: FixedStr::parse(r, "ofp_desc_stats.sw_desc")?,
+            serial_num: FixedStr::parse(r, "ofp_desc_stats.serial_num")?,
+            dp_desc: FixedStr::parse(r, "ofp_desc_stats.dp_desc")?,
+        })
+    }
+
+    fn emit(&self, out: &mut Vec<u8>) {
+        self.mfr_desc.emit(out);
+        self.hw_desc.emit(out);
+        self.sw_desc.emit(out);
+        self.serial_num.emit(out);
+        self.dp_desc.emit(out);
+    }
+}
+
+/// `ofp_flow_stats` (1.0.0 §5.3.5): one flow entry with its actions.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FlowStats {
+    /// `table_id`.
+    pub table_id: u8,
+    /// `match`.
+    pub match_: Match10,
+    /// `duration_sec`.
+    pub duration_sec: u32,
+    /// `duration_nsec`.
+    pub duration_nsec: u32,
+    /// `priority`.
+    pub priority: u16,
+    /// `idle_timeout`.
+    pub idle_timeout: u16,
+    /// `hard_timeout`.
+    pub hard_timeout: u16,
+    /// `cookie`.
+    pub cookie: Cookie,
+    /// `packet_count`.
+    pub packet_count: u64,
+    /// `byte_count`.
+    pub byte_count: u64,
+    /// `actions`.
+    pub actions: Vec<Action>,
+}
+
+impl FlowStats {
+    fn parse(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        let at = r.offset();
+        let length = r.u16("ofp_flow_stats.length")?;
+        let bad = || {
+            DecodeError::new(
+                ErrorKind::BadLength {
+                    claimed: usize::from(length),
+                },
+                at,
+                "ofp_flow_stats.length",
+            )
+        };
+        let rest = usize::from(length)
+            .checked_sub(2)
+            .filter(|_| usize::from(length) >= FLOW_STATS_LEN)
+            .ok_or_else(bad)?;
+        if rest > r.remaining() {
+            return Err(bad());
+        }
+        let mut e = r.sub(rest, "ofp_flow_stats")?;
+        let table_id = e.u8("ofp_flow_stats.table_id")?;
+        e.skip(1, "ofp_flow_stats.pad")?;
+        let match_ = Match10::parse(&mut e)?;
+        let duration_sec = e.u32("ofp_flow_stats.duration_sec")?;
+        let duration_nsec = e.u32("ofp_flow_stats.duration_nsec")?;
+        let priority = e.u16("ofp_flow_stats.priority")?;
+        let idle_timeout = e.u16("ofp_flow_stats.idle_timeout")?;
+        let hard_timeout = e.u16("ofp_flow_stats.hard_timeout")?;
+        e.skip(6, "ofp_flow_stats.pad2")?;
+        let cookie = Cookie(e.u64("ofp_flow_stats.cookie")?);
+        let packet_count = e.u64("ofp_flow_stats.packet_count")?;
+        let byte_count = e.u64("ofp_flow_stats.byte_count")?;
+        let base = e.offset();
+        let actions = ActionIter::new(e.take_rest(), base).collect_vec()?;
+        Ok(FlowStats {
+            table_id,
+            match_,
+            duration_sec,
+            duration_nsec,
+            priority,
+            idle_timeout,
+            hard_timeout,
+            cookie,
+            packet_count,
+            byte_count,
+            actions,
+        })
+    }
+
+    fn emit(&self, out: &mut Vec<u8>) {
+        let at = out.len();
+        out.put_u16(0);
+        out.put_u8(self.table_id);
+        out.put_u8(0);
+        self.match_.emit(out);
+        out.put_u32(self.duration_sec);
+        out.put_u32(self.duration_nsec);
+        out.put_u16(self.priority);
+        out.put_u16(self.idle_timeout);
+        out.put_u16(self.hard_timeout);
+        out.put_zeros(6);
+        out.put_u64(self.cookie.0);
+        out.put_u64(self.packet_count);
+        out.put_u64(self.byte_count);
+        emit_actions(out, &self.actions);
+        let len = (out.len() - at).min(0xfff8) as u16;
+        out.patch_u16(at, len);
+    }
+}
+
+/// `ofp_aggregate_stats_reply` (1.0.0 §5.3.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct AggregateStats {
+    /// `packet_count`.
+    pub packet_count: u64,
+    /// `byte_count`.
+    pub byte_count: u64,
+    /// `flow_count`.
+    pub flow_count: u32,
+}
+
+/// `ofp_table_stats` (1.0.0 §5.3.5): one table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TableStats {
+    /// `table_id`.
+    pub table_id: u8,
+    /// `name`.
+    pub name: FixedStr<MAX_TABLE_NAME_LEN>,
+    /// `wildcards`: `OFPFW_*` bits the table supports.
+    pub wildcards: u32,
+    /// `max_entries`.
+    pub max_entries: u32,
+    /// `active_count`.
+    pub active_count: u32,
+    /// `lookup_count`.
+    pub lookup_count: u64,
+    /// `matched_count`.
+    pub matched_count: u64,
+}
+
+/// `ofp_port_stats` (1.0.0 §5.3.5): one port's counters (all ones when
+/// unavailable).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct PortStats {
+    /// `port_no`.
+    pub port_no: PortNo,
+    /// `rx_packets`.
+    pub rx_packets: u64,
+    /// `tx_packets`.
+    pub tx_packets: u64,
+    /// `rx_bytes`.
+    pub rx_bytes: u64,
+    /// `tx_bytes`.
+    pub tx_bytes: u64,
+    /// `rx_dropped`.
+    pub rx_dropped: u64,
+    /// `tx_dropped`.
+    pub tx_dropped: u64,
+    /// `rx_errors`.
+    pub rx_errors: u64,
+    /// `tx_errors`.
+    pub tx_errors: u64,
+    /// `rx_frame_err`.
+    pub rx_frame_err: u64,
+    /// `rx_over_err`.
+    pub rx_over_err: u64,
+    /// `rx_crc_err`.
+    pub rx_crc_err: u64,
+    /// `collisions`.
+    pub collisions: u64,
+}
+
+/// `ofp_queue_stats` (1.0.0 §5.3.5): one queue's counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct QueueStats {
+    /// `port_no`.
+    pub port_no: PortNo,
+    /// `queue_id`.
+    pub queue_id: u32,
+    /// `tx_bytes`.
+    pub tx_bytes: u64,
+    /// `tx_packets`.
+    pub tx_packets: u64,
+    /// `tx_errors`.
+    pub tx_errors: u64,
+}
+
+/// The body of a stats reply, by type.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum StatsReplyBody {
+    /// `OFPST_DESC` (boxed: it is 1056 bytes).
+    Desc(Box<DescStats>),
+    /// `OFPST_FLOW`: zero or more flow entries.
+    Flow(Vec<FlowStats>),
+    /// `OFPST_AGGREGATE`.
+    Aggregate(AggregateStats),
+    /// `OFPST_TABLE`: one entry per table.
+    Table(Vec<TableStats>),
+    /// `OFPST_PORT`: one entry per port.
+    Port(Vec<PortStats>),
+    /// `OFPST_QUEUE`: one entry per queue.
+    Queue(Vec<QueueStats>),
+    /// `OFPST_VENDOR`: vendor id then vendor-defined bytes.
+    Vendor {
+        /// Vendor id.
+        vendor: u32,
+        /// Bytes after the vendor id.
+        data: Vec<u8>,
+    },
+}
+
+/// An OFPT_STATS_REPLY body (`ofp_stats_reply`, 1.0.0 §5.3.5).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct StatsReply {
+    /// `flags`: [`OFPSF_REPLY_MORE`] when more replies follow.
+    pub flags: u16,
+    /// The typed body.
+    pub body: StatsReplyBody,
+}
+
+impl StatsReply {
+    /// The `OFPST_*` type.
+    pub fn stats_type(&self) -> StatsType {
+        match self.body {
+            StatsReplyBody::Desc(_) => StatsType::Desc,
+            StatsReplyBody::Flow(_) => StatsType::Flow,
+            StatsReplyBody::Aggregate(_) => StatsType::Aggregate,
+            StatsReplyBody::Table(_) => StatsType::Table,
+            StatsReplyBody::Port(_) => StatsType::Port,
+            StatsReplyBody::Queue(_) => StatsType::Queue,
+            StatsReplyBody::Vendor { .. } => StatsType::Vendor,
+        }
+    }
+
+    /// True when [`OFPSF_REPLY_MORE`] is set.
+    pub fn more(&self) -> bool {
+        self.flags & OFPSF_REPLY_MORE != 0
+    }
+
+    /// Reads everything after the header (from the `type` field to the end
+    /// of `r`).
+    pub fn parse(r: &mut Reader<'_>) -> Result<StatsReply, DecodeError> {
+        let (stats_type, flags, at) = stats_head(r)?;
+        let body = match stats_type {
+            StatsType::Desc => {
+                StatsReplyBody::Desc(Box::new(exact(r, DESC_STATS_LEN, DescStats::parse)?))
+            }
+            StatsType::Flow => {
+                let mut v = Vec::new();
+                while !r.is_empty() {
+                    v.push(FlowStats::parse(r)?);
+                }
+                StatsReplyBody::Flow(v)
+            }
+            StatsType::Aggregate => {
+                StatsReplyBody::Aggregate(exact(r, AGGREGATE_REPLY_LEN, |r| {
+                    let s = AggregateStats {
+                        packet_count: r.u64("ofp_aggregate_stats_reply.packet_count")?,
+                        byte_count: r.u64("ofp_aggregate_stats_reply.byte_count")?,
+                        flow_count: r.u32("ofp_aggregate_stats_reply.flow_count")?,
+                    };
+                    r.skip(4, "ofp_aggregate_stats_reply.pad")?;
+                    Ok(s)
+                })?)
+            }
+            StatsType::Table => StatsReplyBody::Table(array(r, TABLE_STATS_LEN, |r| {
+                let table_id = r.u8("ofp_table_stats.table_id")?;
+                r.skip(3, "ofp_table_stats.pad")?;
+                Ok(TableStats {
+                    table_id,
+                    name: FixedStr::parse(r, "ofp_table_stats.name")?,
+                    wildcards: r.u32("ofp_table_stats.wildcards")?,
+                    max_entries: r.u32("ofp_table_stats.max_entries")?,
+                    active_count: r.u32("ofp_table_stats.active_count")?,
+                    lookup_count: r.u64("ofp_table_stats.lookup_count")?,
+                    matched_count: r.u64("ofp_table_stats.matched_count")?,
+                })
+            })?),
+            StatsType::Port => StatsReplyBody::Port(array(r, PORT_STATS_LEN, |r| {
+                let port_no = PortNo::from_of10(r.u16("ofp_port_stats.port_no")?);
+                r.skip(6, "ofp_port_stats.pad")?;
+                let mut c = [0u64; 12];
+                for x in &mut c {
+                    *x = r.u64("ofp_port_stats counter")?;
+                }
+                let [
+                    rx_packets,
+                    tx_packets,
+                    rx_bytes,
+                    tx_bytes,
+                    rx_dropped,
+                    tx_dropped,
+                    rx_errors,
+                    tx_errors,
+                    rx_frame_err,
+                    rx_over_err,
+                    rx_crc_err,
+                    collisions,
+                ] = c;
+                Ok(PortStats {
+                    port_no,
+                    rx_packets,
+                    tx_packets,
+                    rx_bytes,
+                    tx_bytes,
+                    rx_dropped,
+                    tx_dropped,
+                    rx_errors,
+                    tx_errors,
+                    rx_frame_err,
+                    rx_over_err,
+                    rx_crc_err,
+                    collisions,
+                })
+            })?),
+            StatsType::Queue => StatsReplyBody::Queue(array(r, QUEUE_STATS_LEN, |r| {
+                let port_no = PortNo::from_of10(r.u16("ofp_queue_stats.port_no")?);
+                r.skip(2, "ofp_queue_stats.pad")?;
+                Ok(QueueStats {
+                    port_no,
+                    queue_id: r.u32("ofp_queue_stats.queue_id")?,
+                    tx_bytes: r.u64("ofp_queue_stats.tx_bytes")?,
+                    tx_packets: r.u64("ofp_queue_stats.tx_packets")?,
+                    tx_errors: r.u64("ofp_queue_stats.tx_errors")?,
+                })
+            })?),
+            StatsType::Vendor => {
+                let vendor = r.u32("ofp_stats_reply vendor id")?;
+                StatsReplyBody::Vendor {
+                    vendor,
+                    data: r.take_rest().to_vec(),
+                }
+            }
+            StatsType::Unknown(t) => return Err(unknown_stats_type(t, at)),
+        };
+        r.finish("ofp_stats_reply body")?;
+        Ok(StatsReply { flags, body })
+    }
+
+    /// Appends everything after the header.
+    pub fn emit(&self, out: &mut Vec<u8>) {
+        out.put_u16(self.stats_type().into());
+        out.put_u16(self.flags);
+        match &self.body {
+            StatsReplyBody::Desc(d) => d.emit(out),
+            StatsReplyBody::Flow(v) => v.iter().for_each(|f| f.emit(out)),
+            StatsReplyBody::Aggregate(a) => {
+                out.put_u64(a.packet_count);
+                out.put_u64(a.byte_count);
+                out.put_u32(a.flow_count);
+                out.put_zeros(4);
+            }
+            StatsReplyBody::Table(v) => {
+                for t in v {
+                    out.put_u8(t.table_id);
+                    out.put_zeros(3);
+                    t.name.emit(out);
+                    out.put_u32(t.wildcards);
+                    out.put_u32(t.max_entries);
+                    out.put_u32(t.active_count);
+                    out.put_u64(t.lookup_count);
+                    out.put_u64(t.matched_count);
+                }
+            }
+            StatsReplyBody::Port(v) => {
+                for p in v {
+                    out.put_u16(port_to_wire(p.port_no));
+                    out.put_zeros(6);
+                    for c in [
+                        p.rx_packets,
+                        p.tx_packets,
+                        p.rx_bytes,
+                        p.tx_bytes,
+                        p.rx_dropped,
+                        p.tx_dropped,
+                        p.rx_errors,
+                        p.tx_errors,
+                        p.rx_frame_err,
+                        p.rx_over_err,
+                        p.rx_crc_err,
+                        p.collisions,
+                    ] {
+                        out.put_u64(c);
+                    }
+                }
+            }
+            StatsReplyBody::Queue(v) => {
+                for q in v {
+                    out.put_u16(port_to_wire(q.port_no));
+                    out.put_zeros(2);
+                    out.put_u32(q.queue_id);
+                    out.put_u64(q.tx_bytes);
+                    out.put_u64(q.tx_packets);
+                    out.put_u64(q.tx_errors);
+                }
+            }
+            StatsReplyBody::Vendor { vendor, data } => {
+                out.put_u32(*vendor);
+                out.put_slice(data);
+            }
+        }
+    }
+}
+
+/// Reads `type` and `flags`, and the offset of `type`.
+fn stats_head(r: &mut Reader<'_>) -> Result<(StatsType, u16, usize), DecodeError> {
+    let at = r.offset();
+    let raw = r.u16("ofp_stats.type")?;
+    let flags = r.u16("ofp_stats.flags")?;
+    Ok((StatsType::from(raw), flags, at))
+}
+
+fn unknown_stats_type(t: u16, at: usize) -> DecodeError {
+    DecodeError::new(ErrorKind::UnknownStatsType(t), at, "ofp_stats.type")
+}
+
+/// Reads a body that must be exactly `len` bytes.
+fn exact<T>(
+    r: &mut Reader<'_>,
+    len: usize,
+    f: impl FnOnce(&mut Reader<'_>) -> Result<T, DecodeError>,
+) -> Result<T, DecodeError> {
+    if r.remaining() != len {
+        return Err(DecodeError::new(
+            ErrorKind::BadLength {
+                claimed: r.remaining(),
+            },
+            r.offset(),
+            "stats body",
+        ));
+    }
+    f(r)
+}
+
+/// Reads an array of fixed-size `len`-byte entries filling `r`.
+fn array<T>(
+    r: &mut Reader<'_>,
+    len: usize,
+    mut f: impl FnMut(&mut Reader<'_>) -> Result<T, DecodeError>,
+) -> Result<Vec<T>, DecodeError> {
+    if r.remaining() % len != 0 {
+        return Err(DecodeError::new(
+            ErrorKind::BadLength {
+                claimed: r.remaining(),
+            },
+            r.offset(),
+            "stats array",
+        ));
+    }
+    let mut v = Vec::with_capacity(r.remaining() / len);
+    while !r.is_empty() {
+        v.push(f(r)?);
+    }
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req_round_trip(body: &[u8]) -> Result<StatsRequest, DecodeError> {
+        let s = StatsRequest::parse(&mut Reader::with_base(body, 8))?;
+        let mut out = Vec::new();
+        s.emit(&mut out);
+        assert_eq!(out, body);
+        Ok(s)
+    }
+
+    #[test]
+    fn requests_decode() {
+        let s = req_round_trip(&[0, 0, 0, 0]).unwrap();
+        assert_eq!(s.body, StatsRequestBody::Desc);
+        let s = req_round_trip(&[0, 4, 0, 0, 0xff, 0xff, 0, 0, 0, 0, 0, 0]).unwrap();
+        assert_eq!(
+            s.body,
+            StatsRequestBody::Port {
+                port_no: PortNo::ANY
+            }
+        );
+        let s = req_round_trip(&[0xff, 0xff, 0, 0, 0, 0, 0x23, 0x20, 9]).unwrap();
+        assert_eq!(
+            s.body,
+            StatsRequestBody::Vendor {
+                vendor: 0x2320,
+                data: vec![9]
+            }
+        );
+    }
+
+    #[test]
+    fn errors_have_precise_kinds() {
+        let e = StatsRequest::parse(&mut Reader::with_base(&[0, 6, 0, 0], 8)).unwrap_err();
+        assert_eq!(e.kind(), &ErrorKind::UnknownStatsType(6));
+        assert_eq!(e.offset(), 8);
+        let e = StatsReply::parse(&mut Reader::new(&[0, 9, 0, 1])).unwrap_err();
+        assert_eq!(e.kind(), &ErrorKind::UnknownStatsType(9));
+        // Desc request with a body.
+        let e = StatsRequest::parse(&mut Reader::new(&[0, 0, 0, 0, 1])).unwrap_err();
+        assert_eq!(e.kind(), &ErrorKind::TrailingBytes { extra: 1 });
+        // Port stats reply not a multiple of 104.
+        let e = StatsReply::parse(&mut Reader::new(&[0, 4, 0, 0, 1])).unwrap_err();
+        assert_eq!(e.kind(), &ErrorKind::BadLength { claimed: 1 });
+        // Flow stats entry claiming less than its fixed part.
+        let mut b = vec![0, 1, 0, 0, 0, 8];
+        b.resize(4 + 88, 0);
+        let e = StatsReply::parse(&mut Reader::new(&b)).unwrap_err();
+        assert_eq!(e.kind(), &ErrorKind::BadLength { claimed: 8 });
+        // Flow stats entry claiming more than is there.
+        b[4..6].copy_from_slice(&96u16.to_be_bytes());
+        let e = StatsReply::parse(&mut Reader::new(&b)).unwrap_err();
+        assert_eq!(e.kind(), &ErrorKind::BadLength { claimed: 96 });
+        // Vendor without a vendor id.
+        assert!(StatsReply::parse(&mut Reader::new(&[0xff, 0xff, 0, 0, 1])).is_err());
+    }
+
+    #[test]
+    fn flow_stats_entries_with_actions() {
+        let entry = FlowStats {
+            table_id: 1,
+            match_: Match10::ALL,
+            duration_sec: 2,
+            duration_nsec: 3,
+            priority: 4,
+            idle_timeout: 5,
+            hard_timeout: 6,
+            cookie: Cookie(7),
+            packet_count: 8,
+            byte_count: 9,
+            actions: vec![Action::Output {
+                port: PortNo(1),
+                max_len: 0,
+            }],
+        };
+        let reply = StatsReply {
+            flags: OFPSF_REPLY_MORE,
+            body: StatsReplyBody::Flow(vec![entry.clone(), entry]),
+        };
+        let mut out = Vec::new();
+        reply.emit(&mut out);
+        assert_eq!(out.len(), 4 + 2 * 96);
+        assert_eq!(&out[4..6], &[0, 96]);
+        let back = StatsReply::parse(&mut Reader::new(&out)).unwrap();
+        assert_eq!(back, reply);
+        assert!(back.more());
+    }
+}

@@ -1,0 +1,219 @@
+//! Runtime configuration: what `baton run`'s flags set.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::str::FromStr;
+use std::time::Duration;
+
+/// How work is spread over worker threads (seed 000 §3.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SchedulerKind {
+    /// The default: per-worker run queues of ready switches, served in
+    /// global rounds, with idle workers stealing switches still waiting in
+    /// an older round. As fair as round-robin, as local as a partition.
+    Fair,
+    /// One reader thread reads every switch and feeds a queue shared by
+    /// all workers (Maestro-Shared-Queue, §3.2.1). For comparison only.
+    SharedQueue,
+    /// Switches assigned round-robin to workers at connect time and served
+    /// to completion there (NOX/Beacon, Maestro-Static-Partition, §3.2.2).
+    StaticPartition,
+    /// Like static, but re-partitioned periodically by measured input rate
+    /// with the greedy algorithm of Fig. 3 (Maestro-Dynamic-Partition).
+    DynamicPartition,
+    /// Every worker serves every switch in turn, skipping and revisiting
+    /// busy ones; one worker polls readiness per round and shares it
+    /// (Maestro-Round-Robin, §3.2.4, thesis §4.2.2.4).
+    RoundRobin,
+}
+
+impl SchedulerKind {
+    /// Every scheduler, default first.
+    pub const ALL: [SchedulerKind; 5] = [
+        SchedulerKind::Fair,
+        SchedulerKind::SharedQueue,
+        SchedulerKind::StaticPartition,
+        SchedulerKind::DynamicPartition,
+        SchedulerKind::RoundRobin,
+    ];
+
+    /// The command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            SchedulerKind::Fair => "fair",
+            SchedulerKind::SharedQueue => "shared-queue",
+            SchedulerKind::StaticPartition => "static-partition",
+            SchedulerKind::DynamicPartition => "dynamic-partition",
+            SchedulerKind::RoundRobin => "round-robin",
+        }
+    }
+
+    /// The batching a scheduler uses unless told otherwise: static-partition
+    /// reads large and batches what one read returns, as NOX and Beacon do;
+    /// the Maestro designs read small and batch adaptively (§4).
+    pub fn default_batching(self) -> Batching {
+        match self {
+            SchedulerKind::StaticPartition => Batching::Static,
+            _ => Batching::Adaptive,
+        }
+    }
+}
+
+impl fmt::Display for SchedulerKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for SchedulerKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        SchedulerKind::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<_> = SchedulerKind::ALL.iter().map(|k| k.name()).collect();
+                format!("unknown scheduler {s:?}; one of: {}", names.join(", "))
+            })
+    }
+}
+
+/// How requests are grouped into batches (seed 000 §3.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Batching {
+    /// IBT adaptation (Fig. 4) with small reads; a batch may span switches.
+    Adaptive,
+    /// A batch is whatever one large read returns (NOX, Beacon).
+    Static,
+}
+
+impl FromStr for Batching {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "adaptive" | "ibt" => Ok(Batching::Adaptive),
+            "static" => Ok(Batching::Static),
+            _ => Err(format!("unknown batching {s:?}; adaptive or static")),
+        }
+    }
+}
+
+/// Everything the runtime can be told.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Addresses to accept switches on.
+    pub listen: Vec<SocketAddr>,
+    /// Worker threads.
+    pub workers: usize,
+    /// Pin worker `i` to core `i` (mod the core count).
+    pub pin: bool,
+    /// Workload distribution.
+    pub scheduler: SchedulerKind,
+    /// Batching; `None` takes the scheduler's default.
+    pub batching: Option<Batching>,
+    /// Batching-delay upper bound for IBT (§3.3); default 1 ms.
+    pub bdu: Duration,
+    /// Bytes read per service chance with adaptive batching (Maestro: 2 KB).
+    pub read_size: usize,
+    /// Bytes read per service chance with static batching (Beacon: 64 KB).
+    pub static_read_size: usize,
+    /// A switch whose unsent output exceeds this is disconnected.
+    pub max_output: usize,
+    /// Send ECHO_REQUEST after this long without hearing from a switch.
+    pub echo_interval: Duration,
+    /// Drop a switch silent for this long.
+    pub echo_timeout: Duration,
+    /// `miss_send_len` for SET_CONFIG.
+    pub miss_send_len: u16,
+    /// Install the OpenFlow 1.3 table-miss flow (send to controller) when a
+    /// 1.3 switch connects; without it Open vSwitch sends no PACKET_IN.
+    pub table_miss_13: bool,
+    /// Most switches connected at once.
+    pub max_switches: usize,
+    /// Period of dynamic re-partitioning.
+    pub repartition_period: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            listen: vec![SocketAddr::from(([0, 0, 0, 0], 6653))],
+            workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            pin: false,
+            scheduler: SchedulerKind::Fair,
+            batching: None,
+            bdu: Duration::from_millis(1),
+            read_size: 2048,
+            static_read_size: 64 * 1024,
+            max_output: 4 << 20,
+            echo_interval: Duration::from_secs(5),
+            echo_timeout: Duration::from_secs(15),
+            miss_send_len: 128,
+            table_miss_13: true,
+            max_switches: 65_536,
+            repartition_period: Duration::from_secs(1),
+        }
+    }
+}
+
+impl Config {
+    /// The batching in force.
+    pub fn batching(&self) -> Batching {
+        self.batching
+            .unwrap_or_else(|| self.scheduler.default_batching())
+    }
+
+    /// Bytes per read for the batching in force.
+    pub fn effective_read_size(&self) -> usize {
+        match self.batching() {
+            Batching::Adaptive => self.read_size,
+            Batching::Static => self.static_read_size,
+        }
+    }
+}
+
+/// Parses durations like `1ms`, `250us`, `2s`, `1.5ms`.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("bad duration {s:?}: expected e.g. 1ms, 500us, 2s"))?;
+    let scale = match unit {
+        "ns" => 1e-9,
+        "us" | "µs" => 1e-6,
+        "ms" => 1e-3,
+        "s" | "" => 1.0,
+        _ => return Err(format!("bad duration unit {unit:?} in {s:?}")),
+    };
+    if !v.is_finite() || v < 0.0 {
+        return Err(format!("bad duration {s:?}"));
+    }
+    Ok(Duration::from_secs_f64(v * scale))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scheduler_names_round_trip() {
+        for k in SchedulerKind::ALL {
+            assert_eq!(k.name().parse::<SchedulerKind>(), Ok(k));
+        }
+        assert!("fifo".parse::<SchedulerKind>().is_err());
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("1ms"), Ok(Duration::from_millis(1)));
+        assert_eq!(parse_duration("250us"), Ok(Duration::from_micros(250)));
+        assert_eq!(parse_duration("1.5ms"), Ok(Duration::from_micros(1500)));
+        assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
+        assert!(parse_duration("fast").is_err());
+        assert!(parse_duration("3h").is_err());
+    }
+}

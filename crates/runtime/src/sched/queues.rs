@@ -1,0 +1,328 @@
+//! Run-queue schedulers: `fair` (the default), `static-partition` and
+//! `dynamic-partition`.
+//!
+//! Each worker has its own epoll instance and run queue of ready switches,
+//! and serves each switch it pops to completion on its own core (no
+//! hand-off on the hot path, seed 000 §3.2.5, McNettle §5.1). A switch is
+//! queued when it becomes readable, served once per round (`weight` reads
+//! worth of input), and re-queued at the tail while input remains, so the
+//! switches of one queue share its worker round-robin.
+//!
+//! - `static-partition` (NOX, Beacon, §3.2.2): a switch's worker is fixed
+//!   at connect time (round-robin); no stealing. Fast, but an unlucky
+//!   assignment leaves some workers idle and some switches starved.
+//! - `dynamic-partition` (§3.2.3): as static, plus a thread that every
+//!   period measures each switch's input rate and re-assigns switches with
+//!   the greedy algorithm of Fig. 3 ([`super::partition::greedy`]).
+//! - `fair`: as static, plus *global rounds* and *stealing*. Every queue
+//!   entry carries the round in which it is due. A worker serves its own
+//!   queue while the entry at its head is due in the current round; when
+//!   it has nothing due, it takes due entries from the heads of other
+//!   workers' queues; when no queue has anything due, the round advances.
+//!   So every ready switch gets its `weight` chances per round whichever
+//!   worker it sits on (weighted max-min fairness, as Maestro-Round-Robin),
+//!   while most services stay on the switch's own core (the throughput of
+//!   a partition). This is distributed weighted round-robin with work
+//!   stealing; the stealing also keeps every worker busy while any switch
+//!   has input (work conservation), which static partitioning cannot.
+
+use crate::config::SchedulerKind;
+use crate::engine::{Engine, Released, Shared};
+use crate::switch::{TaskState, lock};
+use mio::{Events, Poll, Token, Waker};
+use std::collections::VecDeque;
+use std::io;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// The token of each worker's waker (switch tokens are slot indices).
+pub(crate) const WAKER: Token = Token(usize::MAX - 1);
+
+/// How long an idle worker sleeps in epoll before re-checking for stop and
+/// stealable work.
+const IDLE_POLL: Duration = Duration::from_millis(50);
+
+/// A queued switch: slot, generation, and the round it is due in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Entry {
+    pub idx: u32,
+    pub generation: u32,
+    pub round: u64,
+}
+
+/// The workers' run queues.
+pub(crate) struct RunQueues {
+    queues: Vec<Mutex<VecDeque<Entry>>>,
+    lens: Vec<AtomicUsize>,
+    round: AtomicU64,
+    steal: bool,
+    sleeping: Vec<AtomicBool>,
+    wakers: Vec<Arc<Waker>>,
+}
+
+impl RunQueues {
+    pub fn new(wakers: Vec<Arc<Waker>>, steal: bool) -> RunQueues {
+        let n = wakers.len();
+        RunQueues {
+            queues: (0..n).map(|_| Mutex::new(VecDeque::new())).collect(),
+            lens: (0..n).map(|_| AtomicUsize::new(0)).collect(),
+            round: AtomicU64::new(0),
+            steal,
+            sleeping: (0..n).map(|_| AtomicBool::new(false)).collect(),
+            wakers,
+        }
+    }
+
+    pub fn current_round(&self) -> u64 {
+        self.round.load(Ordering::Acquire)
+    }
+
+    /// Queues a switch on worker `w`, waking it (or, when stealing is on,
+    /// another sleeping worker) if needed.
+    pub fn push(&self, w: usize, e: Entry) {
+        let w = w % self.queues.len();
+        let len = {
+            let mut q = lock(&self.queues[w]);
+            q.push_back(e);
+            q.len()
+        };
+        self.lens[w].store(len, Ordering::Release);
+        if self.sleeping[w].load(Ordering::Acquire) {
+            self.wake(w);
+        } else if self.steal && len > 1 {
+            if let Some(v) =
+                (0..self.sleeping.len()).find(|&v| self.sleeping[v].load(Ordering::Acquire))
+            {
+                self.wake(v);
+            }
+        }
+    }
+
+    fn wake(&self, w: usize) {
+        if self.sleeping[w].swap(false, Ordering::AcqRel) {
+            let _ = self.wakers[w].wake();
+        }
+    }
+
+    pub fn wake_all(&self) {
+        for w in &self.wakers {
+            let _ = w.wake();
+        }
+    }
+
+    fn pop_own(&self, w: usize, due_only: bool, round: u64) -> Option<Entry> {
+        let mut q = lock(&self.queues[w]);
+        let e = *q.front()?;
+        if due_only && e.round > round {
+            return None;
+        }
+        q.pop_front();
+        self.lens[w].store(q.len(), Ordering::Release);
+        Some(e)
+    }
+
+    fn steal_from_others(&self, w: usize, due_only: bool, round: u64) -> Option<Entry> {
+        let n = self.queues.len();
+        (1..n)
+            .map(|k| (w + k) % n)
+            .filter(|&v| self.lens[v].load(Ordering::Acquire) > 0)
+            .find_map(|v| self.pop_own(v, due_only, round))
+    }
+
+    /// The next switch worker `w` should serve.
+    pub fn pop(&self, w: usize) -> Option<Entry> {
+        if !self.steal {
+            return self.pop_own(w, false, 0);
+        }
+        let round = self.current_round();
+        if let Some(e) = self.pop_own(w, true, round) {
+            return Some(e);
+        }
+        if let Some(e) = self.steal_from_others(w, true, round) {
+            return Some(e);
+        }
+        // Nothing due in this round anywhere: start the next one.
+        if self.lens.iter().any(|l| l.load(Ordering::Acquire) > 0) {
+            let _ =
+                self.round
+                    .compare_exchange(round, round + 1, Ordering::AcqRel, Ordering::Acquire);
+            return self
+                .pop_own(w, false, 0)
+                .or_else(|| self.steal_from_others(w, false, 0));
+        }
+        None
+    }
+
+    /// Whether worker `w` could find work without polling.
+    pub fn has_work_for(&self, w: usize) -> bool {
+        if self.lens[w].load(Ordering::Acquire) > 0 {
+            return true;
+        }
+        self.steal && self.lens.iter().any(|l| l.load(Ordering::Acquire) > 0)
+    }
+
+    pub fn len(&self, w: usize) -> usize {
+        self.lens[w].load(Ordering::Acquire)
+    }
+}
+
+/// Runs worker `w` until the runtime stops.
+pub(crate) fn run_worker(shared: Arc<Shared>, queues: Arc<RunQueues>, w: usize, mut poll: Poll) {
+    let kind = shared.config.scheduler;
+    let table = shared.table.clone();
+    let mut engine = Engine::new(shared.clone(), w);
+    let mut events = Events::with_capacity(1024);
+    while shared.net.is_running() {
+        let busy = queues.has_work_for(w) || engine.batch_len() > 0;
+        let timeout = if busy {
+            Some(Duration::ZERO)
+        } else {
+            queues.sleeping[w].store(true, Ordering::Release);
+            // Re-check after announcing sleep, so a push in between wakes us.
+            if queues.has_work_for(w) {
+                queues.sleeping[w].store(false, Ordering::Release);
+                Some(Duration::ZERO)
+            } else {
+                Some(IDLE_POLL)
+            }
+        };
+        if let Err(e) = poll.poll(&mut events, timeout) {
+            if e.kind() != io::ErrorKind::Interrupted {
+                tracing::error!(worker = w, error = %e, "epoll failed");
+                break;
+            }
+        }
+        queues.sleeping[w].store(false, Ordering::Release);
+        for ev in events.iter() {
+            if ev.token() == WAKER {
+                continue;
+            }
+            let idx = ev.token().0;
+            let Some(slot) = table.slots.get(idx) else {
+                continue;
+            };
+            if ev.is_writable() {
+                table.flush_pending(slot.id(idx), slot);
+            }
+            if (ev.is_readable() || ev.is_read_closed() || ev.is_error()) && slot.notify() {
+                let entry = Entry {
+                    idx: idx as u32,
+                    generation: slot.generation.load(Ordering::Acquire),
+                    round: queues.current_round(),
+                };
+                queues.push(slot.home.load(Ordering::Acquire), entry);
+            }
+        }
+        // One pass: serve as many switches as are queued now, then poll
+        // again so that newly ready switches join the rotation.
+        let pass = queues.len(w).max(1);
+        for _ in 0..pass {
+            let Some(e) = queues.pop(w) else {
+                break;
+            };
+            let idx = e.idx as usize;
+            let slot = &table.slots[idx];
+            if slot.generation.load(Ordering::Acquire) != e.generation
+                || !slot.transition(TaskState::Queued, TaskState::Running)
+            {
+                continue;
+            }
+            slot.round.store(e.round, Ordering::Relaxed);
+            let Some(conn) = slot.take_conn() else {
+                slot.finish_service(false);
+                continue;
+            };
+            engine.serve(idx, conn);
+            if engine.batch_full() {
+                let pending = queues.has_work_for(w);
+                requeue(&shared, &queues, w, kind, engine.process(pending));
+            }
+        }
+        if engine.batch_len() > 0 || !queues.has_work_for(w) {
+            // Few switches: read the held ones again before giving up on a
+            // full batch.
+            while !engine.batch_full() && !queues.has_work_for(w) && engine.refill() > 0 {}
+            let pending = queues.has_work_for(w);
+            if engine.batch_full() || !pending {
+                requeue(&shared, &queues, w, kind, engine.process(pending));
+            }
+        }
+    }
+    // Hand back whatever is held so the runtime can close it.
+    let _ = engine.process(false);
+}
+
+fn requeue(
+    shared: &Shared,
+    queues: &RunQueues,
+    w: usize,
+    kind: SchedulerKind,
+    released: &[Released],
+) {
+    let table = &shared.table;
+    for r in released {
+        let slot = &table.slots[r.idx];
+        if kind == SchedulerKind::DynamicPartition {
+            let home = slot.home.load(Ordering::Acquire);
+            if home != slot.registered_with.load(Ordering::Acquire) {
+                if let Some(stream) = lock(&slot.out).stream.clone() {
+                    table.move_registration(r.id, &stream, home);
+                }
+            }
+        }
+        if slot.finish_service(r.ready) {
+            let round = slot.round.load(Ordering::Relaxed) + 1;
+            let round = round.max(queues.current_round());
+            // A switch that keeps its input pending stays with the worker
+            // that served it last (stealing migrates busy switches); the
+            // partition schedulers keep it on its assigned worker.
+            let target = if kind == SchedulerKind::Fair {
+                slot.home.store(w, Ordering::Release);
+                w
+            } else {
+                slot.home.load(Ordering::Acquire)
+            };
+            queues.push(
+                target,
+                Entry {
+                    idx: r.idx as u32,
+                    generation: r.id.generation(),
+                    round,
+                },
+            );
+        }
+    }
+}
+
+/// Re-partitions switches by input rate every period (dynamic-partition).
+pub(crate) fn run_repartitioner(shared: Arc<Shared>, workers: usize) {
+    let table = &shared.table;
+    let mut last: Vec<u64> = Vec::new();
+    while shared.net.is_running() {
+        std::thread::park_timeout(shared.config.repartition_period);
+        if !shared.net.is_running() {
+            break;
+        }
+        let hw = table
+            .high_water
+            .load(Ordering::Acquire)
+            .min(table.slots.len());
+        last.resize(hw, 0);
+        let mut rates = vec![0.0; hw];
+        for (i, rate) in rates.iter_mut().enumerate() {
+            let s = &table.slots[i];
+            let now = s.counters.rx_msgs.load(Ordering::Relaxed);
+            *rate = now.saturating_sub(last[i]) as f64;
+            last[i] = now;
+        }
+        let assignment = super::partition::greedy(&rates, workers);
+        for (i, &w) in assignment.iter().enumerate() {
+            let s = &table.slots[i];
+            if s.state() != TaskState::Free {
+                s.home.store(w, Ordering::Release);
+            }
+        }
+    }
+}

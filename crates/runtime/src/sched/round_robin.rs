@@ -1,0 +1,140 @@
+//! `round-robin`: Maestro-Round-Robin (seed 000 §3.2.4, thesis §4.2.2.4).
+//!
+//! Every worker runs its own round over *all* switches. A switch that
+//! another worker is serving is skipped and revisited once before the round
+//! ends. Only one worker at a time polls epoll, once per round, and shares
+//! what it learnt through per-switch ready flags, so idle sockets cost no
+//! reads. Fair (each ready switch gets `weight` chances per round per
+//! worker) at the price of every worker touching every switch's flags.
+
+use crate::engine::{Engine, Released, Shared as RuntimeShared};
+use crate::switch::{TaskState, lock};
+use mio::{Events, Poll};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+/// How long the polling worker blocks when no switch is ready.
+const IDLE_POLL: Duration = Duration::from_millis(20);
+
+/// What the workers share.
+pub(crate) struct Shared {
+    ready: Box<[AtomicBool]>,
+    poll: Mutex<Poll>,
+    idle: Mutex<()>,
+    wake: Condvar,
+}
+
+impl Shared {
+    pub fn new(rt: &RuntimeShared, poll: Poll) -> Shared {
+        Shared {
+            ready: (0..rt.table.slots.len())
+                .map(|_| AtomicBool::new(false))
+                .collect(),
+            poll: Mutex::new(poll),
+            idle: Mutex::new(()),
+            wake: Condvar::new(),
+        }
+    }
+}
+
+fn release(rt: &RuntimeShared, rr: &Shared, released: &[Released]) {
+    for r in released {
+        rt.table.slots[r.idx].finish_service(false);
+        if r.ready {
+            rr.ready[r.idx].store(true, Ordering::Release);
+        }
+    }
+}
+
+/// Takes switch `idx` if no other worker has it; false if busy.
+fn try_serve(rt: &RuntimeShared, rr: &Shared, engine: &mut Engine, idx: usize) -> bool {
+    let slot = &rt.table.slots[idx];
+    if !slot.transition(TaskState::Idle, TaskState::Running) {
+        return slot.state() == TaskState::Free;
+    }
+    rr.ready[idx].store(false, Ordering::Release);
+    let Some(conn) = slot.take_conn() else {
+        slot.finish_service(false);
+        return true;
+    };
+    engine.serve(idx, conn);
+    if engine.batch_full() {
+        let released = engine.process(true);
+        release(rt, rr, released);
+    }
+    true
+}
+
+/// Runs worker `w` until the runtime stops.
+pub(crate) fn run_worker(rt: Arc<RuntimeShared>, rr: Arc<Shared>, w: usize) {
+    let table = rt.table.clone();
+    let workers = rt.workers.len().max(1);
+    let mut engine = Engine::new(rt.clone(), w);
+    let mut skipped = Vec::new();
+    let mut events = Events::with_capacity(1024);
+    while rt.net.is_running() {
+        let hw = table
+            .high_water
+            .load(Ordering::Acquire)
+            .min(table.slots.len());
+        let mut found = false;
+        if hw > 0 {
+            // Workers start their rounds at different places so they
+            // rarely collide on the same switch.
+            let start = w * hw / workers;
+            for k in 0..hw {
+                let idx = (start + k) % hw;
+                if !rr.ready[idx].load(Ordering::Acquire) {
+                    continue;
+                }
+                found = true;
+                if !try_serve(&rt, &rr, &mut engine, idx) {
+                    skipped.push(idx);
+                }
+            }
+            // Revisit the switches that were busy, so each gets its chance
+            // this round.
+            for idx in skipped.drain(..) {
+                if rr.ready[idx].load(Ordering::Acquire) {
+                    try_serve(&rt, &rr, &mut engine, idx);
+                }
+            }
+        }
+        if engine.batch_len() > 0 {
+            while !engine.batch_full() && engine.refill() > 0 {}
+            let pending = rr.ready.iter().take(hw).any(|r| r.load(Ordering::Relaxed));
+            let released = engine.process(pending);
+            release(&rt, &rr, released);
+        }
+        // End of round: one worker polls and shares readiness.
+        if let Ok(mut poll) = rr.poll.try_lock() {
+            let timeout = if found { Duration::ZERO } else { IDLE_POLL };
+            if poll.poll(&mut events, Some(timeout)).is_ok() {
+                let mut any = false;
+                for ev in events.iter() {
+                    let idx = ev.token().0;
+                    let Some(slot) = table.slots.get(idx) else {
+                        continue;
+                    };
+                    if ev.is_writable() {
+                        table.flush_pending(slot.id(idx), slot);
+                    }
+                    if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
+                        rr.ready[idx].store(true, Ordering::Release);
+                        any = true;
+                    }
+                }
+                if any {
+                    rr.wake.notify_all();
+                }
+            }
+        } else if !found {
+            let guard = lock(&rr.idle);
+            let _ = rr.wake.wait_timeout(guard, IDLE_POLL);
+        }
+    }
+    let released = engine.process(false);
+    release(&rt, &rr, released);
+    rr.wake.notify_all();
+}

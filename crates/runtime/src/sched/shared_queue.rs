@@ -1,0 +1,161 @@
+//! `shared-queue`: Maestro-Shared-Queue (seed 000 §3.2.1).
+//!
+//! One reader thread polls every switch, reads at most the read size from
+//! each ready one in turn (an equal chance in bytes), chops the bytes into
+//! messages and puts them on a queue shared by all workers. Workers take
+//! chunks off the queue up to the IBT, process and flush them. Kept for
+//! comparison: the shared queue's lock and the hand-off between cores are
+//! what the other designs avoid.
+//!
+//! A switch has at most one chunk in flight: the reader does not read it
+//! again until a worker has released it. That keeps each switch's events
+//! in order and its switch-local state owned by one thread, as the API
+//! promises, and hands the chunk over without copying (the chunk is the
+//! connection itself, with the positions of its messages).
+
+use crate::engine::{Chunk, Engine, Shared};
+use crate::switch::{TaskState, lock};
+use mio::{Events, Poll, Waker};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+const IDLE_POLL: Duration = Duration::from_millis(50);
+
+/// The queue between the reader and the workers.
+pub(crate) struct Queue {
+    chunks: Mutex<VecDeque<Chunk>>,
+    available: Condvar,
+    /// Message-position vectors returned by workers, for reuse.
+    spare: Mutex<Vec<Vec<(u32, u32)>>>,
+    reader: Arc<Waker>,
+    ready: Mutex<Vec<bool>>,
+    reader_asleep: AtomicBool,
+}
+
+impl Queue {
+    pub fn new(reader: Arc<Waker>) -> Queue {
+        Queue {
+            chunks: Mutex::new(VecDeque::new()),
+            available: Condvar::new(),
+            spare: Mutex::new(Vec::new()),
+            reader,
+            ready: Mutex::new(Vec::new()),
+            reader_asleep: AtomicBool::new(false),
+        }
+    }
+}
+
+/// The reader ("select") thread.
+pub(crate) fn run_reader(shared: Arc<Shared>, q: Arc<Queue>, mut poll: Poll) {
+    let table = shared.table.clone();
+    let mut engine = Engine::new(shared.clone(), 0);
+    let mut events = Events::with_capacity(1024);
+    let mut ready: Vec<bool> = vec![false; table.slots.len()];
+    let mut served_last_pass = false;
+    while shared.net.is_running() {
+        let timeout = if served_last_pass {
+            Duration::ZERO
+        } else {
+            IDLE_POLL
+        };
+        q.reader_asleep.store(!served_last_pass, Ordering::Release);
+        let _ = poll.poll(&mut events, Some(timeout));
+        q.reader_asleep.store(false, Ordering::Release);
+        for ev in events.iter() {
+            let idx = ev.token().0;
+            let Some(slot) = table.slots.get(idx) else {
+                continue;
+            };
+            if ev.is_writable() {
+                table.flush_pending(slot.id(idx), slot);
+            }
+            if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
+                ready[idx] = true;
+            }
+        }
+        // Switches released by workers with input still pending.
+        for (idx, r) in lock(&q.ready).iter_mut().enumerate() {
+            if std::mem::take(r) {
+                ready[idx] = true;
+            }
+        }
+        served_last_pass = false;
+        let hw = table
+            .high_water
+            .load(Ordering::Acquire)
+            .min(table.slots.len());
+        for (idx, is_ready) in ready.iter_mut().enumerate().take(hw) {
+            if !*is_ready {
+                continue;
+            }
+            let slot = &table.slots[idx];
+            if !slot.transition(TaskState::Idle, TaskState::Running) {
+                if slot.state() == TaskState::Free {
+                    *is_ready = false;
+                }
+                continue;
+            }
+            *is_ready = false;
+            let Some(conn) = slot.take_conn() else {
+                slot.finish_service(false);
+                continue;
+            };
+            engine.serve(idx, conn);
+            let spare = lock(&q.spare).pop().unwrap_or_default();
+            let Some(chunk) = engine.take_chunk(spare) else {
+                continue;
+            };
+            served_last_pass = true;
+            lock(&q.chunks).push_back(chunk);
+            q.available.notify_one();
+        }
+    }
+    q.available.notify_all();
+}
+
+/// A worker: takes chunks up to the IBT, processes, releases.
+pub(crate) fn run_worker(shared: Arc<Shared>, q: Arc<Queue>, w: usize) {
+    let table = shared.table.clone();
+    let mut engine = Engine::new(shared.clone(), w);
+    while shared.net.is_running() {
+        {
+            let mut chunks = lock(&q.chunks);
+            while chunks.is_empty() && shared.net.is_running() {
+                chunks = q
+                    .available
+                    .wait_timeout(chunks, IDLE_POLL)
+                    .map(|(g, _)| g)
+                    .unwrap_or_else(|e| e.into_inner().0);
+            }
+            while let Some(chunk) = chunks.pop_front() {
+                let spare = engine.adopt(chunk);
+                lock(&q.spare).push(spare);
+                if engine.batch_full() {
+                    break;
+                }
+            }
+        }
+        let pending = !lock(&q.chunks).is_empty();
+        let released = engine.process(pending);
+        let mut wake = false;
+        {
+            let mut ready = lock(&q.ready);
+            for r in released {
+                table.slots[r.idx].finish_service(false);
+                if r.ready {
+                    if ready.len() <= r.idx {
+                        ready.resize(r.idx + 1, false);
+                    }
+                    ready[r.idx] = true;
+                    wake = true;
+                }
+            }
+        }
+        if wake || q.reader_asleep.load(Ordering::Acquire) {
+            let _ = q.reader.wake();
+        }
+    }
+    let _ = engine.process(false);
+}

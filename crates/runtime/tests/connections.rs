@@ -1,0 +1,303 @@
+//! The runtime over real loopback TCP with emulated switches: handshakes,
+//! keepalive, duplicate datapath ids, ordering, a switch that never reads,
+//! malformed input. Every scheduler runs the behaviours that depend on it.
+
+mod support;
+
+use baton_openflow::common::{ActionSpec, encode_packet_out};
+use baton_openflow::{BufferId, PortNo, Version, v10, v13};
+use baton_runtime::{
+    App, Config, Flow, PacketInBatch, Runtime, SchedulerKind, SwitchCtx, SwitchInfo,
+};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+use support::{Msg, TestSwitch, mac, tcp_frame};
+
+/// Answers every PACKET_IN with a PACKET_OUT flood carrying its buffer id,
+/// and counts switch events.
+#[derive(Default)]
+struct Flooder {
+    ups: AtomicUsize,
+    downs: AtomicUsize,
+}
+
+impl App for Flooder {
+    fn name(&self) -> &str {
+        "flooder"
+    }
+    fn switch_up(&self, _sw: &mut SwitchCtx<'_>) {
+        self.ups.fetch_add(1, Ordering::SeqCst);
+    }
+    fn switch_down(&self, _sw: &SwitchInfo) {
+        self.downs.fetch_add(1, Ordering::SeqCst);
+    }
+    fn packet_in(&self, batch: &mut PacketInBatch<'_>) {
+        batch.for_each(|ev| {
+            let v = ev.switch.version();
+            let xid = ev.switch.xid();
+            let pi = &ev.packet_in;
+            let flood = [ActionSpec::Output {
+                port: PortNo::FLOOD,
+                max_len: 0,
+            }];
+            let data = if pi.buffer_id().is_some() {
+                &[][..]
+            } else {
+                pi.data()
+            };
+            encode_packet_out(
+                ev.switch.out(),
+                v,
+                xid,
+                pi.buffer_id(),
+                pi.in_port(),
+                &flood,
+                data,
+            );
+            Flow::Continue
+        });
+    }
+}
+
+fn config(scheduler: SchedulerKind) -> Config {
+    Config {
+        listen: vec!["127.0.0.1:0".parse().unwrap()],
+        workers: 2,
+        scheduler,
+        ..Config::default()
+    }
+}
+
+fn start(cfg: Config) -> (Runtime, Arc<Flooder>) {
+    let app = Arc::new(Flooder::default());
+    let rt = Runtime::start(cfg, vec![app.clone() as Arc<dyn App>]).expect("runtime starts");
+    (rt, app)
+}
+
+fn wait_for(what: &str, cond: impl Fn() -> bool) {
+    let deadline = Instant::now() + support::PATIENCE;
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn packet_out_buffer(m: &Msg) -> Option<BufferId> {
+    match m {
+        Msg::V10(v10::Message::PacketOut(p)) => Some(p.buffer_id),
+        Msg::V13(v13::Message::PacketOut(p)) => Some(p.buffer_id),
+        _ => None,
+    }
+}
+
+#[test]
+fn handshake_in_both_versions_reaches_applications() {
+    let (rt, app) = start(config(SchedulerKind::Fair));
+    let addr = rt.local_addrs()[0];
+    let s10 = TestSwitch::connect(addr, Version::V10, 0x10);
+    let mut s13 = TestSwitch::connect(addr, Version::V13, 0x13);
+    // 1.3: the table-miss flow follows SET_CONFIG.
+    match s13.recv() {
+        Some(Msg::V13(v13::Message::FlowMod(fm))) => {
+            assert_eq!(fm.priority, 0);
+            assert!(fm.match_.fields.is_empty());
+        }
+        other => panic!("expected the table-miss FLOW_MOD, got {other:?}"),
+    }
+    wait_for("two switches up", || rt.network().switches().len() == 2);
+    let mut dpids: Vec<_> = rt
+        .network()
+        .switches()
+        .iter()
+        .map(|s| (s.dpid.0, s.version))
+        .collect();
+    dpids.sort();
+    assert_eq!(dpids, vec![(0x10, Version::V10), (0x13, Version::V13)]);
+    assert_eq!(app.ups.load(Ordering::SeqCst), 2);
+    drop(s10);
+    wait_for("switch down", || app.downs.load(Ordering::SeqCst) == 1);
+    assert_eq!(rt.network().switches().len(), 1);
+    rt.stop();
+}
+
+#[test]
+fn answers_echo_and_drops_silent_switches() {
+    let cfg = Config {
+        echo_interval: Duration::from_millis(100),
+        echo_timeout: Duration::from_millis(600),
+        ..config(SchedulerKind::Fair)
+    };
+    let (rt, app) = start(cfg);
+    let mut sw = TestSwitch::connect(rt.local_addrs()[0], Version::V10, 1);
+    // Our ECHO_REQUEST is answered with the same payload.
+    let mut out = Vec::new();
+    v10::encode_echo_request(&mut out, baton_openflow::Xid(77), b"ping");
+    sw.send(&out);
+    let reply = sw.recv_until(|m| m[1] == 3);
+    assert_eq!(&reply[4..8], &77u32.to_be_bytes());
+    assert_eq!(&reply[8..], b"ping");
+    // The controller sends its own ECHO_REQUEST when we are quiet...
+    let req = sw.recv_until(|m| m[1] == 2);
+    assert_eq!(req[0], 1);
+    // ...and, if we never answer, drops us.
+    assert!(sw.closed_by_controller());
+    wait_for("switch down", || app.downs.load(Ordering::SeqCst) == 1);
+    rt.stop();
+}
+
+#[test]
+fn a_reconnecting_datapath_replaces_its_old_connection() {
+    let (rt, app) = start(config(SchedulerKind::Fair));
+    let addr = rt.local_addrs()[0];
+    let mut old = TestSwitch::connect(addr, Version::V10, 42);
+    let mut new = TestSwitch::connect(addr, Version::V10, 42);
+    assert!(old.closed_by_controller());
+    wait_for("old connection gone", || {
+        app.downs.load(Ordering::SeqCst) == 1
+    });
+    let sws = rt.network().switches();
+    assert_eq!(sws.len(), 1);
+    assert_eq!(sws[0].dpid.0, 42);
+    // The new connection is served.
+    let b = new.packet_in(1, &tcp_frame(mac(1), mac(2)), true);
+    assert_eq!(new.recv().as_ref().and_then(packet_out_buffer), Some(b));
+    rt.stop();
+}
+
+#[test]
+fn each_switch_sees_its_replies_in_order_under_every_scheduler() {
+    for kind in SchedulerKind::ALL {
+        let (rt, _app) = start(config(kind));
+        let addr = rt.local_addrs()[0];
+        let mut switches: Vec<TestSwitch> = (0..4)
+            .map(|i| TestSwitch::connect(addr, Version::V10, 100 + i))
+            .collect();
+        let frame = tcp_frame(mac(1), mac(2));
+        let mut sent = vec![Vec::new(); switches.len()];
+        // Interleave bursts so batches span switches.
+        for _ in 0..50 {
+            for (i, sw) in switches.iter_mut().enumerate() {
+                let mut out = Vec::new();
+                for _ in 0..4 {
+                    let b = BufferId(sent[i].len() as u32 + 1);
+                    sw.encode_packet_in(&mut out, b, 1, &frame);
+                    sent[i].push(b);
+                }
+                sw.send(&out);
+            }
+        }
+        for (i, sw) in switches.iter_mut().enumerate() {
+            let got: Vec<BufferId> = (0..sent[i].len())
+                .map(|_| {
+                    sw.recv()
+                        .as_ref()
+                        .and_then(packet_out_buffer)
+                        .expect("a PACKET_OUT")
+                })
+                .collect();
+            assert_eq!(got, sent[i], "{kind}: switch {i} replies out of order");
+        }
+        let stats = rt.stats();
+        let answered: u64 = stats.switches.iter().map(|s| s.answered).sum();
+        assert_eq!(answered, 4 * 200, "{kind}");
+        rt.stop();
+    }
+}
+
+#[test]
+fn a_switch_that_never_reads_is_dropped_and_others_are_served() {
+    let cfg = Config {
+        max_output: 64 * 1024,
+        ..config(SchedulerKind::Fair)
+    };
+    let (rt, app) = start(cfg);
+    let addr = rt.local_addrs()[0];
+    let mut stuck = TestSwitch::connect(addr, Version::V10, 1);
+    let mut good = TestSwitch::connect(addr, Version::V10, 2);
+    // Unbuffered packet-ins: each PACKET_OUT carries a 1 KB frame back.
+    let mut frame = tcp_frame(mac(1), mac(2));
+    frame.resize(1000, 0);
+    let mut burst = Vec::new();
+    for _ in 0..64 {
+        stuck.encode_packet_in(&mut burst, BufferId::NONE, 1, &frame);
+    }
+    // Keep sending, never reading, until the controller hangs up (the
+    // socket buffers fill, then our output limit trips).
+    let deadline = Instant::now() + support::PATIENCE;
+    stuck
+        .stream
+        .set_write_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    while app.downs.load(Ordering::SeqCst) == 0 && Instant::now() < deadline {
+        use std::io::Write;
+        if stuck.stream.write_all(&burst).is_err() {
+            break;
+        }
+    }
+    wait_for("the stuck switch to be dropped", || {
+        app.downs.load(Ordering::SeqCst) == 1
+    });
+    let b = good.packet_in(3, &tcp_frame(mac(3), mac(4)), true);
+    assert_eq!(good.recv().as_ref().and_then(packet_out_buffer), Some(b));
+    rt.stop();
+}
+
+#[test]
+fn malformed_messages_get_errors_or_a_close_and_never_harm_others() {
+    let (rt, _app) = start(config(SchedulerKind::Fair));
+    let addr = rt.local_addrs()[0];
+    let mut bad = TestSwitch::connect(addr, Version::V10, 7);
+    let mut good = TestSwitch::connect(addr, Version::V13, 8);
+    let _table_miss = good.recv();
+    // Unknown message type: an ERROR (BAD_REQUEST / BAD_TYPE), connection kept.
+    bad.send(&[1, 99, 0, 8, 0, 0, 0, 5]);
+    match bad.recv() {
+        Some(Msg::V10(v10::Message::Error(e))) => {
+            assert_eq!((e.error_type, e.code), (1, 1));
+            assert_eq!(&e.data[..], &[1, 99, 0, 8, 0, 0, 0, 5]);
+        }
+        other => panic!("expected ERROR, got {other:?}"),
+    }
+    // A truncated PACKET_IN: ERROR (BAD_REQUEST / BAD_LEN).
+    bad.send(&[1, 10, 0, 12, 0, 0, 0, 6, 0, 0, 0, 1]);
+    match bad.recv() {
+        Some(Msg::V10(v10::Message::Error(e))) => assert_eq!((e.error_type, e.code), (1, 6)),
+        other => panic!("expected ERROR, got {other:?}"),
+    }
+    // Wrong version on the established connection: BAD_VERSION.
+    bad.send(&[4, 2, 0, 8, 0, 0, 0, 9]);
+    match bad.recv() {
+        Some(Msg::V10(v10::Message::Error(e))) => assert_eq!((e.error_type, e.code), (1, 0)),
+        other => panic!("expected ERROR, got {other:?}"),
+    }
+    // Still served.
+    let b = bad.packet_in(1, &tcp_frame(mac(1), mac(2)), true);
+    assert_eq!(bad.recv().as_ref().and_then(packet_out_buffer), Some(b));
+    // A length below the header size cannot be framed: closed.
+    bad.send(&[1, 2, 0, 4, 0, 0, 0, 1]);
+    assert!(bad.closed_by_controller());
+    // The other switch is unaffected.
+    let b = good.packet_in(2, &tcp_frame(mac(5), mac(6)), true);
+    assert_eq!(good.recv().as_ref().and_then(packet_out_buffer), Some(b));
+    // A peer that does not start with HELLO is closed.
+    let mut rude = TestSwitch::raw(addr);
+    let _ = rude.recv_raw();
+    rude.send(&[1, 5, 0, 8, 0, 0, 0, 1]);
+    assert!(rude.closed_by_controller());
+    rt.stop();
+}
+
+#[test]
+fn incompatible_versions_get_hello_failed() {
+    let (rt, _app) = start(config(SchedulerKind::Fair));
+    let mut sw = TestSwitch::raw(rt.local_addrs()[0]);
+    let _ = sw.recv_raw();
+    // An OpenFlow 1.2-only HELLO (version 3, no bitmap).
+    sw.send(&[3, 0, 0, 8, 0, 0, 0, 1]);
+    let err = sw.recv_raw().expect("an ERROR");
+    assert_eq!(err[1], 1);
+    assert_eq!(&err[8..12], &[0, 0, 0, 0], "HELLO_FAILED / INCOMPATIBLE");
+    assert!(sw.closed_by_controller());
+    rt.stop();
+}

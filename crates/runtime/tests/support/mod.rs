@@ -1,0 +1,243 @@
+//! An emulated OpenFlow switch over real loopback TCP, for integration
+//! tests: blocking socket, codec-built messages, generous timeouts (the
+//! tests assert behaviour, never timing).
+#![allow(dead_code)]
+
+use baton_openflow::hello::{Hello, HelloElement, bitmap_of};
+use baton_openflow::v13::oxm::Oxm;
+use baton_openflow::{BufferId, Cookie, DatapathId, PortNo, Version, Xid, v10, v13};
+use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+/// How long a test waits for a message before failing.
+pub const PATIENCE: Duration = Duration::from_secs(10);
+
+/// A decoded message of either version.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Msg {
+    V10(v10::Message),
+    V13(v13::Message),
+}
+
+pub struct TestSwitch {
+    pub stream: TcpStream,
+    buf: Vec<u8>,
+    pub version: Version,
+    pub dpid: u64,
+    next_buffer: u32,
+}
+
+impl TestSwitch {
+    /// Connects without any handshake.
+    pub fn raw(addr: SocketAddr) -> TestSwitch {
+        let stream = TcpStream::connect(addr).expect("connect");
+        stream.set_nodelay(true).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_millis(100)))
+            .unwrap();
+        TestSwitch {
+            stream,
+            buf: Vec::new(),
+            version: Version::V10,
+            dpid: 0,
+            next_buffer: 1,
+        }
+    }
+
+    /// Connects and completes the handshake as `version`, with `dpid`.
+    pub fn connect(addr: SocketAddr, version: Version, dpid: u64) -> TestSwitch {
+        let mut sw = TestSwitch::raw(addr);
+        sw.version = version;
+        sw.dpid = dpid;
+        let hello = sw.recv_raw().expect("controller HELLO");
+        assert_eq!(hello[1], 0, "first message is HELLO");
+        let mut out = Vec::new();
+        match version {
+            // cbench: a 1.0 HELLO without a bitmap.
+            Version::V10 => Hello::default().encode(Version::V10, Xid(1), &mut out),
+            Version::V13 => Hello {
+                elements: vec![HelloElement::VersionBitmap(vec![bitmap_of(&[
+                    Version::V13,
+                ])])],
+            }
+            .encode(Version::V13, Xid(1), &mut out),
+        }
+        sw.send(&out);
+        let req = sw.recv_raw().expect("FEATURES_REQUEST");
+        assert_eq!(req[0], version.wire(), "negotiated version");
+        assert_eq!(req[1], 5, "FEATURES_REQUEST");
+        let xid = Xid(u32::from_be_bytes([req[4], req[5], req[6], req[7]]));
+        out.clear();
+        match version {
+            Version::V10 => v10::Message::FeaturesReply(v10::SwitchFeatures {
+                datapath_id: DatapathId(dpid),
+                n_buffers: 256,
+                n_tables: 1,
+                capabilities: 0,
+                actions: 0xfff,
+                ports: Vec::new(),
+            })
+            .encode(xid, &mut out),
+            Version::V13 => v13::Message::FeaturesReply(v13::SwitchFeatures {
+                datapath_id: DatapathId(dpid),
+                n_buffers: 256,
+                n_tables: 254,
+                auxiliary_id: 0,
+                capabilities: 0,
+            })
+            .encode(xid, &mut out),
+        }
+        sw.send(&out);
+        // SET_CONFIG (type 9 in both versions) ends the controller's part.
+        let cfg = sw.recv_until(|m| m[1] == 9);
+        assert_eq!(cfg[0], version.wire());
+        sw
+    }
+
+    pub fn send(&mut self, bytes: &[u8]) {
+        self.stream.write_all(bytes).expect("send to controller");
+    }
+
+    /// Next whole message, or None after `PATIENCE` (or on EOF).
+    pub fn recv_raw(&mut self) -> Option<Vec<u8>> {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            if let Ok(Some(len)) = baton_openflow::frame(&self.buf) {
+                return Some(self.buf.drain(..len).collect());
+            }
+            if Instant::now() > deadline {
+                return None;
+            }
+            let mut chunk = [0u8; 4096];
+            match self.stream.read(&mut chunk) {
+                Ok(0) => return None,
+                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+                Err(_) => return None,
+            }
+        }
+    }
+
+    /// Skips messages until `pred` holds; panics after `PATIENCE`.
+    pub fn recv_until(&mut self, pred: impl Fn(&[u8]) -> bool) -> Vec<u8> {
+        let deadline = Instant::now() + PATIENCE;
+        while Instant::now() < deadline {
+            if let Some(m) = self.recv_raw() {
+                if pred(&m) {
+                    return m;
+                }
+            } else {
+                break;
+            }
+        }
+        panic!("expected message did not arrive");
+    }
+
+    /// Next message that is not an ECHO_REQUEST, decoded.
+    pub fn recv(&mut self) -> Option<Msg> {
+        loop {
+            let m = self.recv_raw()?;
+            if m[1] == 2 {
+                self.answer_echo(&m);
+                continue;
+            }
+            return Some(self.decode(&m));
+        }
+    }
+
+    pub fn decode(&self, m: &[u8]) -> Msg {
+        match self.version {
+            Version::V10 => Msg::V10(v10::decode(m).expect("controller sent valid 1.0").1),
+            Version::V13 => Msg::V13(v13::decode(m).expect("controller sent valid 1.3").1),
+        }
+    }
+
+    pub fn answer_echo(&mut self, req: &[u8]) {
+        let mut out = Vec::new();
+        let xid = Xid(u32::from_be_bytes([req[4], req[5], req[6], req[7]]));
+        match self.version {
+            Version::V10 => v10::encode_echo_reply(&mut out, xid, &req[8..]),
+            Version::V13 => v13::encode_echo_reply(&mut out, xid, &req[8..]),
+        }
+        self.send(&out);
+    }
+
+    /// Sends a PACKET_IN carrying `frame`; returns its buffer id.
+    pub fn packet_in(&mut self, in_port: u32, frame: &[u8], buffered: bool) -> BufferId {
+        let buffer_id = if buffered {
+            self.next_buffer += 1;
+            BufferId(self.next_buffer)
+        } else {
+            BufferId::NONE
+        };
+        let mut out = Vec::new();
+        self.encode_packet_in(&mut out, buffer_id, in_port, frame);
+        self.send(&out);
+        buffer_id
+    }
+
+    pub fn encode_packet_in(
+        &self,
+        out: &mut Vec<u8>,
+        buffer_id: BufferId,
+        in_port: u32,
+        frame: &[u8],
+    ) {
+        match self.version {
+            Version::V10 => v10::encode_packet_in(
+                out,
+                Xid(0),
+                buffer_id,
+                frame.len() as u16,
+                PortNo(in_port),
+                v10::PacketInReason::NoMatch,
+                frame,
+            ),
+            Version::V13 => v13::encode_packet_in(
+                out,
+                Xid(0),
+                buffer_id,
+                frame.len() as u16,
+                v13::PacketInReason::NoMatch,
+                0,
+                Cookie(0),
+                &[Oxm::InPort(PortNo(in_port))],
+                frame,
+            ),
+        }
+    }
+
+    /// True when the controller closed the connection (EOF within
+    /// `PATIENCE`, answering echoes meanwhile).
+    pub fn closed_by_controller(&mut self) -> bool {
+        let deadline = Instant::now() + PATIENCE;
+        self.stream
+            .set_read_timeout(Some(Duration::from_millis(50)))
+            .unwrap();
+        while Instant::now() < deadline {
+            let mut chunk = [0u8; 4096];
+            match self.stream.read(&mut chunk) {
+                Ok(0) => return true,
+                Ok(_) => {}
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+                Err(_) => return true,
+            }
+        }
+        false
+    }
+}
+
+/// An Ethernet/IPv4/TCP frame from `src` to `dst`.
+pub fn tcp_frame(src: [u8; 6], dst: [u8; 6]) -> Vec<u8> {
+    let b = etherparse::PacketBuilder::ethernet2(src, dst)
+        .ipv4([10, 0, 0, src[5]], [10, 0, 0, dst[5]], 64)
+        .tcp(1234, 80, 1, 1024);
+    let mut v = Vec::new();
+    b.write(&mut v, &[]).unwrap();
+    v
+}
+
+pub fn mac(n: u8) -> [u8; 6] {
+    [0, 0, 0, 0, 0, n]
+}
