@@ -124,12 +124,22 @@ impl<'a> Reader<'a> {
         Ok(Reader::with_base(b, base))
     }
 
-    /// Reads a fixed-size, NUL-padded string field (e.g. `char name[16]`),
-    /// returning the bytes before the first NUL.
-    pub fn fixed_str(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], DecodeError> {
-        let b = self.bytes(n, what)?;
-        let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
-        Ok(&b[..end])
+    /// Reads a fixed-size, NUL-terminated string field (e.g. `char
+    /// name[16]`): the text up to the first NUL, never including the field's
+    /// last byte (the terminator's place), each byte of invalid UTF-8 read
+    /// as `?`. Written back with [`Put::put_fixed_str`], decode -> encode ->
+    /// decode is stable whatever was received.
+    pub fn fixed_string(&mut self, n: usize, what: &'static str) -> Result<String, DecodeError> {
+        let field = self.bytes(n, what)?;
+        let text = field.get(..n.saturating_sub(1)).unwrap_or_default();
+        let end = text.iter().position(|&c| c == 0).unwrap_or(text.len());
+        let text = text.get(..end).unwrap_or_default();
+        let mut s = String::with_capacity(text.len());
+        for chunk in text.utf8_chunks() {
+            s.push_str(chunk.valid());
+            s.extend(chunk.invalid().iter().map(|_| '?'));
+        }
+        Ok(s)
     }
 
     /// Fails with [`ErrorKind::TrailingBytes`] unless everything was read.
@@ -237,7 +247,10 @@ mod tests {
         v.put_fixed_str(b"abcdef", 4);
         assert_eq!(v, b"abc\0");
         let mut r = Reader::new(&v);
-        assert_eq!(r.fixed_str(4, "s").unwrap(), b"abc");
+        assert_eq!(r.fixed_string(4, "s").unwrap(), "abc");
+        // No NUL: the last byte is the terminator's place.
+        assert_eq!(Reader::new(b"wxyz").fixed_string(4, "s").unwrap(), "wxy");
+        assert_eq!(Reader::new(b"a\xffb\0").fixed_string(4, "s").unwrap(), "a?b");
     }
 
     #[test]

@@ -9,9 +9,9 @@ use baton_openflow::v10::stats::{
     AggregateStats, DescStats, FlowStats, FlowStatsRequest, PortStats, QueueStats, TableStats,
 };
 use baton_openflow::v10::{
-    self, Action, Direction, EchoView, ErrorMsg, FixedStr, FlowMod, FlowModCommand, FlowModView,
+    self, Action, Direction, EchoView, ErrorMsg, FlowMod, FlowModCommand, FlowModView,
     FlowRemoved, FlowRemovedReason, Match10, Message, PacketIn, PacketInReason, PacketInView,
-    PacketOut, PacketOutView, PacketQueue, PhyPort, PortMod, PortName, PortReason, PortStatus,
+    PacketOut, PacketOutView, PacketQueue, PhyPort, PortMod, PortReason, PortStatus,
     QueueProp, StatsReply, StatsReplyBody, StatsRequest, StatsRequestBody, SwitchConfig,
     SwitchFeatures,
 };
@@ -41,9 +41,17 @@ fn bytes(max: usize) -> impl Strategy<Value = Vec<u8>> {
     vec(any::<u8>(), 0..=max)
 }
 
-/// Strings without NUL, up to the full width of the field.
-fn fixed_str<const N: usize>(max: usize) -> impl Strategy<Value = FixedStr<N>> {
-    vec(1u8..=255, 0..=max.min(N)).prop_map(|v| FixedStr::new(&v))
+/// Strings without NUL that fit a field of `n` bytes with its terminator.
+fn fixed_str(n: usize) -> impl Strategy<Value = String> {
+    proptest::string::string_regex("[^\\x00]*")
+        .unwrap()
+        .prop_map(move |s| {
+            let mut end = s.len().min(n - 1);
+            while !s.is_char_boundary(end) {
+                end -= 1;
+            }
+            s[..end].to_string()
+        })
 }
 
 fn match10() -> impl Strategy<Value = Match10> {
@@ -118,7 +126,7 @@ fn actions() -> impl Strategy<Value = Vec<Action>> {
 }
 
 fn phy_port() -> impl Strategy<Value = PhyPort> {
-    (port(), mac(), fixed_str::<16>(16), any::<[u32; 6]>()).prop_map(
+    (port(), mac(), fixed_str(16), any::<[u32; 6]>()).prop_map(
         |(port_no, hw_addr, name, [config, state, curr, advertised, supported, peer])| PhyPort {
             port_no,
             hw_addr,
@@ -258,11 +266,11 @@ fn flow_stats() -> impl Strategy<Value = FlowStats> {
 
 fn stats_reply() -> impl Strategy<Value = StatsReply> {
     let desc = (
-        fixed_str::<256>(300),
-        fixed_str::<256>(20),
-        fixed_str::<256>(20),
-        fixed_str::<32>(32),
-        fixed_str::<256>(20),
+        fixed_str(256),
+        fixed_str(256),
+        fixed_str(256),
+        fixed_str(32),
+        fixed_str(256),
     )
         .prop_map(
             |(mfr_desc, hw_desc, sw_desc, serial_num, dp_desc)| DescStats {
@@ -275,7 +283,7 @@ fn stats_reply() -> impl Strategy<Value = StatsReply> {
         );
     let table = (
         any::<u8>(),
-        fixed_str::<32>(32),
+        fixed_str(32),
         any::<(u32, u32, u32)>(),
         any::<(u64, u64)>(),
     )
@@ -756,7 +764,7 @@ fn features_reply_vector() {
     assert_eq!((f.capabilities, f.actions), (0xc7, 0xfff));
     assert_eq!(f.ports.len(), 1);
     assert_eq!(f.ports[0].port_no, PortNo(3));
-    assert_eq!(f.ports[0].name, PortName::from("eth3"));
+    assert_eq!(f.ports[0].name, "eth3");
     assert_eq!(f.ports[0].hw_addr, MacAddr([2, 0, 0, 0, 0, 3]));
     assert_eq!(encode(&m, Xid(9)), b);
     // A port cut short.

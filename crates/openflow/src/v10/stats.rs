@@ -9,7 +9,6 @@
 use crate::error::{DecodeError, ErrorKind};
 use crate::types::{Cookie, PortNo};
 use crate::v10::action::{Action, ActionIter, emit_actions};
-use crate::v10::fixed_str::FixedStr;
 use crate::v10::ofmatch::{Match10, port_to_wire};
 use crate::wire::{Put, Reader};
 
@@ -205,37 +204,37 @@ impl StatsRequest {
 }
 
 /// `ofp_desc_stats` (1.0.0 §5.3.5): the switch's description strings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct DescStats {
     /// `mfr_desc`: manufacturer.
-    pub mfr_desc: FixedStr<DESC_STR_LEN>,
+    pub mfr_desc: String,
     /// `hw_desc`: hardware revision.
-    pub hw_desc: FixedStr<DESC_STR_LEN>,
+    pub hw_desc: String,
     /// `sw_desc`: software revision.
-    pub sw_desc: FixedStr<DESC_STR_LEN>,
+    pub sw_desc: String,
     /// `serial_num`.
-    pub serial_num: FixedStr<SERIAL_NUM_LEN>,
+    pub serial_num: String,
     /// `dp_desc`: human-readable datapath description.
-    pub dp_desc: FixedStr<DESC_STR_LEN>,
+    pub dp_desc: String,
 }
 
 impl DescStats {
     fn parse(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
         Ok(DescStats {
-            mfr_desc: FixedStr::parse(r, "ofp_desc_stats.mfr_desc")?,
-            hw_desc: FixedStr::parse(r, "ofp_desc_stats.hw_desc")?,
-            sw_desc: FixedStr::parse(r, "ofp_desc_stats.sw_desc")?,
-            serial_num: FixedStr::parse(r, "ofp_desc_stats.serial_num")?,
-            dp_desc: FixedStr::parse(r, "ofp_desc_stats.dp_desc")?,
+            mfr_desc: r.fixed_string(DESC_STR_LEN, "ofp_desc_stats.mfr_desc")?,
+            hw_desc: r.fixed_string(DESC_STR_LEN, "ofp_desc_stats.hw_desc")?,
+            sw_desc: r.fixed_string(DESC_STR_LEN, "ofp_desc_stats.sw_desc")?,
+            serial_num: r.fixed_string(SERIAL_NUM_LEN, "ofp_desc_stats.serial_num")?,
+            dp_desc: r.fixed_string(DESC_STR_LEN, "ofp_desc_stats.dp_desc")?,
         })
     }
 
     fn emit(&self, out: &mut Vec<u8>) {
-        self.mfr_desc.emit(out);
-        self.hw_desc.emit(out);
-        self.sw_desc.emit(out);
-        self.serial_num.emit(out);
-        self.dp_desc.emit(out);
+        out.put_fixed_str(self.mfr_desc.as_bytes(), DESC_STR_LEN);
+        out.put_fixed_str(self.hw_desc.as_bytes(), DESC_STR_LEN);
+        out.put_fixed_str(self.sw_desc.as_bytes(), DESC_STR_LEN);
+        out.put_fixed_str(self.serial_num.as_bytes(), SERIAL_NUM_LEN);
+        out.put_fixed_str(self.dp_desc.as_bytes(), DESC_STR_LEN);
     }
 }
 
@@ -349,12 +348,12 @@ pub struct AggregateStats {
 }
 
 /// `ofp_table_stats` (1.0.0 §5.3.5): one table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct TableStats {
     /// `table_id`.
     pub table_id: u8,
     /// `name`.
-    pub name: FixedStr<MAX_TABLE_NAME_LEN>,
+    pub name: String,
     /// `wildcards`: `OFPFW_*` bits the table supports.
     pub wildcards: u32,
     /// `max_entries`.
@@ -497,7 +496,7 @@ impl StatsReply {
                 r.skip(3, "ofp_table_stats.pad")?;
                 Ok(TableStats {
                     table_id,
-                    name: FixedStr::parse(r, "ofp_table_stats.name")?,
+                    name: r.fixed_string(MAX_TABLE_NAME_LEN, "ofp_table_stats.name")?,
                     wildcards: r.u32("ofp_table_stats.wildcards")?,
                     max_entries: r.u32("ofp_table_stats.max_entries")?,
                     active_count: r.u32("ofp_table_stats.active_count")?,
@@ -583,7 +582,7 @@ impl StatsReply {
                 for t in v {
                     out.put_u8(t.table_id);
                     out.put_zeros(3);
-                    t.name.emit(out);
+                    out.put_fixed_str(t.name.as_bytes(), MAX_TABLE_NAME_LEN);
                     out.put_u32(t.wildcards);
                     out.put_u32(t.max_entries);
                     out.put_u32(t.active_count);

@@ -99,30 +99,6 @@ pub struct Port {
     pub max_speed: u32,
 }
 
-/// Reads a NUL-terminated `char x[n]` field: the text ends at the first
-/// NUL and never includes the field's last byte (the terminator's place);
-/// valid UTF-8 is kept and each byte of an invalid sequence becomes `?`.
-/// So the text always fits the field again (`put_fixed_str` writes at most
-/// `n - 1` bytes and a NUL), and decode -> encode -> decode is stable
-/// whatever was received. (Same rule as the multipart description
-/// strings.)
-pub(crate) fn read_name(
-    r: &mut Reader<'_>,
-    n: usize,
-    what: &'static str,
-) -> Result<String, DecodeError> {
-    let field = r.bytes(n, what)?;
-    let text = field.get(..n.saturating_sub(1)).unwrap_or_default();
-    let end = text.iter().position(|&c| c == 0).unwrap_or(text.len());
-    let text = text.get(..end).unwrap_or_default();
-    let mut s = String::with_capacity(text.len());
-    for chunk in text.utf8_chunks() {
-        s.push_str(chunk.valid());
-        s.extend(chunk.invalid().iter().map(|_| '?'));
-    }
-    Ok(s)
-}
-
 impl Port {
     /// Decodes an `ofp_port`.
     pub fn parse(r: &mut Reader<'_>) -> Result<Port, DecodeError> {
@@ -130,7 +106,7 @@ impl Port {
         r.skip(4, "ofp_port.pad")?;
         let hw_addr = MacAddr(r.array("ofp_port.hw_addr")?);
         r.skip(2, "ofp_port.pad2")?;
-        let name = read_name(r, PORT_NAME_LEN, "ofp_port.name")?;
+        let name = r.fixed_string(PORT_NAME_LEN, "ofp_port.name")?;
         Ok(Port {
             port_no,
             hw_addr,
@@ -198,7 +174,7 @@ mod tests {
 
     #[test]
     fn odd_names_are_stable() {
-        let name = |b: &[u8]| read_name(&mut Reader::new(b), b.len(), "name").unwrap();
+        let name = |b: &[u8]| Reader::new(b).fixed_string(b.len(), "name").unwrap();
         assert_eq!(name(&[b'a', 0xff, 0xfe, b'b', 0]), "a??b");
         assert_eq!(name("é\0".as_bytes()), "é");
         // No NUL: the last byte is the terminator's place.

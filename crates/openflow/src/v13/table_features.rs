@@ -13,7 +13,6 @@
 use crate::error::{DecodeError, ErrorKind};
 use crate::v13::action::ActionType;
 use crate::v13::instruction::InstructionType;
-use crate::v13::multipart::stats::read_fixed_string;
 use crate::v13::oxm::{OFPXMC_EXPERIMENTER, OxmHeader};
 use crate::wire::{Put, Reader, pad8};
 
@@ -473,7 +472,7 @@ impl TableFeatures {
         let mut e = r.sub(len - 2, "ofp_table_features")?;
         let table_id = e.u8("ofp_table_features.table_id")?;
         e.skip(5, "ofp_table_features.pad")?;
-        let name = read_fixed_string(&mut e, TABLE_NAME_LEN, "ofp_table_features.name")?;
+        let name = e.fixed_string(TABLE_NAME_LEN, "ofp_table_features.name")?;
         let metadata_match = e.u64("ofp_table_features.metadata_match")?;
         let metadata_write = e.u64("ofp_table_features.metadata_write")?;
         let config = e.u32("ofp_table_features.config")?;

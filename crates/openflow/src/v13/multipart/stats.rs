@@ -55,29 +55,6 @@ pub(super) fn patch_len(out: &mut Vec<u8>, start: usize, at: usize) {
     out.patch_u16(at, len);
 }
 
-/// Reads a NUL-terminated string field of `n` bytes (`char x[n]`). The
-/// text ends at the first NUL and never includes the last byte, which the
-/// specs reserve for the terminator; valid UTF-8 is kept, and each byte of
-/// an invalid sequence becomes `?`. So the text always fits the field
-/// again (`put_fixed_str` writes at most `n - 1` bytes and a NUL), and
-/// decode -> encode -> decode is stable whatever was received.
-pub(crate) fn read_fixed_string(
-    r: &mut Reader,
-    n: usize,
-    what: &'static str,
-) -> Result<String, DecodeError> {
-    let field = r.bytes(n, what)?;
-    let text = field.get(..n.saturating_sub(1)).unwrap_or_default();
-    let end = text.iter().position(|&c| c == 0).unwrap_or(text.len());
-    let text = text.get(..end).unwrap_or_default();
-    let mut s = String::with_capacity(text.len());
-    for chunk in text.utf8_chunks() {
-        s.push_str(chunk.valid());
-        s.extend(chunk.invalid().iter().map(|_| '?'));
-    }
-    Ok(s)
-}
-
 /// `ofp_desc` (1.3.5 §7.3.5.1): the switch's description. Each string is
 /// a NUL-terminated fixed field: decoded up to the first NUL but never
 /// including the field's last byte (the terminator's place), each byte of
@@ -101,11 +78,11 @@ impl Desc {
     /// Decodes `ofp_desc`.
     pub fn parse(r: &mut Reader) -> Result<Self, DecodeError> {
         Ok(Desc {
-            mfr_desc: read_fixed_string(r, DESC_STR_LEN, "ofp_desc.mfr_desc")?,
-            hw_desc: read_fixed_string(r, DESC_STR_LEN, "ofp_desc.hw_desc")?,
-            sw_desc: read_fixed_string(r, DESC_STR_LEN, "ofp_desc.sw_desc")?,
-            serial_num: read_fixed_string(r, SERIAL_NUM_LEN, "ofp_desc.serial_num")?,
-            dp_desc: read_fixed_string(r, DESC_STR_LEN, "ofp_desc.dp_desc")?,
+            mfr_desc: r.fixed_string(DESC_STR_LEN, "ofp_desc.mfr_desc")?,
+            hw_desc: r.fixed_string(DESC_STR_LEN, "ofp_desc.hw_desc")?,
+            sw_desc: r.fixed_string(DESC_STR_LEN, "ofp_desc.sw_desc")?,
+            serial_num: r.fixed_string(SERIAL_NUM_LEN, "ofp_desc.serial_num")?,
+            dp_desc: r.fixed_string(DESC_STR_LEN, "ofp_desc.dp_desc")?,
         })
     }
 
@@ -451,7 +428,7 @@ mod tests {
     }
 
     fn string_of(field: &[u8]) -> String {
-        read_fixed_string(&mut Reader::new(field), field.len(), "s").unwrap()
+        Reader::new(field).fixed_string(field.len(), "s").unwrap()
     }
 
     #[test]
