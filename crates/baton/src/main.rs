@@ -2,7 +2,7 @@
 //! the benchmark. Everything it does is a library call; this file only
 //! parses flags and waits for a signal.
 
-use baton_runtime::{Batching, Config, Runtime, SchedulerKind, parse_duration};
+use baton_runtime::{Batching, Config, Runtime, SchedulerKind, parse_duration, parse_weight};
 use clap::{Args, Parser, Subcommand};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -64,6 +64,13 @@ struct RunArgs {
     /// Drop a switch silent for this long.
     #[arg(long, default_value = "15s", value_parser = parse_duration)]
     echo_timeout: Duration,
+    /// Give a datapath WEIGHT service chances per round (repeatable),
+    /// e.g. --weight 0a=4.
+    #[arg(long = "weight", value_name = "DPID=WEIGHT", value_parser = parse_weight)]
+    weights: Vec<(baton_openflow::DatapathId, u32)>,
+    /// Log a statistics line this often (0: never).
+    #[arg(long, default_value = "0s", value_parser = parse_duration)]
+    stats_interval: Duration,
 }
 
 fn main() {
@@ -104,6 +111,7 @@ fn run(args: RunArgs) -> i32 {
         max_output: args.max_output,
         echo_interval: args.echo_interval,
         echo_timeout: args.echo_timeout,
+        weights: args.weights,
         ..defaults
     };
     let stop = Arc::new(AtomicBool::new(false));
@@ -136,8 +144,24 @@ fn run(args: RunArgs) -> i32 {
         apps = %args.apps.join(","),
         "baton running"
     );
+    let mut last = std::time::Instant::now();
+    let mut last_msgs = 0u64;
     while !stop.load(Ordering::Acquire) {
         std::thread::sleep(Duration::from_millis(100));
+        if !args.stats_interval.is_zero() && last.elapsed() >= args.stats_interval {
+            let s = runtime.stats();
+            let msgs: u64 = s.workers.iter().map(|w| w.messages).sum();
+            let secs = last.elapsed().as_secs_f64();
+            let ibts: Vec<String> = s.workers.iter().map(|w| w.ibt.to_string()).collect();
+            tracing::info!(
+                switches = s.switches.len(),
+                msgs_per_sec = ((msgs - last_msgs) as f64 / secs) as u64,
+                ibt = %ibts.join(","),
+                "stats"
+            );
+            last = std::time::Instant::now();
+            last_msgs = msgs;
+        }
     }
     tracing::info!("stopping");
     runtime.stop();

@@ -132,6 +132,9 @@ pub struct Config {
     pub max_switches: usize,
     /// Period of dynamic re-partitioning.
     pub repartition_period: Duration,
+    /// Service chances per round for given datapaths (weighted max-min
+    /// fairness, seed 000 §3.2.1); others get 1.
+    pub weights: Vec<(baton_openflow::DatapathId, u32)>,
 }
 
 impl Default for Config {
@@ -152,6 +155,7 @@ impl Default for Config {
             table_miss_13: true,
             max_switches: 65_536,
             repartition_period: Duration::from_secs(1),
+            weights: Vec::new(),
         }
     }
 }
@@ -170,6 +174,22 @@ impl Config {
             Batching::Static => self.static_read_size,
         }
     }
+}
+
+/// Parses a `DPID=WEIGHT` pair (`DPID` in hex, with or without `0x`).
+pub fn parse_weight(s: &str) -> Result<(baton_openflow::DatapathId, u32), String> {
+    let (d, w) = s
+        .split_once('=')
+        .ok_or_else(|| format!("bad weight {s:?}: expected DPID=WEIGHT, e.g. 0a=4"))?;
+    let d = d.trim_start_matches("0x");
+    let dpid = u64::from_str_radix(&d.replace(':', ""), 16)
+        .map_err(|_| format!("bad datapath id {d:?} in {s:?}"))?;
+    let weight: u32 = w
+        .parse()
+        .ok()
+        .filter(|&w| w >= 1)
+        .ok_or_else(|| format!("bad weight {w:?} in {s:?}: a whole number >= 1"))?;
+    Ok((baton_openflow::DatapathId(dpid), weight))
 }
 
 /// Parses durations like `1ms`, `250us`, `2s`, `1.5ms`.
@@ -205,6 +225,16 @@ mod tests {
             assert_eq!(k.name().parse::<SchedulerKind>(), Ok(k));
         }
         assert!("fifo".parse::<SchedulerKind>().is_err());
+    }
+
+    #[test]
+    fn weights() {
+        use baton_openflow::DatapathId;
+        assert_eq!(parse_weight("0a=4"), Ok((DatapathId(10), 4)));
+        assert_eq!(parse_weight("0x00:00:00:01=2"), Ok((DatapathId(1), 2)));
+        assert!(parse_weight("1=0").is_err());
+        assert!(parse_weight("zz=1").is_err());
+        assert!(parse_weight("5").is_err());
     }
 
     #[test]

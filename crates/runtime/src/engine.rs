@@ -465,6 +465,9 @@ impl Engine {
         let slot = &shared.table.slots[held.idx];
         slot.dpid.store(dpid.0, Ordering::Release);
         slot.version.store(version.wire(), Ordering::Release);
+        if let Some(&(_, w)) = shared.config.weights.iter().find(|(d, _)| *d == dpid) {
+            slot.weight.store(w, Ordering::Relaxed);
+        }
         // A switch that reconnects replaces its old connection.
         let old = lock(&shared.dpids).insert(dpid, id);
         if let Some(old) = old.filter(|&o| o != id) {

@@ -44,7 +44,7 @@ pub mod stats;
 mod switch;
 
 pub use app::{App, Flow, Network, PacketInBatch, PacketInEvent, SwitchCtx};
-pub use config::{Batching, Config, SchedulerKind, parse_duration};
+pub use config::{Batching, Config, SchedulerKind, parse_duration, parse_weight};
 pub use engine::VERSIONS;
 pub use runtime::Runtime;
 pub use stats::Snapshot;

@@ -148,6 +148,7 @@ impl Runtime {
             | SchedulerKind::StaticPartition
             | SchedulerKind::DynamicPartition => {
                 let q = Arc::new(queues::RunQueues::new(
+                    workers,
                     wakers.clone(),
                     kind == SchedulerKind::Fair,
                 ));
