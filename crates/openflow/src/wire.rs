@@ -250,7 +250,10 @@ mod tests {
         assert_eq!(r.fixed_string(4, "s").unwrap(), "abc");
         // No NUL: the last byte is the terminator's place.
         assert_eq!(Reader::new(b"wxyz").fixed_string(4, "s").unwrap(), "wxy");
-        assert_eq!(Reader::new(b"a\xffb\0").fixed_string(4, "s").unwrap(), "a?b");
+        assert_eq!(
+            Reader::new(b"a\xffb\0").fixed_string(4, "s").unwrap(),
+            "a?b"
+        );
     }
 
     #[test]

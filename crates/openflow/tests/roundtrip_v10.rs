@@ -9,11 +9,10 @@ use baton_openflow::v10::stats::{
     AggregateStats, DescStats, FlowStats, FlowStatsRequest, PortStats, QueueStats, TableStats,
 };
 use baton_openflow::v10::{
-    self, Action, Direction, EchoView, ErrorMsg, FlowMod, FlowModCommand, FlowModView,
-    FlowRemoved, FlowRemovedReason, Match10, Message, PacketIn, PacketInReason, PacketInView,
-    PacketOut, PacketOutView, PacketQueue, PhyPort, PortMod, PortReason, PortStatus,
-    QueueProp, StatsReply, StatsReplyBody, StatsRequest, StatsRequestBody, SwitchConfig,
-    SwitchFeatures,
+    self, Action, Direction, EchoView, ErrorMsg, FlowMod, FlowModCommand, FlowModView, FlowRemoved,
+    FlowRemovedReason, Match10, Message, PacketIn, PacketInReason, PacketInView, PacketOut,
+    PacketOutView, PacketQueue, PhyPort, PortMod, PortReason, PortStatus, QueueProp, StatsReply,
+    StatsReplyBody, StatsRequest, StatsRequestBody, SwitchConfig, SwitchFeatures,
 };
 use baton_openflow::{BufferId, Cookie, DatapathId, ErrorKind, MacAddr, PortNo, Xid};
 use proptest::collection::vec;

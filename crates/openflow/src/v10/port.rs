@@ -15,7 +15,6 @@ pub const PHY_PORT_LEN: usize = 48;
 /// `OFP_MAX_PORT_NAME_LEN`.
 pub const MAX_PORT_NAME_LEN: usize = 16;
 
-
 /// `ofp_port_config` bits (1.0.0 §5.2.1).
 pub mod config {
     /// `OFPPC_PORT_DOWN`: port is administratively down.
