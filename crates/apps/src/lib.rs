@@ -8,14 +8,19 @@
 //!   (§4.2): one host table shared by every switch, sharded under
 //!   read-write locks.
 //!
+//! - [`Burn`]: spins a set time per PACKET_IN, to overload baton in
+//!   benchmarks on small machines (always named in the figures).
+//!
 //! [`by_name`] builds an application from its command-line name.
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod burn;
 mod hub;
 mod learning;
 
+pub use burn::Burn;
 pub use hub::Hub;
 pub use learning::{GlobalLearningSwitch, LearningConfig, LearningSwitch};
 
@@ -23,7 +28,12 @@ use baton_runtime::App;
 use std::sync::Arc;
 
 /// The names [`by_name`] knows.
-pub const NAMES: &[&str] = &["hub", "learning-switch", "global-learning-switch"];
+pub const NAMES: &[&str] = &[
+    "hub",
+    "learning-switch",
+    "global-learning-switch",
+    "burn:NANOSECONDS",
+];
 
 /// Builds the application called `name`.
 pub fn by_name(name: &str) -> Result<Arc<dyn App>, String> {
@@ -33,9 +43,33 @@ pub fn by_name(name: &str) -> Result<Arc<dyn App>, String> {
         "global-learning-switch" => Ok(Arc::new(GlobalLearningSwitch::new(
             LearningConfig::default(),
         ))),
+        other if other.starts_with("burn:") => other["burn:".len()..]
+            .parse::<u64>()
+            .map(|ns| Arc::new(Burn::new(std::time::Duration::from_nanos(ns))) as Arc<dyn App>)
+            .map_err(|_| format!("bad burn time in {other:?}: burn:NANOSECONDS")),
         other => Err(format!(
             "unknown application {other:?}; one of: {}",
             NAMES.join(", ")
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builds_every_named_application() {
+        for name in [
+            "hub",
+            "learning-switch",
+            "global-learning-switch",
+            "burn:500",
+        ] {
+            let app = by_name(name).unwrap();
+            assert_eq!(app.name(), name.split(':').next().unwrap());
+        }
+        assert!(by_name("burn:fast").is_err());
+        assert!(by_name("router").is_err());
     }
 }

@@ -1,5 +1,5 @@
 //! The `baton` command: a thin shell over the runtime, the applications and
-//! the benchmark. Everything it does is a library call; this file only
+//! the benchmark (`baton bench`). Everything it does is a library call; this file only
 //! parses flags and waits for a signal.
 
 use baton_runtime::{Batching, Config, Runtime, SchedulerKind, parse_duration, parse_weight};
@@ -24,6 +24,9 @@ struct Cli {
 enum Command {
     /// Run the controller.
     Run(RunArgs),
+    /// Benchmark a controller with emulated switches (cbench-compatible),
+    /// run the reference responder, or compare controllers side by side.
+    Bench(Box<baton_bench::cli::BenchArgs>),
 }
 
 #[derive(Args)]
@@ -85,6 +88,7 @@ fn main() {
     let cli = Cli::parse();
     let code = match cli.command {
         Command::Run(args) => run(args),
+        Command::Bench(args) => baton_bench::cli::main(*args),
     };
     std::process::exit(code);
 }

@@ -1,0 +1,461 @@
+//! The controllers `baton bench compare` can start, and their life cycle:
+//! pick a free port, start the controller pinned with `taskset -c CPUS`,
+//! wait until it accepts connections, run, then stop it (SIGTERM, then
+//! SIGKILL after 3 s).
+//!
+//! Target names: `baton[:SCHEDULER][:pin]` (the `baton` binary next to the
+//! current executable, or `--baton PATH`), `ovs-testcontroller` (Debian
+//! `openvswitch-testcontroller`), `os-ken` (os-ken's `simple_switch`, from
+//! `scripts/install-peers.sh`), `responder` (this crate's ceiling) and
+//! `external:HOST:PORT` (already running; not started or stopped).
+
+use crate::Error;
+use baton_openflow::Version;
+use std::fs::File;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A controller to compare.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub enum Target {
+    /// `baton run --scheduler NAME [--pin]`.
+    Baton {
+        /// The scheduler.
+        scheduler: String,
+        /// Pass `--pin`.
+        pin: bool,
+    },
+    /// `ovs-testcontroller ptcp:PORT:127.0.0.1`.
+    OvsTestController,
+    /// os-ken's simple_switch.
+    OsKen,
+    /// `baton bench responder`.
+    Responder,
+    /// A controller that is already running.
+    External(String),
+}
+
+impl std::str::FromStr for Target {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Target, Error> {
+        let s = s.trim();
+        if let Some(rest) = s.strip_prefix("external:") {
+            return Ok(Target::External(rest.to_string()));
+        }
+        let mut parts = s.split(':');
+        match parts.next() {
+            Some("baton") => {
+                let mut scheduler = "fair".to_string();
+                let mut pin = false;
+                for p in parts {
+                    if p == "pin" {
+                        pin = true;
+                    } else if !p.is_empty() {
+                        scheduler = p.to_string();
+                    }
+                }
+                Ok(Target::Baton { scheduler, pin })
+            }
+            Some("ovs-testcontroller" | "ovs") => Ok(Target::OvsTestController),
+            Some("os-ken" | "osken") => Ok(Target::OsKen),
+            Some("responder") => Ok(Target::Responder),
+            _ => Err(Error::new(format!(
+                "unknown target `{s}` (baton[:SCHEDULER][:pin], ovs-testcontroller, os-ken, responder, external:HOST:PORT)"
+            ))),
+        }
+    }
+}
+
+impl Target {
+    /// The label in tables.
+    pub fn label(&self) -> String {
+        match self {
+            Target::Baton { scheduler, pin } => {
+                format!("baton:{scheduler}{}", if *pin { ":pin" } else { "" })
+            }
+            Target::OvsTestController => "ovs-testcontroller".into(),
+            Target::OsKen => "os-ken".into(),
+            Target::Responder => "responder".into(),
+            Target::External(a) => format!("external:{a}"),
+        }
+    }
+
+    /// Why this target cannot run a case, if it cannot.
+    pub fn unsupported(&self, switches: usize) -> Option<String> {
+        match self {
+            Target::OvsTestController if switches > 16 => {
+                Some("ovs-testcontroller accepts at most 16 switches".into())
+            }
+            _ => None,
+        }
+    }
+}
+
+/// baton's schedulers (`baton run --scheduler`), for `baton:all`.
+pub const BATON_SCHEDULERS: [&str; 5] = [
+    "fair",
+    "shared-queue",
+    "static-partition",
+    "dynamic-partition",
+    "round-robin",
+];
+
+/// Parses `--targets`, expanding `baton:all[:pin]` to every scheduler.
+pub fn parse_list(list: &[String]) -> Result<Vec<Target>, Error> {
+    let mut out = Vec::new();
+    for t in list {
+        let parts: Vec<&str> = t.trim().split(':').collect();
+        if parts.first() == Some(&"baton") && parts.contains(&"all") {
+            let pin = parts.contains(&"pin");
+            out.extend(BATON_SCHEDULERS.iter().map(|s| Target::Baton {
+                scheduler: s.to_string(),
+                pin,
+            }));
+        } else {
+            out.push(t.parse()?);
+        }
+    }
+    Ok(out)
+}
+
+/// Where to find the programs.
+#[derive(Debug, Clone)]
+pub struct Programs {
+    /// The `baton` binary.
+    pub baton: PathBuf,
+    /// The directory `scripts/install-peers.sh` filled.
+    pub peers: PathBuf,
+    /// CPUs for the controller (`taskset -c` list).
+    pub controller_cpus: String,
+    /// Worker threads for baton / the responder.
+    pub workers: usize,
+    /// Where controller logs go.
+    pub log_dir: PathBuf,
+}
+
+/// A started controller.
+pub struct Running {
+    /// Where the switches connect.
+    pub addr: SocketAddr,
+    /// Its pid (for CPU time), when we started it.
+    pub pid: Option<u32>,
+    child: Option<Child>,
+    log: Option<PathBuf>,
+}
+
+/// A free TCP port on 127.0.0.1 (bind port 0, read it, close).
+pub fn free_port() -> Result<u16, Error> {
+    let l = TcpListener::bind("127.0.0.1:0")?;
+    Ok(l.local_addr()?.port())
+}
+
+fn which(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join(name))
+            .find(|p| p.is_file())
+    })
+}
+
+/// The directory holding the current executable.
+fn exe_dir() -> Option<PathBuf> {
+    std::env::current_exe()
+        .ok()?
+        .parent()
+        .map(Path::to_path_buf)
+}
+
+/// The `baton` binary: `--baton`, else next to the current executable.
+pub fn default_baton() -> PathBuf {
+    exe_dir().map_or_else(|| PathBuf::from("baton"), |d| d.join("baton"))
+}
+
+/// The peers directory: `target/peers` under the current directory, or
+/// next to the target directory of the current executable.
+pub fn default_peers() -> PathBuf {
+    let local = PathBuf::from("target/peers");
+    if local.exists() {
+        return local;
+    }
+    exe_dir()
+        .and_then(|d| d.parent().map(|t| t.join("peers")))
+        .filter(|p| p.exists())
+        .unwrap_or(local)
+}
+
+/// The command line that runs `baton bench responder`: this executable,
+/// which is `baton`.
+fn self_responder_args() -> (PathBuf, Vec<String>) {
+    let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("baton"));
+    (exe, vec!["bench".to_string(), "responder".to_string()])
+}
+
+/// Starts `target` (pinned) and waits until it listens.
+pub fn start(target: &Target, version: Version, p: &Programs, tag: &str) -> Result<Running, Error> {
+    if let Target::External(a) = target {
+        return Ok(Running {
+            addr: crate::cli::resolve(a)?,
+            pid: None,
+            child: None,
+            log: None,
+        });
+    }
+    let port = free_port()?;
+    let listen = format!("127.0.0.1:{port}");
+    let workers = p.workers.to_string();
+    let (program, args): (PathBuf, Vec<String>) = match target {
+        Target::Baton { scheduler, pin } => {
+            let mut a = vec![
+                "run".into(),
+                "--listen".into(),
+                listen.clone(),
+                "--workers".into(),
+                workers,
+                "--scheduler".into(),
+                scheduler.clone(),
+            ];
+            if *pin {
+                a.push("--pin".into());
+            }
+            (p.baton.clone(), a)
+        }
+        Target::OvsTestController => (
+            which("ovs-testcontroller").ok_or_else(|| {
+                Error::new("ovs-testcontroller not found: run scripts/install-peers.sh")
+            })?,
+            // Its control socket defaults to /var/run/openvswitch, which
+            // need not exist; a short path (sockets have a 108-byte limit).
+            vec![
+                format!("--unixctl=/tmp/baton-bench-ovs-{port}.ctl"),
+                format!("ptcp:{port}:127.0.0.1"),
+            ],
+        ),
+        Target::OsKen => {
+            let manager = p.peers.join("osken-venv/bin/osken-manager");
+            let app = p.peers.join(match version {
+                Version::V10 => "simple_switch.py",
+                Version::V13 => "simple_switch_13.py",
+            });
+            if !manager.exists() || !app.exists() {
+                return Err(Error::new(format!(
+                    "os-ken not found in {} (run scripts/install-peers.sh)",
+                    p.peers.display()
+                )));
+            }
+            (
+                manager,
+                vec![
+                    "--default-log-level".into(),
+                    "30".into(),
+                    "--ofp-listen-host".into(),
+                    "127.0.0.1".into(),
+                    "--ofp-tcp-listen-port".into(),
+                    port.to_string(),
+                    app.to_string_lossy().into_owned(),
+                ],
+            )
+        }
+        Target::Responder => {
+            let (exe, mut a) = self_responder_args();
+            a.extend([
+                "--listen".into(),
+                listen.clone(),
+                "--threads".into(),
+                workers,
+            ]);
+            (exe, a)
+        }
+        Target::External(_) => unreachable!("handled above"),
+    };
+    std::fs::create_dir_all(&p.log_dir)?;
+    let log = p.log_dir.join(format!("{tag}.log"));
+    let out = File::create(&log)?;
+    let err = out.try_clone()?;
+    let mut cmd = match which("taskset") {
+        Some(taskset) => {
+            let mut c = Command::new(taskset);
+            c.arg("-c").arg(&p.controller_cpus).arg(&program);
+            c
+        }
+        None => Command::new(&program),
+    };
+    cmd.args(&args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(out))
+        .stderr(Stdio::from(err));
+    let child = cmd
+        .spawn()
+        .map_err(|e| Error::new(format!("cannot start {}: {e}", program.display())))?;
+    let pid = child.id();
+    let mut running = Running {
+        addr: SocketAddr::from(([127, 0, 0, 1], port)),
+        pid: Some(pid),
+        child: Some(child),
+        log: Some(log),
+    };
+    running.wait_listening(Duration::from_secs(30))?;
+    Ok(running)
+}
+
+impl Running {
+    fn wait_listening(&mut self, limit: Duration) -> Result<(), Error> {
+        let start = Instant::now();
+        loop {
+            if TcpStream::connect_timeout(&self.addr, Duration::from_millis(200)).is_ok() {
+                return Ok(());
+            }
+            if let Some(c) = self.child.as_mut() {
+                if let Ok(Some(status)) = c.try_wait() {
+                    return Err(Error::new(format!(
+                        "the controller exited ({status}) before listening: {}",
+                        self.log_tail()
+                    )));
+                }
+            }
+            if start.elapsed() > limit {
+                let tail = self.log_tail();
+                self.stop();
+                return Err(Error::new(format!(
+                    "the controller did not listen on {} within {limit:?}: {tail}",
+                    self.addr
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The last lines of the controller's log.
+    pub fn log_tail(&self) -> String {
+        let Some(log) = &self.log else {
+            return String::new();
+        };
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(5)..].join(" | ")
+    }
+
+    /// Stops the controller (SIGTERM, then SIGKILL after 3 s).
+    pub fn stop(&mut self) {
+        let Some(mut child) = self.child.take() else {
+            return;
+        };
+        if let Ok(pid) = i32::try_from(child.id()) {
+            // SAFETY: kill(2) on a pid we spawned and have not reaped yet,
+            // so it cannot have been reused.
+            unsafe {
+                libc::kill(pid, libc::SIGTERM);
+            }
+        }
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(3) {
+            if let Ok(Some(_)) = child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Pins the calling thread (and the threads it starts later) to `cpus`, a
+/// `taskset -c` style list (`0`, `0-3,6`).
+pub fn pin_current_thread(cpus: &str) -> Result<usize, Error> {
+    let list = parse_cpu_list(cpus)?;
+    // SAFETY: cpu_set_t is plain data; CPU_ZERO/CPU_SET only write inside
+    // it (indices are checked against CPU_SETSIZE); sched_setaffinity
+    // reads `size_of::<cpu_set_t>()` bytes from a valid pointer.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_ZERO(&mut set);
+        for &c in &list {
+            if c < libc::CPU_SETSIZE as usize {
+                libc::CPU_SET(c, &mut set);
+            }
+        }
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(Error::new(format!(
+                "cannot pin the benchmark to CPUs {cpus}: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+    }
+    Ok(list.len())
+}
+
+/// Parses a `taskset -c` CPU list.
+pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, Error> {
+    let bad = || Error::new(format!("bad CPU list `{s}` (e.g. 0 or 0-3,6)"));
+    let mut out = Vec::new();
+    for part in s.split(',').filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (usize, usize) =
+                    (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
+                if a > b || b - a > 4096 {
+                    return Err(bad());
+                }
+                out.extend(a..=b);
+            }
+            None => out.push(part.parse().map_err(|_| bad())?),
+        }
+    }
+    if out.is_empty() {
+        return Err(bad());
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_parse() {
+        assert_eq!(
+            "baton:static-partition".parse::<Target>().unwrap(),
+            Target::Baton {
+                scheduler: "static-partition".into(),
+                pin: false
+            }
+        );
+        let t: Target = "baton:fair:pin".parse().unwrap();
+        assert_eq!(t.label(), "baton:fair:pin");
+        assert_eq!("baton".parse::<Target>().unwrap().label(), "baton:fair");
+        assert_eq!("ovs".parse::<Target>().unwrap(), Target::OvsTestController);
+        assert_eq!("os-ken".parse::<Target>().unwrap(), Target::OsKen);
+        assert_eq!(
+            "external:10.0.0.1:6653".parse::<Target>().unwrap(),
+            Target::External("10.0.0.1:6653".into())
+        );
+        assert!("nox".parse::<Target>().is_err());
+        assert!(Target::OvsTestController.unsupported(64).is_some());
+        assert!(Target::OvsTestController.unsupported(16).is_none());
+        let all = parse_list(&["baton:all:pin".into(), "responder".into()]).unwrap();
+        assert_eq!(all.len(), 6);
+        assert_eq!(all[2].label(), "baton:static-partition:pin");
+        assert_eq!(all[5], Target::Responder);
+    }
+
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(parse_cpu_list("0").unwrap(), vec![0]);
+        assert_eq!(parse_cpu_list("0-2,5").unwrap(), vec![0, 1, 2, 5]);
+        assert!(parse_cpu_list("3-1").is_err());
+        assert!(parse_cpu_list("x").is_err());
+        assert!(parse_cpu_list("").is_err());
+    }
+
+    #[test]
+    fn free_ports_are_nonzero() {
+        assert_ne!(free_port().unwrap(), 0);
+    }
+}

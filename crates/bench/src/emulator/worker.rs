@@ -1,0 +1,206 @@
+//! One emulator thread: an epoll loop (mio) over the switches it owns.
+//!
+//! Each iteration: wait for events (or a short timeout), read every
+//! readable connection (large reads, every whole message handled in place),
+//! then for every connection generate the requests now due straight into
+//! its send buffer and write that buffer once. Nothing allocates per
+//! message: buffers, the id ring, the histograms and the probe's sample
+//! vector are sized before traffic starts.
+
+use crate::emulator::conn::{Conn, PROBE_RATE, State};
+use crate::emulator::{Shared, Stage};
+use crate::spec::Mode;
+use crate::stats::new_histogram;
+use hdrhistogram::Histogram;
+use mio::{Events, Interest, Poll};
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// What a thread hands back when the run ends.
+pub struct WorkerResult {
+    /// Its switches.
+    pub conns: Vec<Conn>,
+    /// Latency histograms (µs) per schedule segment.
+    pub hist: Vec<Histogram<u64>>,
+    /// Probe samples: (µs since traffic started, delay µs).
+    pub probe: Vec<(u64, u64)>,
+}
+
+/// Runs one emulator thread until the coordinator says stop.
+pub fn run(shared: Arc<Shared>, id: usize, mut conns: Vec<Conn>) -> io::Result<WorkerResult> {
+    let mut poll = Poll::new()?;
+    let mut events = Events::with_capacity(1024);
+    let segments = shared.schedule.segments.len();
+    let mut hist: Vec<Histogram<u64>> = (0..segments).map(|_| new_histogram()).collect();
+    let has_probe = conns.iter().any(|c| c.data.probe);
+    let probe_cap = if has_probe {
+        (shared.schedule.end_us() / 1_000_000 + 2) as usize * (PROBE_RATE as usize + 1) * 2
+    } else {
+        0
+    };
+    let mut probe = Vec::with_capacity(probe_cap);
+    let mut up_seen = vec![false; conns.len()];
+    let mut learned_seen = vec![false; conns.len()];
+    let mut dead_seen = vec![false; conns.len()];
+    let mut last_publish = 0u64;
+    let mut round = 0usize;
+    loop {
+        let stage = shared.stage();
+        if stage == Stage::Stop {
+            break;
+        }
+        let timeout = timeout(&shared, stage, &conns);
+        if let Err(e) = poll.poll(&mut events, Some(timeout)) {
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+        for ev in events.iter() {
+            if let Some(c) = conns.get_mut(ev.token().0) {
+                if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
+                    c.readable = true;
+                }
+                if ev.is_writable() || ev.is_write_closed() || ev.is_error() {
+                    c.writable = true;
+                }
+            }
+        }
+        // Start each pass at a different switch, so no switch is always
+        // served first (which would bias latency-mode fairness).
+        let n = conns.len();
+        let first = round % n.max(1);
+        round = round.wrapping_add(1);
+        let now = shared.now();
+        for k in 0..n {
+            let c = &mut conns[(first + k) % n];
+            match c.state {
+                State::Pending(at) if now.us >= at => connect(&shared, &poll, c),
+                State::Connecting if c.writable => check_connected(c),
+                State::Handshake | State::Up if c.readable => {
+                    c.read(&now, &mut hist, &mut probe);
+                }
+                _ => {}
+            }
+            if stage != Stage::Connect && c.state == State::Up {
+                c.send_arp(&now);
+            }
+        }
+        let now = shared.now();
+        let running = stage == Stage::Run;
+        for k in 0..n {
+            let i = (first + k) % n;
+            let c = &mut conns[i];
+            if running {
+                let rate = if c.data.probe {
+                    PROBE_RATE
+                } else {
+                    now.segment
+                        .and_then(|s| shared.schedule.segments[s].rates.get(c.data.index))
+                        .copied()
+                        .unwrap_or(0.0)
+                };
+                c.generate(&now, shared.mode, rate);
+            }
+            c.flush();
+            if c.state == State::Up && !up_seen[i] {
+                up_seen[i] = true;
+                shared.up.fetch_add(1, Ordering::AcqRel);
+            }
+            if c.learned && !learned_seen[i] {
+                learned_seen[i] = true;
+                shared.learned.fetch_add(1, Ordering::AcqRel);
+            }
+            if c.state == State::Dead && !dead_seen[i] {
+                dead_seen[i] = true;
+                shared.dead.fetch_add(1, Ordering::AcqRel);
+                if !up_seen[i] {
+                    shared.record_failure(c.data.index, c.data.failure.as_deref());
+                }
+            }
+        }
+        if now.us.saturating_sub(last_publish) >= 100_000 {
+            last_publish = now.us;
+            publish(&shared, id, &conns);
+        }
+    }
+    publish(&shared, id, &conns);
+    Ok(WorkerResult { conns, hist, probe })
+}
+
+fn publish(shared: &Shared, id: usize, conns: &[Conn]) {
+    let mut responses = 0;
+    let mut answered = 0;
+    for c in conns.iter().filter(|c| !c.data.probe) {
+        for s in c.data.per_segment.iter() {
+            responses += s.responses;
+            answered += c.data.answered(s);
+        }
+    }
+    if let Some(p) = shared.progress.get(id) {
+        p.0.store(responses, Ordering::Relaxed);
+        p.1.store(answered, Ordering::Relaxed);
+    }
+}
+
+fn timeout(shared: &Shared, stage: Stage, conns: &[Conn]) -> Duration {
+    let busy = conns.iter().any(|c| {
+        (c.readable && matches!(c.state, State::Handshake | State::Up))
+            || (c.writable && c.pending() > 0)
+            || (stage == Stage::Run
+                && shared.mode == Mode::Throughput
+                && c.state == State::Up
+                && c.writable
+                && !c.data.probe)
+    });
+    if busy {
+        return Duration::ZERO;
+    }
+    let pending_connect = conns.iter().any(|c| matches!(c.state, State::Pending(_)));
+    match stage {
+        Stage::Run if shared.mode == Mode::Rate || shared.probe => Duration::from_millis(1),
+        Stage::Run => Duration::from_millis(5),
+        _ if pending_connect => Duration::from_millis(1),
+        _ => Duration::from_millis(5),
+    }
+}
+
+fn connect(shared: &Shared, poll: &Poll, c: &mut Conn) {
+    match mio::net::TcpStream::connect(shared.controller) {
+        Ok(mut s) => {
+            if let Err(e) =
+                poll.registry()
+                    .register(&mut s, c.token, Interest::READABLE | Interest::WRITABLE)
+            {
+                c.fail(format!("register: {e}"));
+                return;
+            }
+            c.stream = Some(s);
+            c.state = State::Connecting;
+        }
+        Err(e) => c.fail(format!("connect to {}: {e}", shared.controller)),
+    }
+}
+
+fn check_connected(c: &mut Conn) {
+    let Some(s) = c.stream.as_ref() else {
+        return;
+    };
+    match s.take_error() {
+        Ok(None) => {}
+        Ok(Some(e)) | Err(e) => {
+            c.fail(format!("connect: {e}"));
+            return;
+        }
+    }
+    match s.peer_addr() {
+        Ok(_) => {
+            let _ = s.set_nodelay(true);
+            c.start_handshake();
+        }
+        // Spurious wake-up: still connecting.
+        Err(e) if e.kind() == io::ErrorKind::NotConnected => c.writable = false,
+        Err(e) => c.fail(format!("connect: {e}")),
+    }
+}

@@ -1,0 +1,498 @@
+//! `baton bench responder`: a controller that does nothing but answer, the
+//! ceiling any controller can reach on a machine.
+//!
+//! It completes the handshake (HELLO offering 1.0 and 1.3, FEATURES_REQUEST
+//! in the negotiated version), answers ECHO_REQUEST, and answers every
+//! PACKET_IN with a FLOW_MOD built once per connection by the codec, of
+//! which only the xid and buffer_id are patched per answer. The offsets of
+//! those two fields are not hard-coded: they are found by encoding the
+//! template twice with different values ([`Template::new`]).
+//!
+//! I/O is the best technique we know: one epoll loop per thread (mio), an
+//! acceptor that hands connections round-robin to the threads, large
+//! non-blocking reads into a per-connection buffer with every whole message
+//! handled in place, all answers of a read appended to one buffer and
+//! written with one `write` per connection per round.
+
+use crate::frames::gateway_port;
+use baton_openflow::header::{Header, MsgType10, MsgType13};
+use baton_openflow::hello::{self, Hello};
+use baton_openflow::types::{BufferId, Cookie, MacAddr, PortNo, Version, Xid};
+use baton_openflow::{v10, v13};
+use mio::net::{TcpListener, TcpStream};
+use mio::{Events, Interest, Poll, Token, Waker};
+use std::io::{self, Read, Write};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// Read buffer per connection.
+const RBUF_LEN: usize = 256 * 1024;
+
+/// Stop reading a connection whose peer leaves this much unread.
+const MAX_PENDING: usize = 4 << 20;
+
+const WAKER: Token = Token(usize::MAX);
+
+/// A pre-encoded FLOW_MOD and where its xid and buffer_id are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Template {
+    bytes: Vec<u8>,
+    xid_at: usize,
+    buffer_id_at: usize,
+}
+
+fn first_difference(a: &[u8], b: &[u8]) -> usize {
+    a.iter().zip(b).position(|(x, y)| x != y).unwrap_or(0)
+}
+
+impl Template {
+    /// The FLOW_MOD the responder sends in `version`: match on the
+    /// destination MAC, output to the gateway port, `buffer_id` patched.
+    pub fn new(version: Version) -> Template {
+        let encode = |xid: u32, buffer_id: u32| {
+            let mut out = Vec::new();
+            let mac = MacAddr([0, 0, 1, 0xff, 0xff, 0xff]);
+            match version {
+                Version::V10 => {
+                    let match_ = v10::Match10 {
+                        wildcards: v10::ofmatch::OFPFW_ALL & !v10::ofmatch::OFPFW_DL_DST,
+                        dl_dst: mac,
+                        ..v10::Match10::ALL
+                    };
+                    let head = v10::FlowModHead {
+                        match_,
+                        cookie: Cookie(0),
+                        command: v10::FlowModCommand::Add,
+                        idle_timeout: 10,
+                        hard_timeout: 0,
+                        priority: 0x8000,
+                        buffer_id: BufferId(buffer_id),
+                        out_port: PortNo::ANY,
+                        flags: 0,
+                    };
+                    let actions = [v10::Action::Output {
+                        port: gateway_port(),
+                        max_len: 0,
+                    }];
+                    v10::encode_flow_mod(&mut out, Xid(xid), &head, &actions);
+                }
+                Version::V13 => {
+                    let head = v13::FlowModHead {
+                        cookie: Cookie(0),
+                        cookie_mask: 0,
+                        table_id: 0,
+                        command: v13::FlowModCommand::Add,
+                        idle_timeout: 10,
+                        hard_timeout: 0,
+                        priority: 0x8000,
+                        buffer_id: BufferId(buffer_id),
+                        out_port: PortNo::ANY,
+                        out_group: 0xffff_ffff,
+                        flags: 0,
+                    };
+                    let oxms = [v13::Oxm::EthDst {
+                        value: mac,
+                        mask: None,
+                    }];
+                    let actions = [v13::Action::Output {
+                        port: gateway_port(),
+                        max_len: 0,
+                    }];
+                    v13::view::encode_flow_mod_apply(&mut out, Xid(xid), &head, &oxms, &actions);
+                }
+            }
+            out
+        };
+        let base = encode(0, 0);
+        Template {
+            xid_at: first_difference(&base, &encode(u32::MAX, 0)),
+            buffer_id_at: first_difference(&base, &encode(0, u32::MAX)),
+            bytes: base,
+        }
+    }
+
+    /// Appends the FLOW_MOD with `xid` and `buffer_id` to `out`.
+    #[inline]
+    pub fn append(&self, out: &mut Vec<u8>, xid: Xid, buffer_id: BufferId) {
+        let at = out.len();
+        out.extend_from_slice(&self.bytes);
+        let patch = |out: &mut Vec<u8>, off: usize, v: u32| {
+            if let Some(dst) = out.get_mut(at + off..at + off + 4) {
+                dst.copy_from_slice(&v.to_be_bytes());
+            }
+        };
+        patch(out, self.xid_at, xid.0);
+        patch(out, self.buffer_id_at, buffer_id.0);
+    }
+}
+
+struct RConn {
+    stream: TcpStream,
+    rbuf: Box<[u8]>,
+    rstart: usize,
+    rend: usize,
+    wbuf: Vec<u8>,
+    wpos: usize,
+    readable: bool,
+    writable: bool,
+    version: Option<Version>,
+    template: Option<Template>,
+    answered: u64,
+}
+
+impl RConn {
+    fn new(stream: TcpStream) -> RConn {
+        let mut wbuf = Vec::with_capacity(64 * 1024);
+        Hello::baton().encode(Version::V13, Xid(1), &mut wbuf);
+        RConn {
+            stream,
+            rbuf: vec![0u8; RBUF_LEN].into_boxed_slice(),
+            rstart: 0,
+            rend: 0,
+            wbuf,
+            wpos: 0,
+            readable: true,
+            writable: true,
+            version: None,
+            template: None,
+            answered: 0,
+        }
+    }
+
+    /// Handles one message; `Err` closes the connection.
+    fn handle(&mut self, msg: &[u8]) -> Result<(), String> {
+        let h = Header::parse(msg).map_err(|e| e.to_string())?;
+        if h.msg_type == 0 && self.version.is_none() {
+            let body = Hello::decode_body(msg.get(8..).unwrap_or(&[]), 8).unwrap_or_default();
+            let v = hello::negotiate(&[Version::V10, Version::V13], h.version, &body)
+                .map_err(|e| e.to_string())?;
+            self.version = Some(v);
+            self.template = Some(Template::new(v));
+            match v {
+                Version::V10 => v10::Message::FeaturesRequest.encode(Xid(2), &mut self.wbuf),
+                Version::V13 => v13::Message::FeaturesRequest.encode(Xid(2), &mut self.wbuf),
+            }
+            return Ok(());
+        }
+        let (Some(v), Some(t)) = (self.version, self.template.as_ref()) else {
+            return Ok(());
+        };
+        match v {
+            Version::V10 => match MsgType10::from(h.msg_type) {
+                MsgType10::PacketIn => {
+                    if let Ok(p) = v10::PacketInView::parse(msg) {
+                        t.append(&mut self.wbuf, p.xid(), p.buffer_id());
+                        self.answered += 1;
+                    }
+                }
+                MsgType10::EchoRequest => {
+                    if let Ok(e) = v10::EchoView::parse(msg) {
+                        v10::encode_echo_reply(&mut self.wbuf, e.xid(), e.payload());
+                    }
+                }
+                _ => {}
+            },
+            Version::V13 => match MsgType13::from(h.msg_type) {
+                MsgType13::PacketIn => {
+                    if let Ok(p) = v13::PacketInView::parse(msg) {
+                        t.append(&mut self.wbuf, p.xid(), p.buffer_id());
+                        self.answered += 1;
+                    }
+                }
+                MsgType13::EchoRequest => {
+                    if let Ok(e) = v13::EchoView::parse(msg) {
+                        v13::view::encode_echo_reply(&mut self.wbuf, e.xid(), e.data());
+                    }
+                }
+                _ => {}
+            },
+        }
+        Ok(())
+    }
+
+    /// Reads and answers until the socket is drained (or a budget is
+    /// spent); `Err` closes the connection.
+    fn read(&mut self) -> Result<(), String> {
+        for _ in 0..8 {
+            if self.wbuf.len() - self.wpos > MAX_PENDING {
+                return Ok(());
+            }
+            if self.rend == self.rbuf.len() {
+                self.rbuf.copy_within(self.rstart..self.rend, 0);
+                self.rend -= self.rstart;
+                self.rstart = 0;
+            }
+            match self.stream.read(&mut self.rbuf[self.rend..]) {
+                Ok(0) => return Err("closed".into()),
+                Ok(n) => {
+                    self.rend += n;
+                    while let Some(len) = baton_openflow::frame(&self.rbuf[self.rstart..self.rend])
+                        .map_err(|e| e.to_string())?
+                    {
+                        let start = self.rstart;
+                        self.rstart += len;
+                        // Split borrows: the message lives in rbuf, answers
+                        // go to wbuf.
+                        let rbuf = std::mem::take(&mut self.rbuf);
+                        let r = self.handle(&rbuf[start..start + len]);
+                        self.rbuf = rbuf;
+                        r?;
+                    }
+                    if self.rstart == self.rend {
+                        self.rstart = 0;
+                        self.rend = 0;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.readable = false;
+                    return Ok(());
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), String> {
+        if !self.writable || self.wpos == self.wbuf.len() {
+            return Ok(());
+        }
+        match self.stream.write(&self.wbuf[self.wpos..]) {
+            Ok(n) => {
+                self.wpos += n;
+                if self.wpos == self.wbuf.len() {
+                    self.wbuf.clear();
+                    self.wpos = 0;
+                } else if self.wpos > self.wbuf.len() / 2 {
+                    self.wbuf.drain(..self.wpos);
+                    self.wpos = 0;
+                }
+                Ok(())
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                self.writable = false;
+                Ok(())
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(()),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+}
+
+/// A running responder.
+pub struct Responder {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    answered: Arc<Vec<AtomicU64>>,
+    wakers: Vec<Arc<Waker>>,
+    handles: Vec<JoinHandle<()>>,
+}
+
+impl Responder {
+    /// Listens on `listen` (port 0 picks a free one) with `threads` I/O
+    /// threads.
+    pub fn start(listen: SocketAddr, threads: usize) -> io::Result<Responder> {
+        let threads = threads.max(1);
+        let mut listener = TcpListener::bind(listen)?;
+        let addr = listener.local_addr()?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let answered = Arc::new((0..threads).map(|_| AtomicU64::new(0)).collect::<Vec<_>>());
+        let mut senders = Vec::new();
+        let mut wakers = Vec::new();
+        let mut handles = Vec::new();
+        for id in 0..threads {
+            let poll = Poll::new()?;
+            let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
+            let (tx, rx) = mpsc::channel::<TcpStream>();
+            senders.push((tx, waker.clone()));
+            wakers.push(waker);
+            let (stop, answered) = (stop.clone(), answered.clone());
+            handles.push(
+                std::thread::Builder::new()
+                    .name(format!("responder-{id}"))
+                    .spawn(move || worker(poll, rx, stop, answered, id))?,
+            );
+        }
+        let mut poll = Poll::new()?;
+        poll.registry()
+            .register(&mut listener, Token(0), Interest::READABLE)?;
+        let acceptor_stop = stop.clone();
+        handles.push(
+            std::thread::Builder::new()
+                .name("responder-accept".into())
+                .spawn(move || {
+                    let mut events = Events::with_capacity(64);
+                    let mut next = 0;
+                    while !acceptor_stop.load(Ordering::Acquire) {
+                        if poll
+                            .poll(&mut events, Some(Duration::from_millis(50)))
+                            .is_err()
+                        {
+                            continue;
+                        }
+                        loop {
+                            match listener.accept() {
+                                Ok((s, _)) => {
+                                    let _ = s.set_nodelay(true);
+                                    let (tx, waker) = &senders[next % senders.len()];
+                                    next += 1;
+                                    if tx.send(s).is_ok() {
+                                        let _ = waker.wake();
+                                    }
+                                }
+                                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                                Err(_) => break,
+                            }
+                        }
+                    }
+                })?,
+        );
+        Ok(Responder {
+            addr,
+            stop,
+            answered,
+            wakers,
+            handles,
+        })
+    }
+
+    /// The address it listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// PACKET_INs answered so far.
+    pub fn answered(&self) -> u64 {
+        self.answered
+            .iter()
+            .map(|a| a.load(Ordering::Relaxed))
+            .sum()
+    }
+
+    /// Stops every thread and closes every connection; returns the
+    /// PACKET_INs answered.
+    pub fn stop(self) -> u64 {
+        self.stop.store(true, Ordering::Release);
+        for w in &self.wakers {
+            let _ = w.wake();
+        }
+        for h in self.handles {
+            let _ = h.join();
+        }
+        self.answered
+            .iter()
+            .map(|a| a.load(Ordering::Relaxed))
+            .sum()
+    }
+}
+
+fn worker(
+    mut poll: Poll,
+    rx: mpsc::Receiver<TcpStream>,
+    stop: Arc<AtomicBool>,
+    answered: Arc<Vec<AtomicU64>>,
+    id: usize,
+) {
+    let mut events = Events::with_capacity(1024);
+    let mut conns: Vec<Option<RConn>> = Vec::new();
+    let mut total_closed = 0u64;
+    while !stop.load(Ordering::Acquire) {
+        let busy = conns.iter().flatten().any(|c| {
+            (c.readable && c.wbuf.len() - c.wpos <= MAX_PENDING)
+                || (c.writable && c.wpos < c.wbuf.len())
+        });
+        let timeout = if busy {
+            Duration::ZERO
+        } else {
+            Duration::from_millis(50)
+        };
+        if let Err(e) = poll.poll(&mut events, Some(timeout)) {
+            if e.kind() != io::ErrorKind::Interrupted {
+                return;
+            }
+        }
+        for ev in events.iter() {
+            if ev.token() == WAKER {
+                continue;
+            }
+            if let Some(Some(c)) = conns.get_mut(ev.token().0) {
+                if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
+                    c.readable = true;
+                }
+                if ev.is_writable() || ev.is_error() {
+                    c.writable = true;
+                }
+            }
+        }
+        while let Ok(mut s) = rx.try_recv() {
+            let slot = conns
+                .iter()
+                .position(Option::is_none)
+                .unwrap_or(conns.len());
+            if poll
+                .registry()
+                .register(&mut s, Token(slot), Interest::READABLE | Interest::WRITABLE)
+                .is_ok()
+            {
+                if slot == conns.len() {
+                    conns.push(None);
+                }
+                conns[slot] = Some(RConn::new(s));
+            }
+        }
+        let mut live = 0;
+        for slot in conns.iter_mut() {
+            let Some(c) = slot.as_mut() else { continue };
+            let mut r = Ok(());
+            if c.readable {
+                r = c.read();
+            }
+            if r.is_ok() {
+                r = c.flush();
+            }
+            if r.is_err() {
+                total_closed += c.answered;
+                let _ = poll.registry().deregister(&mut c.stream);
+                *slot = None;
+                continue;
+            }
+            live += c.answered;
+        }
+        if let Some(a) = answered.get(id) {
+            a.store(total_closed + live, Ordering::Relaxed);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn template_patches_xid_and_buffer_id() {
+        for v in [Version::V10, Version::V13] {
+            let t = Template::new(v);
+            let mut out = Vec::new();
+            t.append(&mut out, Xid(0x0102_0304), BufferId(0x0a0b_0c0d));
+            assert_eq!(baton_openflow::frame(&out).unwrap(), Some(out.len()));
+            match v {
+                Version::V10 => {
+                    let f = v10::FlowModView::parse(&out).unwrap();
+                    assert_eq!(f.xid(), Xid(0x0102_0304));
+                    assert_eq!(f.buffer_id(), BufferId(0x0a0b_0c0d));
+                    assert_eq!(f.command(), v10::FlowModCommand::Add);
+                }
+                Version::V13 => {
+                    let f = v13::FlowModView::parse(&out).unwrap();
+                    assert_eq!(f.xid(), Xid(0x0102_0304));
+                    assert_eq!(f.buffer_id(), BufferId(0x0a0b_0c0d));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,636 @@
+//! The OpenFlow side of one emulated switch, without sockets: what it
+//! answers to each controller message, how it classifies responses, and
+//! how it writes its PACKET_INs. The emulator ([`crate::emulator`]) owns
+//! the connection and the clock and calls in here.
+//!
+//! ## cbench's rules, which this follows
+//! - HELLO: OpenFlow 1.0 without a version bitmap (so any controller
+//!   negotiates 1.0), or, for 1.3, a HELLO of version 4 whose bitmap names
+//!   only 1.3.
+//! - FEATURES_REQUEST is answered with FEATURES_REPLY (datapath id =
+//!   switch index + 1, [`PORTS`] ports; in 1.3 the ports are in the
+//!   PORT_DESC multipart reply); the switch is up from then on.
+//! - ECHO_REQUEST, GET_CONFIG_REQUEST, BARRIER_REQUEST, DESC and PORT_DESC
+//!   requests and ROLE_REQUEST are answered; SET_CONFIG is remembered;
+//!   anything else is ignored.
+//! - A FLOW_MOD with command ADD or MODIFY_STRICT, and a PACKET_OUT that
+//!   does not carry an LLDP frame, are *responses*; their `buffer_id` lets
+//!   the emulator match them to requests.
+//!
+//! Controller messages are read through the codec's views (FLOW_MOD and
+//! PACKET_OUT) or owned decoders (the rare control messages); replies are
+//! written with the codec's encoders.
+
+use crate::frames::{PORTS, host_mac};
+use baton_openflow::header::{HEADER_LEN, Header, MsgType10, MsgType13};
+use baton_openflow::hello::{self, Hello, HelloElement};
+use baton_openflow::types::{BufferId, DatapathId, MacAddr, PortNo, Version, Xid};
+use baton_openflow::{v10, v13};
+
+/// Which message answered a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResponseKind {
+    /// OFPT_FLOW_MOD (ADD or MODIFY_STRICT).
+    FlowMod,
+    /// OFPT_PACKET_OUT (not LLDP).
+    PacketOut,
+}
+
+/// What a controller message meant to the switch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Incoming {
+    /// A response to a request.
+    Response {
+        /// FLOW_MOD or PACKET_OUT.
+        kind: ResponseKind,
+        /// The request it names, when it names one.
+        buffer_id: Option<BufferId>,
+        /// The codec rejected the message body; it was counted by its type.
+        malformed: bool,
+    },
+    /// A FLOW_MOD or PACKET_OUT that cbench does not count (another
+    /// FLOW_MOD command, or an LLDP PACKET_OUT).
+    Uncounted,
+    /// Handled (any reply has been appended to `out`).
+    Handled,
+    /// FEATURES_REQUEST answered: the switch is up.
+    Up,
+    /// The controller sent an OFPT_ERROR.
+    PeerError(String),
+    /// The connection cannot go on (incompatible version, garbage).
+    Fatal(String),
+}
+
+/// One emulated switch's protocol state.
+#[derive(Debug, Clone)]
+pub struct SwitchProto {
+    index: usize,
+    version: Version,
+    miss_send_len: u16,
+    up: bool,
+    next_xid: u32,
+}
+
+impl SwitchProto {
+    /// Switch number `index` (datapath id `index + 1`) speaking `version`.
+    pub fn new(index: usize, version: Version) -> SwitchProto {
+        SwitchProto {
+            index,
+            version,
+            miss_send_len: 128,
+            up: false,
+            next_xid: 1,
+        }
+    }
+
+    /// The datapath id.
+    pub fn dpid(&self) -> DatapathId {
+        DatapathId(self.index as u64 + 1)
+    }
+
+    /// The version this switch speaks.
+    pub fn version(&self) -> Version {
+        self.version
+    }
+
+    /// Whether FEATURES_REQUEST has been answered.
+    pub fn is_up(&self) -> bool {
+        self.up
+    }
+
+    fn xid(&mut self) -> Xid {
+        let x = Xid(self.next_xid);
+        self.next_xid = self.next_xid.wrapping_add(1);
+        x
+    }
+
+    /// Appends the switch's HELLO.
+    pub fn encode_hello(&mut self, out: &mut Vec<u8>) {
+        let xid = self.xid();
+        let hello = match self.version {
+            // cbench: a plain 1.0 HELLO.
+            Version::V10 => Hello::default(),
+            Version::V13 => Hello {
+                elements: vec![HelloElement::VersionBitmap(vec![hello::bitmap_of(&[
+                    Version::V13,
+                ])])],
+            },
+        };
+        hello.encode(self.version, xid, out);
+    }
+
+    /// Appends a PACKET_IN (reason NO_MATCH) carrying `frame`.
+    #[inline]
+    pub fn encode_packet_in(
+        &mut self,
+        out: &mut Vec<u8>,
+        buffer_id: BufferId,
+        in_port: PortNo,
+        frame: &[u8],
+    ) {
+        let xid = self.xid();
+        let total_len = frame.len().min(u16::MAX as usize) as u16;
+        match self.version {
+            Version::V10 => v10::encode_packet_in(
+                out,
+                xid,
+                buffer_id,
+                total_len,
+                in_port,
+                v10::PacketInReason::NoMatch,
+                frame,
+            ),
+            Version::V13 => v13::view::encode_packet_in(
+                out,
+                xid,
+                buffer_id,
+                total_len,
+                v13::PacketInReason::NoMatch,
+                0,
+                baton_openflow::Cookie(0),
+                &[v13::Oxm::InPort(in_port)],
+                frame,
+            ),
+        }
+    }
+
+    /// Handles one whole message from the controller, appending any reply
+    /// to `out`.
+    pub fn handle(&mut self, msg: &[u8], out: &mut Vec<u8>) -> Incoming {
+        let h = match Header::parse(msg) {
+            Ok(h) => h,
+            Err(e) => return Incoming::Fatal(format!("bad header: {e}")),
+        };
+        if h.msg_type == 0 {
+            return self.on_hello(&h, msg);
+        }
+        if h.version != self.version.wire() {
+            return Incoming::Fatal(format!(
+                "controller sent a message of version 0x{:02x}, not {}",
+                h.version, self.version
+            ));
+        }
+        match self.version {
+            Version::V10 => self.handle10(&h, msg, out),
+            Version::V13 => self.handle13(&h, msg, out),
+        }
+    }
+
+    fn on_hello(&self, h: &Header, msg: &[u8]) -> Incoming {
+        // 1.0.0 §5.5.1: a body we cannot read is ignored.
+        let body = Hello::decode_body(msg.get(HEADER_LEN..).unwrap_or(&[]), HEADER_LEN)
+            .unwrap_or_default();
+        match hello::negotiate(&[self.version], h.version, &body) {
+            Ok(_) => Incoming::Handled,
+            Err(e) => Incoming::Fatal(e.to_string()),
+        }
+    }
+
+    fn handle10(&mut self, h: &Header, msg: &[u8], out: &mut Vec<u8>) -> Incoming {
+        use v10::Message as M;
+        match MsgType10::from(h.msg_type) {
+            MsgType10::FlowMod => match v10::FlowModView::parse(msg) {
+                Ok(v) => flow_mod(
+                    matches!(
+                        v.command(),
+                        v10::FlowModCommand::Add | v10::FlowModCommand::ModifyStrict
+                    ),
+                    v.buffer_id(),
+                ),
+                Err(_) => malformed(ResponseKind::FlowMod),
+            },
+            MsgType10::PacketOut => match v10::PacketOutView::parse(msg) {
+                Ok(v) => packet_out(v.buffer_id(), v.data()),
+                Err(_) => malformed(ResponseKind::PacketOut),
+            },
+            MsgType10::EchoRequest => match v10::EchoView::parse(msg) {
+                Ok(v) => {
+                    v10::encode_echo_reply(out, v.xid(), v.payload());
+                    Incoming::Handled
+                }
+                Err(e) => Incoming::Fatal(format!("bad ECHO_REQUEST: {e}")),
+            },
+            MsgType10::BarrierRequest => {
+                v10::encode_barrier_reply(out, h.xid);
+                Incoming::Handled
+            }
+            _ => match v10::decode(msg) {
+                Ok((xid, m)) => match m {
+                    M::FeaturesRequest => {
+                        M::FeaturesReply(self.features10()).encode(xid, out);
+                        self.up = true;
+                        Incoming::Up
+                    }
+                    M::GetConfigRequest => {
+                        M::GetConfigReply(v10::SwitchConfig {
+                            flags: 0,
+                            miss_send_len: self.miss_send_len,
+                        })
+                        .encode(xid, out);
+                        Incoming::Handled
+                    }
+                    M::SetConfig(c) => {
+                        self.miss_send_len = c.miss_send_len;
+                        Incoming::Handled
+                    }
+                    M::StatsRequest(r) => {
+                        if let v10::StatsRequestBody::Desc = r.body {
+                            M::StatsReply(v10::StatsReply {
+                                flags: 0,
+                                body: v10::StatsReplyBody::Desc(Box::new(desc10())),
+                            })
+                            .encode(xid, out);
+                        }
+                        Incoming::Handled
+                    }
+                    M::Error(e) => Incoming::PeerError(format!("{e:?}")),
+                    _ => Incoming::Handled,
+                },
+                // Something we would not answer anyway.
+                Err(_) => Incoming::Handled,
+            },
+        }
+    }
+
+    fn handle13(&mut self, h: &Header, msg: &[u8], out: &mut Vec<u8>) -> Incoming {
+        use v13::Message as M;
+        use v13::multipart::{MultipartReply, MultipartReplyBody, MultipartRequestBody};
+        match MsgType13::from(h.msg_type) {
+            MsgType13::FlowMod => match v13::FlowModView::parse(msg) {
+                Ok(v) => flow_mod(
+                    matches!(
+                        v.command(),
+                        v13::FlowModCommand::Add | v13::FlowModCommand::ModifyStrict
+                    ),
+                    v.buffer_id(),
+                ),
+                Err(_) => malformed(ResponseKind::FlowMod),
+            },
+            MsgType13::PacketOut => match v13::PacketOutView::parse(msg) {
+                Ok(v) => packet_out(v.buffer_id(), v.data()),
+                Err(_) => malformed(ResponseKind::PacketOut),
+            },
+            MsgType13::EchoRequest => match v13::EchoView::parse(msg) {
+                Ok(v) => {
+                    v13::view::encode_echo_reply(out, v.xid(), v.data());
+                    Incoming::Handled
+                }
+                Err(e) => Incoming::Fatal(format!("bad ECHO_REQUEST: {e}")),
+            },
+            MsgType13::BarrierRequest => {
+                v13::view::encode_barrier_reply(out, h.xid);
+                Incoming::Handled
+            }
+            _ => match v13::decode(msg) {
+                Ok((xid, m)) => match m {
+                    M::FeaturesRequest => {
+                        M::FeaturesReply(v13::SwitchFeatures {
+                            datapath_id: self.dpid(),
+                            n_buffers: 256,
+                            n_tables: 254,
+                            auxiliary_id: 0,
+                            capabilities: v13::messages::capabilities::FLOW_STATS
+                                | v13::messages::capabilities::TABLE_STATS
+                                | v13::messages::capabilities::PORT_STATS,
+                        })
+                        .encode(xid, out);
+                        self.up = true;
+                        Incoming::Up
+                    }
+                    M::GetConfigRequest => {
+                        M::GetConfigReply(v13::SwitchConfig {
+                            flags: 0,
+                            miss_send_len: self.miss_send_len,
+                        })
+                        .encode(xid, out);
+                        Incoming::Handled
+                    }
+                    M::SetConfig(c) => {
+                        self.miss_send_len = c.miss_send_len;
+                        Incoming::Handled
+                    }
+                    M::MultipartRequest(r) => {
+                        let body = match r.body {
+                            MultipartRequestBody::PortDesc => {
+                                Some(MultipartReplyBody::PortDesc(self.ports13()))
+                            }
+                            MultipartRequestBody::Desc => Some(MultipartReplyBody::Desc(desc13())),
+                            _ => None,
+                        };
+                        if let Some(body) = body {
+                            M::MultipartReply(MultipartReply { flags: 0, body }).encode(xid, out);
+                        }
+                        Incoming::Handled
+                    }
+                    M::RoleRequest(r) => {
+                        M::RoleReply(r).encode(xid, out);
+                        Incoming::Handled
+                    }
+                    M::Error(e) => Incoming::PeerError(format!("{e:?}")),
+                    _ => Incoming::Handled,
+                },
+                Err(_) => Incoming::Handled,
+            },
+        }
+    }
+
+    fn port_mac(&self, port: u16) -> MacAddr {
+        let mut m = host_mac(self.index, 0);
+        m.0[3] = 0xfe;
+        m.0[4] = 0;
+        m.0[5] = port as u8;
+        m
+    }
+
+    fn features10(&self) -> v10::SwitchFeatures {
+        use v10::messages::capabilities as cap;
+        v10::SwitchFeatures {
+            datapath_id: self.dpid(),
+            n_buffers: 256,
+            n_tables: 1,
+            capabilities: cap::FLOW_STATS | cap::TABLE_STATS | cap::PORT_STATS,
+            // OUTPUT through ENQUEUE (OFPAT_* 0..=11).
+            actions: 0xfff,
+            ports: (1..=PORTS)
+                .map(|p| v10::PhyPort {
+                    port_no: PortNo(p as u32),
+                    hw_addr: self.port_mac(p),
+                    name: port_name(self.index, p),
+                    config: 0,
+                    state: 0,
+                    curr: v10::port::features::F_1GB_FD,
+                    advertised: 0,
+                    supported: 0,
+                    peer: 0,
+                })
+                .collect(),
+        }
+    }
+
+    fn ports13(&self) -> Vec<v13::Port> {
+        (1..=PORTS)
+            .map(|p| v13::Port {
+                port_no: PortNo(p as u32),
+                hw_addr: self.port_mac(p),
+                name: port_name(self.index, p),
+                config: 0,
+                state: 0,
+                curr: v13::port::port_features::F_1GB_FD,
+                advertised: 0,
+                supported: 0,
+                peer: 0,
+                curr_speed: 1_000_000,
+                max_speed: 1_000_000,
+            })
+            .collect()
+    }
+}
+
+fn port_name(index: usize, port: u16) -> String {
+    format!("s{}-eth{}", index + 1, port)
+}
+
+fn desc10() -> v10::stats::DescStats {
+    v10::stats::DescStats {
+        mfr_desc: "baton".into(),
+        hw_desc: "baton-bench emulated switch".into(),
+        sw_desc: env!("CARGO_PKG_VERSION").into(),
+        serial_num: "0".into(),
+        dp_desc: "baton-bench".into(),
+    }
+}
+
+fn desc13() -> v13::multipart::Desc {
+    v13::multipart::Desc {
+        mfr_desc: "baton".into(),
+        hw_desc: "baton-bench emulated switch".into(),
+        sw_desc: env!("CARGO_PKG_VERSION").into(),
+        serial_num: "0".into(),
+        dp_desc: "baton-bench".into(),
+    }
+}
+
+#[inline]
+fn flow_mod(counted: bool, buffer_id: BufferId) -> Incoming {
+    if counted {
+        Incoming::Response {
+            kind: ResponseKind::FlowMod,
+            buffer_id: buffer_id.get(),
+            malformed: false,
+        }
+    } else {
+        Incoming::Uncounted
+    }
+}
+
+#[inline]
+fn packet_out(buffer_id: BufferId, data: &[u8]) -> Incoming {
+    if crate::frames::is_lldp(data) {
+        Incoming::Uncounted
+    } else {
+        Incoming::Response {
+            kind: ResponseKind::PacketOut,
+            buffer_id: buffer_id.get(),
+            malformed: false,
+        }
+    }
+}
+
+fn malformed(kind: ResponseKind) -> Incoming {
+    Incoming::Response {
+        kind,
+        buffer_id: None,
+        malformed: true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use baton_openflow::frame;
+
+    fn one(out: &[u8]) -> &[u8] {
+        let n = frame(out).unwrap().unwrap();
+        assert_eq!(n, out.len(), "exactly one message");
+        out
+    }
+
+    #[test]
+    fn hello_10_has_no_bitmap_and_13_names_only_13() {
+        let mut out = Vec::new();
+        SwitchProto::new(0, Version::V10).encode_hello(&mut out);
+        assert_eq!(out, [1, 0, 0, 8, 0, 0, 0, 1]);
+        out.clear();
+        SwitchProto::new(0, Version::V13).encode_hello(&mut out);
+        let (_, m) = v13::decode(one(&out)).unwrap();
+        let v13::Message::Hello(h) = m else { panic!() };
+        assert_eq!(h.bitmap(), Some(&[1u32 << 4][..]));
+    }
+
+    #[test]
+    fn features_and_control_messages_v10() {
+        let mut sw = SwitchProto::new(6, Version::V10);
+        let mut req = Vec::new();
+        v10::Message::FeaturesRequest.encode(Xid(9), &mut req);
+        let mut out = Vec::new();
+        assert_eq!(sw.handle(&req, &mut out), Incoming::Up);
+        assert!(sw.is_up());
+        let (xid, m) = v10::decode(one(&out)).unwrap();
+        assert_eq!(xid, Xid(9));
+        let v10::Message::FeaturesReply(f) = m else {
+            panic!()
+        };
+        assert_eq!(f.datapath_id, DatapathId(7));
+        assert_eq!(f.ports.len(), PORTS as usize);
+
+        for (req, want) in [
+            (
+                v10::Message::EchoRequest(b"hi".to_vec()),
+                v10::Message::EchoReply(b"hi".to_vec()),
+            ),
+            (v10::Message::BarrierRequest, v10::Message::BarrierReply),
+            (
+                v10::Message::GetConfigRequest,
+                v10::Message::GetConfigReply(v10::SwitchConfig {
+                    flags: 0,
+                    miss_send_len: 128,
+                }),
+            ),
+        ] {
+            let mut b = Vec::new();
+            req.encode(Xid(3), &mut b);
+            out.clear();
+            assert_eq!(sw.handle(&b, &mut out), Incoming::Handled);
+            assert_eq!(v10::decode(one(&out)).unwrap(), (Xid(3), want));
+        }
+        // A 1.3 message on a 1.0 connection is fatal.
+        let mut b = Vec::new();
+        v13::Message::BarrierRequest.encode(Xid(1), &mut b);
+        assert!(matches!(sw.handle(&b, &mut out), Incoming::Fatal(_)));
+    }
+
+    #[test]
+    fn responses_are_classified_v10() {
+        let mut sw = SwitchProto::new(0, Version::V10);
+        let head = v10::FlowModHead {
+            match_: v10::Match10::ALL,
+            cookie: baton_openflow::Cookie(0),
+            command: v10::FlowModCommand::Add,
+            idle_timeout: 0,
+            hard_timeout: 0,
+            priority: 1,
+            buffer_id: BufferId(77),
+            out_port: PortNo::ANY,
+            flags: 0,
+        };
+        let mut b = Vec::new();
+        v10::encode_flow_mod(&mut b, Xid(1), &head, &[]);
+        let mut out = Vec::new();
+        assert_eq!(
+            sw.handle(&b, &mut out),
+            Incoming::Response {
+                kind: ResponseKind::FlowMod,
+                buffer_id: Some(BufferId(77)),
+                malformed: false
+            }
+        );
+        b.clear();
+        let del = v10::FlowModHead {
+            command: v10::FlowModCommand::Delete,
+            ..head
+        };
+        v10::encode_flow_mod(&mut b, Xid(1), &del, &[]);
+        assert_eq!(sw.handle(&b, &mut out), Incoming::Uncounted);
+        b.clear();
+        v10::encode_packet_out(&mut b, Xid(2), BufferId::NONE, PortNo(1), &[], &[0; 60]);
+        assert_eq!(
+            sw.handle(&b, &mut out),
+            Incoming::Response {
+                kind: ResponseKind::PacketOut,
+                buffer_id: None,
+                malformed: false
+            }
+        );
+        let mut lldp = [0u8; 60];
+        lldp[12] = 0x88;
+        lldp[13] = 0xcc;
+        b.clear();
+        v10::encode_packet_out(&mut b, Xid(2), BufferId::NONE, PortNo(1), &[], &lldp);
+        assert_eq!(sw.handle(&b, &mut out), Incoming::Uncounted);
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn v13_handshake_answers_port_desc_and_counts_flow_mods() {
+        use v13::multipart::{MultipartReplyBody, MultipartRequest, MultipartRequestBody};
+        let mut sw = SwitchProto::new(1, Version::V13);
+        let mut b = Vec::new();
+        v13::Message::MultipartRequest(MultipartRequest {
+            flags: 0,
+            body: MultipartRequestBody::PortDesc,
+        })
+        .encode(Xid(4), &mut b);
+        let mut out = Vec::new();
+        assert_eq!(sw.handle(&b, &mut out), Incoming::Handled);
+        let (_, m) = v13::decode(one(&out)).unwrap();
+        let v13::Message::MultipartReply(r) = m else {
+            panic!()
+        };
+        let MultipartReplyBody::PortDesc(ports) = r.body else {
+            panic!()
+        };
+        assert_eq!(ports.len(), PORTS as usize);
+
+        let head = v13::FlowModHead {
+            cookie: baton_openflow::Cookie(0),
+            cookie_mask: 0,
+            table_id: 0,
+            command: v13::FlowModCommand::Add,
+            idle_timeout: 0,
+            hard_timeout: 0,
+            priority: 0,
+            buffer_id: BufferId(5),
+            out_port: PortNo::ANY,
+            out_group: 0xffff_ffff,
+            flags: 0,
+        };
+        b.clear();
+        v13::view::encode_flow_mod_apply(&mut b, Xid(1), &head, &[], &[]);
+        assert_eq!(
+            sw.handle(&b, &mut out),
+            Incoming::Response {
+                kind: ResponseKind::FlowMod,
+                buffer_id: Some(BufferId(5)),
+                malformed: false
+            }
+        );
+        // A peer's HELLO without 1.3 is incompatible.
+        b.clear();
+        Hello::default().encode(Version::V10, Xid(1), &mut b);
+        assert!(matches!(sw.handle(&b, &mut out), Incoming::Fatal(_)));
+    }
+
+    #[test]
+    fn packet_in_round_trips_both_versions() {
+        let frame = crate::frames::DataFrame::new(0);
+        for v in [Version::V10, Version::V13] {
+            let mut sw = SwitchProto::new(0, v);
+            let mut out = Vec::new();
+            sw.encode_packet_in(&mut out, BufferId(42), PortNo(3), frame.bytes());
+            match v {
+                Version::V10 => {
+                    let p = v10::PacketInView::parse(one(&out)).unwrap();
+                    assert_eq!(p.buffer_id(), BufferId(42));
+                    assert_eq!(p.in_port(), PortNo(3));
+                    assert_eq!(p.data(), frame.bytes());
+                }
+                Version::V13 => {
+                    let p = v13::PacketInView::parse(one(&out)).unwrap();
+                    assert_eq!(p.buffer_id(), BufferId(42));
+                    assert_eq!(p.in_port(), Some(PortNo(3)));
+                    assert_eq!(p.data(), frame.bytes());
+                }
+            }
+        }
+    }
+}
