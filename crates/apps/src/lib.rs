@@ -19,6 +19,7 @@
 mod burn;
 mod hub;
 mod learning;
+pub mod mac_table;
 
 pub use burn::Burn;
 pub use hub::Hub;

@@ -55,6 +55,10 @@ struct RunArgs {
     /// default depends on the scheduler.
     #[arg(long, value_parser = |s: &str| s.parse::<Batching>())]
     batching: Option<Batching>,
+    /// Fix the bytes read from a switch per service chance (adaptive
+    /// batching); by default it adapts between 2 KB and 64 KB.
+    #[arg(long)]
+    read_size: Option<usize>,
     /// Applications, in pipeline order.
     #[arg(long, value_delimiter = ',', default_value = "learning-switch")]
     apps: Vec<String>,
@@ -116,6 +120,8 @@ fn run(args: RunArgs) -> i32 {
         echo_interval: args.echo_interval,
         echo_timeout: args.echo_timeout,
         weights: args.weights,
+        min_read: args.read_size.unwrap_or(defaults.min_read).max(64),
+        max_read: args.read_size.unwrap_or(defaults.max_read).max(64),
         ..defaults
     };
     let stop = Arc::new(AtomicBool::new(false));

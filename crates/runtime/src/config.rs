@@ -113,8 +113,13 @@ pub struct Config {
     pub batching: Option<Batching>,
     /// Batching-delay upper bound for IBT (§3.3); default 1 ms.
     pub bdu: Duration,
-    /// Bytes read per service chance with adaptive batching (Maestro: 2 KB).
-    pub read_size: usize,
+    /// Fewest bytes read per service chance with adaptive batching
+    /// (Maestro's fixed read size, 2 KB).
+    pub min_read: usize,
+    /// Most bytes read per service chance with adaptive batching. Between
+    /// the two, the read size adapts so that one round over the ready
+    /// switches takes about one BDU (see `Engine::quantum`).
+    pub max_read: usize,
     /// Bytes read per service chance with static batching (Beacon: 64 KB).
     pub static_read_size: usize,
     /// A switch whose unsent output exceeds this is disconnected.
@@ -146,7 +151,8 @@ impl Default for Config {
             scheduler: SchedulerKind::Fair,
             batching: None,
             bdu: Duration::from_millis(1),
-            read_size: 2048,
+            min_read: 2048,
+            max_read: 64 * 1024,
             static_read_size: 64 * 1024,
             max_output: 4 << 20,
             echo_interval: Duration::from_secs(5),
@@ -167,13 +173,7 @@ impl Config {
             .unwrap_or_else(|| self.scheduler.default_batching())
     }
 
-    /// Bytes per read for the batching in force.
-    pub fn effective_read_size(&self) -> usize {
-        match self.batching() {
-            Batching::Adaptive => self.read_size,
-            Batching::Static => self.static_read_size,
-        }
-    }
+
 }
 
 /// Parses a `DPID=WEIGHT` pair (`DPID` in hex, with or without `0x`).

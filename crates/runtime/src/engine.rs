@@ -94,6 +94,10 @@ pub(crate) struct Engine {
     deferred: Vec<usize>,
     released: Vec<Released>,
     ibt: Ibt,
+    /// Smoothed input rate of this worker, bytes per second.
+    input_rate: f64,
+    /// Bytes read into the current batch.
+    batch_bytes: usize,
     batch_started: Option<Instant>,
     stats: Arc<WorkerStats>,
     last_trace: Instant,
@@ -111,6 +115,8 @@ impl Engine {
             deferred: Vec::new(),
             released: Vec::new(),
             ibt: Ibt::new(bdu),
+            input_rate: 0.0,
+            batch_bytes: 0,
             batch_started: None,
             stats,
             last_trace: Instant::now(),
@@ -131,17 +137,38 @@ impl Engine {
         }
     }
 
-    /// Reads once from switch `idx`, whose connection the caller took by
-    /// moving its state to `Running`, and adds its complete messages to
-    /// the batch. Returns the number of messages added.
-    pub fn serve(&mut self, idx: usize, mut conn: Box<Conn>) -> usize {
+    /// Bytes to read from a switch per service chance (times its weight).
+    ///
+    /// Static batching reads `static_read_size` (Beacon's 64 KB). Adaptive
+    /// batching sizes reads so that one round over the `ready` switches
+    /// takes about one BDU at this worker's measured input rate, within
+    /// `[min_read, max_read]`: under overload with many switches this is
+    /// Maestro's small read (fine-grained rounds, bounded delay for a
+    /// low-rate switch); with few busy switches it grows towards a large
+    /// read (fewer system calls per message, as NOX and Beacon get).
+    pub fn quantum(&self, ready: usize) -> usize {
+        let cfg = &self.shared.config;
+        if cfg.batching() == Batching::Static {
+            return cfg.static_read_size;
+        }
+        let bdu = Duration::from_nanos(self.shared.bdu_ns.load(Ordering::Relaxed));
+        let per_round = self.input_rate * bdu.as_secs_f64();
+        let q = per_round / ready.max(1) as f64;
+        (q as usize).clamp(cfg.min_read, cfg.max_read.max(cfg.min_read))
+    }
+
+    /// Reads once (at most `quantum` bytes times the switch's weight) from
+    /// switch `idx`, whose connection the caller took by moving its state
+    /// to `Running`, and adds its complete messages to the batch. Returns
+    /// the number of messages added.
+    pub fn serve(&mut self, idx: usize, mut conn: Box<Conn>, quantum: usize) -> usize {
         let table = &self.shared.table;
         let slot = &table.slots[idx];
         if self.batch_started.is_none() {
             self.batch_started = Some(Instant::now());
         }
         conn.compact();
-        let want = self.shared.config.effective_read_size() * slot.weight() as usize;
+        let want = quantum * slot.weight() as usize;
         let mut held = Held {
             idx,
             conn,
@@ -169,7 +196,10 @@ impl Engine {
         let before = self.msgs.len();
         while held.closing.is_none() {
             match held.conn.next_message() {
-                Ok(Some((at, len))) => self.msgs.push(MsgRef { held: h, at, len }),
+                Ok(Some((at, len))) => {
+                    self.batch_bytes += len as usize;
+                    self.msgs.push(MsgRef { held: h, at, len });
+                }
                 Ok(None) => break,
                 Err(e) => {
                     held.closing = Some(format!("unrecoverable framing error: {e}"));
@@ -190,7 +220,7 @@ impl Engine {
         /// Past this, a switch's buffer is not grown further in one batch.
         const MAX_HELD_BUFFER: usize = 256 * 1024;
         let mut added = 0;
-        let want = self.shared.config.effective_read_size();
+        let want = self.quantum(self.held.len());
         for h in 0..self.held.len() {
             let held = &mut self.held[h];
             if !held.more || held.closing.is_some() || held.conn.buffered() > MAX_HELD_BUFFER {
@@ -208,6 +238,7 @@ impl Engine {
             while held.closing.is_none() {
                 match held.conn.next_message() {
                     Ok(Some((at, len))) => {
+                        self.batch_bytes += len as usize;
                         self.msgs.push(MsgRef {
                             held: h as u32,
                             at,
@@ -256,6 +287,15 @@ impl Engine {
             }
         }
         self.record(n, elapsed);
+        // Input rate for the read quantum: bytes per second of busy time,
+        // smoothed like IBT's score (w = 0.2).
+        let rate = self.batch_bytes as f64 / elapsed.as_secs_f64().max(1e-9);
+        self.input_rate = if self.input_rate == 0.0 {
+            rate
+        } else {
+            0.8 * self.input_rate + 0.2 * rate
+        };
+        self.batch_bytes = 0;
         self.msgs.clear();
         self.release_all();
         &self.released

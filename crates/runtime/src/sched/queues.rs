@@ -238,7 +238,8 @@ pub(crate) fn run_worker(shared: Arc<Shared>, queues: Arc<RunQueues>, w: usize, 
                 slot.finish_service(false);
                 continue;
             };
-            engine.serve(idx, conn);
+            let quantum = engine.quantum(queues.len(w) + 1);
+            engine.serve(idx, conn, quantum);
             if engine.batch_full() {
                 let pending = queues.has_work_for(w);
                 requeue(&shared, &queues, w, kind, engine.process(pending));

@@ -48,7 +48,7 @@ fn release(rt: &RuntimeShared, rr: &Shared, released: &[Released]) {
 }
 
 /// Takes switch `idx` if no other worker has it; false if busy.
-fn try_serve(rt: &RuntimeShared, rr: &Shared, engine: &mut Engine, idx: usize) -> bool {
+fn try_serve(rt: &RuntimeShared, rr: &Shared, engine: &mut Engine, idx: usize, ready: usize) -> bool {
     let slot = &rt.table.slots[idx];
     if !slot.transition(TaskState::Idle, TaskState::Running) {
         return slot.state() == TaskState::Free;
@@ -58,7 +58,8 @@ fn try_serve(rt: &RuntimeShared, rr: &Shared, engine: &mut Engine, idx: usize) -
         slot.finish_service(false);
         return true;
     };
-    engine.serve(idx, conn);
+    let quantum = engine.quantum(ready);
+    engine.serve(idx, conn, quantum);
     if engine.batch_full() {
         let released = engine.process(true);
         release(rt, rr, released);
@@ -73,12 +74,16 @@ pub(crate) fn run_worker(rt: Arc<RuntimeShared>, rr: Arc<Shared>, w: usize) {
     let mut engine = Engine::new(rt.clone(), w);
     let mut skipped = Vec::new();
     let mut events = Events::with_capacity(1024);
+    // Switches found ready in the previous round: the read quantum divides
+    // a BDU's worth of input among them.
+    let mut ready_last_round = 1;
     while rt.net.is_running() {
         let hw = table
             .high_water
             .load(Ordering::Acquire)
             .min(table.slots.len());
         let mut found = false;
+        let mut ready_now = 0;
         if hw > 0 {
             // Workers start their rounds at different places so they
             // rarely collide on the same switch.
@@ -89,7 +94,8 @@ pub(crate) fn run_worker(rt: Arc<RuntimeShared>, rr: Arc<Shared>, w: usize) {
                     continue;
                 }
                 found = true;
-                if !try_serve(&rt, &rr, &mut engine, idx) {
+                ready_now += 1;
+                if !try_serve(&rt, &rr, &mut engine, idx, ready_last_round) {
                     skipped.push(idx);
                 }
             }
@@ -97,10 +103,11 @@ pub(crate) fn run_worker(rt: Arc<RuntimeShared>, rr: Arc<Shared>, w: usize) {
             // this round.
             for idx in skipped.drain(..) {
                 if rr.ready[idx].load(Ordering::Acquire) {
-                    try_serve(&rt, &rr, &mut engine, idx);
+                    try_serve(&rt, &rr, &mut engine, idx, ready_last_round);
                 }
             }
         }
+        ready_last_round = ready_now.max(1);
         if engine.batch_len() > 0 {
             while !engine.batch_full() && engine.refill() > 0 {}
             let pending = rr.ready.iter().take(hw).any(|r| r.load(Ordering::Relaxed));

@@ -86,6 +86,9 @@ pub(crate) fn run_reader(shared: Arc<Shared>, q: Arc<Queue>, mut poll: Poll) {
             .high_water
             .load(Ordering::Acquire)
             .min(table.slots.len());
+        // The reader never processes batches, so it has no input rate of
+        // its own: it reads `min_read`, Maestro-Shared-Queue's 2 KB.
+        let quantum = engine.quantum(hw.max(1));
         for (idx, is_ready) in ready.iter_mut().enumerate().take(hw) {
             if !*is_ready {
                 continue;
@@ -102,7 +105,7 @@ pub(crate) fn run_reader(shared: Arc<Shared>, q: Arc<Queue>, mut poll: Poll) {
                 slot.finish_service(false);
                 continue;
             };
-            engine.serve(idx, conn);
+            engine.serve(idx, conn, quantum);
             let spare = lock(&q.spare).pop().unwrap_or_default();
             let Some(chunk) = engine.take_chunk(spare) else {
                 continue;
