@@ -92,10 +92,8 @@ pub fn frame(buf: &[u8]) -> Result<Option<usize>, DecodeError> {
 #[inline]
 pub fn start_message(out: &mut Vec<u8>, version: Version, msg_type: u8, xid: Xid) -> usize {
     let at = out.len();
-    out.put_u8(version.wire());
-    out.put_u8(msg_type);
-    out.put_u16(0);
-    out.put_u32(xid.0);
+    let x = xid.0.to_be_bytes();
+    out.put_slice(&[version.wire(), msg_type, 0, 0, x[0], x[1], x[2], x[3]]);
     at
 }
 

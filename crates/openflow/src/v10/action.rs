@@ -10,7 +10,7 @@
 use crate::error::{DecodeError, ErrorKind};
 use crate::types::{MacAddr, PortNo};
 use crate::v10::ofmatch::port_to_wire;
-use crate::wire::{Put, Reader, pad8};
+use crate::wire::{Fixed, Put, Reader, pad8};
 use std::net::Ipv4Addr;
 
 /// `OFPAT_OUTPUT`.
@@ -127,6 +127,16 @@ impl Action {
     /// field is written with a saturated length (the caller's bug).
     #[inline]
     pub fn emit(&self, out: &mut Vec<u8>) {
+        if let Action::Output { port, max_len } = self {
+            // The common case, with one copy.
+            let mut b = Fixed::<8>::new();
+            b.put_u16(self.action_type());
+            b.put_u16(8);
+            b.put_u16(port_to_wire(*port));
+            b.put_u16(*max_len);
+            out.put_slice(b.as_slice());
+            return;
+        }
         let len = self.wire_len().min(0xfff8) as u16;
         out.put_u16(self.action_type());
         out.put_u16(len);

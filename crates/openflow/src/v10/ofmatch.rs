@@ -164,7 +164,7 @@ impl Match10 {
 
     /// Appends the 40-byte `ofp_match`, padding as zeros.
     #[inline]
-    pub fn emit(&self, out: &mut Vec<u8>) {
+    pub fn emit(&self, out: &mut impl Put) {
         out.put_u32(self.wildcards);
         out.put_u16(port_to_wire(self.in_port));
         out.put_slice(&self.dl_src.0);

@@ -18,7 +18,7 @@ use crate::types::{BufferId, Cookie, PortNo, Version, Xid};
 use crate::v10::action::{Action, ActionIter, emit_actions};
 use crate::v10::messages::{FlowModCommand, PacketInReason};
 use crate::v10::ofmatch::{MATCH_LEN, Match10, port_to_wire};
-use crate::wire::{Put, Reader};
+use crate::wire::{Fixed, Put, Reader};
 
 /// Byte offsets of the fields of the hot messages (1.0.0 §5.3.3, §5.3.6,
 /// §5.3.7, §5.4.1), header included.
@@ -140,6 +140,14 @@ impl<'a> PacketInView<'a> {
     /// guaranteed by the length rule.
     #[inline]
     pub fn parse(msg: &'a [u8]) -> Result<Self, DecodeError> {
+        // Fast path for the message the controller sees most: version 1,
+        // type PACKET_IN, length field == length, at least the fixed part.
+        // Anything else takes the full check for its precise error.
+        if let [1, 10, l0, l1, ..] = *msg {
+            if msg.len() >= 18 && usize::from(u16::from_be_bytes([l0, l1])) == msg.len() {
+                return Ok(PacketInView { buf: msg });
+            }
+        }
         check_type(msg, &[MsgType10::PacketIn])?;
         Ok(PacketInView { buf: msg })
     }
@@ -227,15 +235,18 @@ impl FlowModHead {
     /// Appends the 64 bytes after the header.
     #[inline]
     pub fn emit(&self, out: &mut Vec<u8>) {
-        self.match_.emit(out);
-        out.put_u64(self.cookie.0);
-        out.put_u16(self.command.into());
-        out.put_u16(self.idle_timeout);
-        out.put_u16(self.hard_timeout);
-        out.put_u16(self.priority);
-        out.put_u32(self.buffer_id.0);
-        out.put_u16(port_to_wire(self.out_port));
-        out.put_u16(self.flags);
+        // 40-byte match + 24 bytes of fields, appended with one copy.
+        let mut b = Fixed::<64>::new();
+        self.match_.emit(&mut b);
+        b.put_u64(self.cookie.0);
+        b.put_u16(self.command.into());
+        b.put_u16(self.idle_timeout);
+        b.put_u16(self.hard_timeout);
+        b.put_u16(self.priority);
+        b.put_u32(self.buffer_id.0);
+        b.put_u16(port_to_wire(self.out_port));
+        b.put_u16(self.flags);
+        out.put_slice(b.as_slice());
     }
 }
 
