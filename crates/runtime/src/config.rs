@@ -172,8 +172,6 @@ impl Config {
         self.batching
             .unwrap_or_else(|| self.scheduler.default_batching())
     }
-
-
 }
 
 /// Parses a `DPID=WEIGHT` pair (`DPID` in hex, with or without `0x`).

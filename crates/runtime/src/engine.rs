@@ -128,6 +128,11 @@ impl Engine {
         self.msgs.len()
     }
 
+    /// Switches held in the batch under construction.
+    pub fn held_len(&self) -> usize {
+        self.held.len()
+    }
+
     /// True when the batch should be processed now: adaptive batching
     /// waits for IBT messages; static batching processes each read.
     pub fn batch_full(&self) -> bool {

@@ -301,3 +301,37 @@ fn incompatible_versions_get_hello_failed() {
     assert!(sw.closed_by_controller());
     rt.stop();
 }
+
+#[test]
+fn dynamic_partition_keeps_serving_switches_it_moves() {
+    // Regression: moving a switch's registration to another worker used to
+    // deadlock that worker (it re-locked the switch's output queue).
+    let cfg = Config {
+        repartition_period: Duration::from_millis(20),
+        ..config(SchedulerKind::DynamicPartition)
+    };
+    let (rt, _app) = start(cfg);
+    let addr = rt.local_addrs()[0];
+    let mut switches: Vec<TestSwitch> = (0..4)
+        .map(|i| TestSwitch::connect(addr, Version::V10, 200 + i))
+        .collect();
+    let frame = tcp_frame(mac(1), mac(2));
+    // Skewed rates (8, 16, 24, 32 per round) make the greedy partition move
+    // switches 2 and 3 off the workers they were given at connect time.
+    for _ in 0..15 {
+        for (i, sw) in switches.iter_mut().enumerate() {
+            let mut out = Vec::new();
+            let n = 8 * (i + 1);
+            for k in 0..n {
+                sw.encode_packet_in(&mut out, BufferId(k as u32 + 1), 1, &frame);
+            }
+            sw.send(&out);
+            for k in 0..n {
+                let got = sw.recv().as_ref().and_then(packet_out_buffer);
+                assert_eq!(got, Some(BufferId(k as u32 + 1)), "switch {i}");
+            }
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    rt.stop();
+}

@@ -62,6 +62,10 @@ pub struct CompareArgs {
     /// controller CPUs).
     #[arg(long)]
     pub workers: Option<usize>,
+    /// Extra arguments for every `baton run` (e.g. `--baton-args="--apps
+    /// burn:2000,learning-switch --bdu 1ms"`); recorded in the results.
+    #[arg(long, allow_hyphen_values = true, default_value = "")]
+    pub baton_args: String,
     /// The baton binary (default: next to this executable).
     #[arg(long, value_name = "PATH")]
     pub baton: Option<PathBuf>,
@@ -218,6 +222,8 @@ pub struct Comparison {
     pub controller_cpus: String,
     /// Worker threads given to baton and the responder.
     pub workers: usize,
+    /// Extra arguments given to every `baton run`.
+    pub baton_args: Vec<String>,
     /// Per case.
     pub cases: Vec<CaseResult>,
 }
@@ -250,6 +256,11 @@ pub fn main(args: &CompareArgs) -> Result<(), Error> {
         peers: args.peers.clone().unwrap_or_else(targets::default_peers),
         controller_cpus: args.controller_cpus.clone(),
         workers: args.workers.unwrap_or(controller_cpus).max(1),
+        baton_args: args
+            .baton_args
+            .split_whitespace()
+            .map(String::from)
+            .collect(),
         log_dir: out.join("logs"),
     };
     let mut comparison = Comparison {
@@ -259,6 +270,7 @@ pub fn main(args: &CompareArgs) -> Result<(), Error> {
         bench_cpus: args.bench_cpus.clone(),
         controller_cpus: args.controller_cpus.clone(),
         workers: programs.workers,
+        baton_args: programs.baton_args.clone(),
         cases: Vec::new(),
     };
     for case in &scenario.cases {
@@ -495,6 +507,9 @@ pub fn markdown(c: &Comparison) -> String {
         "{}. Emulator on CPUs {}, controllers on CPUs {} ({} worker threads for baton and the responder). Medians of {} interleaved runs; ratios to the first column.\n",
         c.about, c.bench_cpus, c.controller_cpus, c.workers, c.runs
     );
+    if !c.baton_args.is_empty() {
+        let _ = writeln!(s, "baton ran with `{}`.\n", c.baton_args.join(" "));
+    }
     for case in &c.cases {
         let _ = writeln!(s, "## {}: {}\n", case.case.name, case.case.describe());
         if let Some(cap) = case.capacity {
@@ -591,6 +606,7 @@ mod tests {
             bench_cpus: "0".into(),
             controller_cpus: "1".into(),
             workers: 1,
+            baton_args: Vec::new(),
             cases: vec![CaseResult {
                 case,
                 capacity: None,

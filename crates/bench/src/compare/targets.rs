@@ -131,6 +131,8 @@ pub struct Programs {
     pub controller_cpus: String,
     /// Worker threads for baton / the responder.
     pub workers: usize,
+    /// Extra arguments for `baton run`.
+    pub baton_args: Vec<String>,
     /// Where controller logs go.
     pub log_dir: PathBuf,
 }
@@ -219,6 +221,7 @@ pub fn start(target: &Target, version: Version, p: &Programs, tag: &str) -> Resu
             if *pin {
                 a.push("--pin".into());
             }
+            a.extend(p.baton_args.iter().cloned());
             (p.baton.clone(), a)
         }
         Target::OvsTestController => (

@@ -272,7 +272,10 @@ fn requeue(
         if kind == SchedulerKind::DynamicPartition {
             let home = slot.home.load(Ordering::Acquire);
             if home != slot.registered_with.load(Ordering::Acquire) {
-                if let Some(stream) = lock(&slot.out).stream.clone() {
+                // Take the stream out of the lock first: moving the
+                // registration locks the output queue again.
+                let stream = lock(&slot.out).stream.clone();
+                if let Some(stream) = stream {
                     table.move_registration(r.id, &stream, home);
                 }
             }

@@ -48,7 +48,13 @@ fn release(rt: &RuntimeShared, rr: &Shared, released: &[Released]) {
 }
 
 /// Takes switch `idx` if no other worker has it; false if busy.
-fn try_serve(rt: &RuntimeShared, rr: &Shared, engine: &mut Engine, idx: usize, ready: usize) -> bool {
+fn try_serve(
+    rt: &RuntimeShared,
+    rr: &Shared,
+    engine: &mut Engine,
+    idx: usize,
+    ready: usize,
+) -> bool {
     let slot = &rt.table.slots[idx];
     if !slot.transition(TaskState::Idle, TaskState::Running) {
         return slot.state() == TaskState::Free;
@@ -109,7 +115,10 @@ pub(crate) fn run_worker(rt: Arc<RuntimeShared>, rr: Arc<Shared>, w: usize) {
         }
         ready_last_round = ready_now.max(1);
         if engine.batch_len() > 0 {
-            while !engine.batch_full() && engine.refill() > 0 {}
+            // Read the held switches again only when they are all the
+            // ready ones; otherwise the last switches of a round would get
+            // extra chances.
+            while !engine.batch_full() && engine.held_len() >= ready_now && engine.refill() > 0 {}
             let pending = rr.ready.iter().take(hw).any(|r| r.load(Ordering::Relaxed));
             let released = engine.process(pending);
             release(&rt, &rr, released);

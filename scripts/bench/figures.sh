@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Reproduces every figure in BENCHMARKS.md: each scenario side by side
+# against the peers, results and charts under docs/bench/SCENARIO/.
+#
+#   scripts/bench/figures.sh            # all
+#   scripts/bench/figures.sh throughput-16 latency-1
+#
+# Machine layout (2 cores): emulator on CPU 0, the controller under test on
+# CPU 1. Needs the peers (scripts/install-peers.sh, run here first).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+scripts/install-peers.sh >/dev/null
+cargo build --release -p baton
+B=target/release/baton
+run() { local s=$1; shift; echo "== $s"; $B bench compare "$s" --out "docs/bench/$s" "$@"; }
+all=(throughput-16 throughput-64 latency-1 latency-16 fairness-skewed ibt-phases)
+for s in "${@:-${all[@]}}"; do
+    case "$s" in
+    throughput-16 | throughput-64 | latency-1 | latency-16)
+        run "$s" --targets responder,baton:all,ovs-testcontroller,os-ken --runs 3 --duration 5 --warmup 1 ;;
+    fairness-skewed)
+        # Two workers sharing CPU 1, overloaded by a 2 µs pipeline stage.
+        run "$s" --targets baton:fair,baton:round-robin,baton:static-partition,baton:dynamic-partition,baton:shared-queue \
+            --workers 2 --runs 3 --duration 10 --warmup 2 \
+            --baton-args "--apps burn:2000,learning-switch --bdu 1ms" ;;
+    ibt-phases)
+        run "$s" --targets baton:fair,baton:static-partition --runs 1 \
+            --baton-args "--apps burn:2000,learning-switch --bdu 1ms" ;;
+    *) run "$s" ;;
+    esac
+done
