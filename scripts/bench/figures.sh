@@ -13,12 +13,12 @@ scripts/install-peers.sh >/dev/null
 cargo build --release -p baton
 B=target/release/baton
 run() { local s=$1; shift; echo "== $s"; $B bench compare "$s" --out "docs/bench/$s" "$@"; }
-all=(throughput-16 throughput-64 latency-1 latency-16 fairness-skewed ibt-phases)
+all=(throughput-16 throughput-64 latency-1 latency-16 fairness-uniform fairness-skewed ibt-phases few-switches switch-scaling)
 for s in "${@:-${all[@]}}"; do
     case "$s" in
     throughput-16 | throughput-64 | latency-1 | latency-16)
         run "$s" --targets responder,baton:all,ovs-testcontroller,os-ken --runs 3 --duration 5 --warmup 1 ;;
-    fairness-skewed)
+    fairness-uniform | fairness-skewed)
         # Two workers sharing CPU 1, overloaded by a 2 µs pipeline stage.
         run "$s" --targets baton:fair,baton:round-robin,baton:static-partition,baton:dynamic-partition,baton:shared-queue \
             --workers 2 --runs 3 --duration 10 --warmup 2 \
@@ -26,6 +26,10 @@ for s in "${@:-${all[@]}}"; do
     ibt-phases)
         run "$s" --targets baton:fair,baton:static-partition --runs 1 \
             --baton-args "--apps burn:2000,learning-switch --bdu 1ms" ;;
+    few-switches)
+        run "$s" --targets baton:all --workers 2 --runs 3 --duration 5 --warmup 1 ;;
+    switch-scaling)
+        run "$s" --targets responder,baton:fair,baton:static-partition --runs 1 --duration 4 --warmup 1 ;;
     *) run "$s" ;;
     esac
 done

@@ -20,7 +20,7 @@ use crate::v13::instruction::{
     Instruction, InstructionIter, InstructionType, emit_actions_instruction, emit_instructions,
 };
 use crate::v13::oxm::{MatchRef, Oxm, OxmIter, emit_match};
-use crate::wire::{Put, Reader};
+use crate::wire::{Fixed, Put, Reader};
 
 /// Checks the header of a whole message for a view: version 4, type
 /// `want`, length equal to `msg.len()` and within the type's rule. Returns
@@ -463,18 +463,21 @@ pub fn encode_packet_in(
 #[inline]
 pub fn start_flow_mod(out: &mut Vec<u8>, xid: Xid, head: &FlowModHead) -> usize {
     let at = start(out, MsgType13::FlowMod, xid);
-    out.put_u64(head.cookie.0);
-    out.put_u64(head.cookie_mask);
-    out.put_u8(head.table_id);
-    out.put_u8(head.command.into());
-    out.put_u16(head.idle_timeout);
-    out.put_u16(head.hard_timeout);
-    out.put_u16(head.priority);
-    out.put_u32(head.buffer_id.0);
-    out.put_u32(head.out_port.0);
-    out.put_u32(head.out_group);
-    out.put_u16(head.flags);
-    out.put_zeros(2);
+    // The 40 bytes after the header, appended with one copy.
+    let mut b = Fixed::<40>::new();
+    b.put_u64(head.cookie.0);
+    b.put_u64(head.cookie_mask);
+    b.put_u8(head.table_id);
+    b.put_u8(head.command.into());
+    b.put_u16(head.idle_timeout);
+    b.put_u16(head.hard_timeout);
+    b.put_u16(head.priority);
+    b.put_u32(head.buffer_id.0);
+    b.put_u32(head.out_port.0);
+    b.put_u32(head.out_group);
+    b.put_u16(head.flags);
+    b.put_zeros(2);
+    out.put_slice(b.as_slice());
     at
 }
 

@@ -204,7 +204,7 @@ pub(super) trait OxmValue: Copy {
     /// Reads from the first `LEN` bytes of `b` (zeros where `b` is short,
     /// which the callers' length checks rule out).
     fn read(b: &[u8]) -> Self;
-    fn write(self, out: &mut Vec<u8>);
+    fn write(self, out: &mut impl Put);
 }
 
 #[inline]
@@ -225,7 +225,7 @@ macro_rules! oxm_int {
                 <$t>::from_be_bytes(arr(b))
             }
             #[inline]
-            fn write(self, out: &mut Vec<u8>) {
+            fn write(self, out: &mut impl Put) {
                 out.put_slice(&self.to_be_bytes());
             }
         }
@@ -238,7 +238,7 @@ impl OxmValue for PortNo {
     fn read(b: &[u8]) -> Self {
         PortNo(u32::read(b))
     }
-    fn write(self, out: &mut Vec<u8>) {
+    fn write(self, out: &mut impl Put) {
         out.put_u32(self.0);
     }
 }
@@ -248,7 +248,7 @@ impl OxmValue for MacAddr {
     fn read(b: &[u8]) -> Self {
         MacAddr(arr(b))
     }
-    fn write(self, out: &mut Vec<u8>) {
+    fn write(self, out: &mut impl Put) {
         out.put_slice(&self.0);
     }
 }
@@ -258,7 +258,7 @@ impl OxmValue for Ipv4Addr {
     fn read(b: &[u8]) -> Self {
         Ipv4Addr::from(arr::<4>(b))
     }
-    fn write(self, out: &mut Vec<u8>) {
+    fn write(self, out: &mut impl Put) {
         out.put_slice(&self.octets());
     }
 }
@@ -268,7 +268,7 @@ impl OxmValue for Ipv6Addr {
     fn read(b: &[u8]) -> Self {
         Ipv6Addr::from(arr::<16>(b))
     }
-    fn write(self, out: &mut Vec<u8>) {
+    fn write(self, out: &mut impl Put) {
         out.put_slice(&self.octets());
     }
 }
@@ -283,13 +283,13 @@ impl OxmValue for U24 {
         let [x, y, z] = arr::<3>(b);
         U24(u32::from_be_bytes([0, x, y, z]))
     }
-    fn write(self, out: &mut Vec<u8>) {
+    fn write(self, out: &mut impl Put) {
         out.put_slice(&self.0.to_be_bytes()[1..]);
     }
 }
 
 #[inline]
-fn put_plain<T: OxmValue>(out: &mut Vec<u8>, f: OxmField, v: T) {
+fn put_plain<T: OxmValue>(out: &mut impl Put, f: OxmField, v: T) {
     out.put_u32(
         OxmHeader {
             class: OFPXMC_OPENFLOW_BASIC,
@@ -303,7 +303,7 @@ fn put_plain<T: OxmValue>(out: &mut Vec<u8>, f: OxmField, v: T) {
 }
 
 #[inline]
-fn put_masked<T: OxmValue>(out: &mut Vec<u8>, f: OxmField, v: T, m: Option<T>) {
+fn put_masked<T: OxmValue>(out: &mut impl Put, f: OxmField, v: T, m: Option<T>) {
     out.put_u32(
         OxmHeader {
             class: OFPXMC_OPENFLOW_BASIC,
@@ -427,7 +427,7 @@ impl Oxm {
 
     /// Appends the TLV (header, value, mask). Allocates nothing beyond
     /// growing `out`.
-    pub fn emit(&self, out: &mut Vec<u8>) {
+    pub fn emit(&self, out: &mut impl Put) {
         use OxmField as F;
         match *self {
             Oxm::InPort(v) => put_plain(out, F::InPort, v),
