@@ -53,7 +53,7 @@ pub enum BenchCommand {
     /// Run the do-nothing reference controller (the ceiling).
     Responder(ResponderArgs),
     /// Run a scenario against several controllers and compare them.
-    Compare(crate::compare::CompareArgs),
+    Compare(Box<crate::compare::CompareArgs>),
 }
 
 /// The OpenFlow version the emulated switches speak.
