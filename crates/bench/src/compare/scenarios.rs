@@ -190,7 +190,7 @@ pub fn get(name: &str) -> Option<Scenario> {
         ),
         "switch-scaling" => s(
             "switch-scaling",
-            "throughput with 1, 4, 16, 64 and 256 switches",
+            "throughput with 1 to 256 switches, and latency mode with 16 to 10,000 switches (seed 001 Fig. 13-14)",
             [1, 4, 16, 64, 256]
                 .iter()
                 .map(|&n| Case {
@@ -198,6 +198,11 @@ pub fn get(name: &str) -> Option<Scenario> {
                     warmup: 1.0,
                     ..Case::new(&format!("switches-{n}"), Mode::Throughput, n)
                 })
+                .chain([16, 64, 256, 1000, 10_000].iter().map(|&n| Case {
+                    duration: 5.0,
+                    warmup: 2.0,
+                    ..Case::new(&format!("latency-switches-{n}"), Mode::Latency, n)
+                }))
                 .collect(),
         ),
         _ => None,
