@@ -16,10 +16,7 @@
 //!
 //! Every encoder appends to a caller-owned `out` and, once `out` has grown
 //! to its working size, allocates nothing, except [`encode_hello`]
-//! (connection setup only), [`encode_error`] (off the hot path) and a 1.3
-//! message with more than
-//! [`STACK_ACTIONS`] 1.3 actions, whose actions are then collected in a
-//! `Vec` first.
+//! (connection setup only) and [`encode_error`] (off the hot path).
 
 mod matching;
 
@@ -296,42 +293,13 @@ impl ActionSpec {
         };
         f(a);
     }
-
-    /// How many 1.3 actions [`ActionSpec::for_each_v13`] gives.
-    fn v13_count(&self) -> usize {
-        match self {
-            ActionSpec::Enqueue { .. } => 2,
-            _ => 1,
-        }
-    }
 }
 
-/// 1.3 actions converted on the stack by the 1.3 encoders; longer lists
-/// go through a `Vec`.
-pub const STACK_ACTIONS: usize = 8;
-
-/// Converts `specs` to 1.3 actions and hands them to `f`, on the stack
-/// when they fit in [`STACK_ACTIONS`].
-fn with_v13_actions<R>(specs: &[ActionSpec], f: impl FnOnce(&[v13::Action]) -> R) -> R {
-    let count: usize = specs.iter().map(ActionSpec::v13_count).sum();
-    if count <= STACK_ACTIONS {
-        let mut buf = [const { v13::Action::PopVlan }; STACK_ACTIONS];
-        let mut n = 0;
-        for s in specs {
-            s.for_each_v13(|a| {
-                if let Some(slot) = buf.get_mut(n) {
-                    *slot = a;
-                    n += 1;
-                }
-            });
-        }
-        f(buf.get(..n).unwrap_or_default())
-    } else {
-        let mut v = Vec::with_capacity(count);
-        for s in specs {
-            s.for_each_v13(|a| v.push(a));
-        }
-        f(&v)
+/// Writes `specs` as 1.3 actions, converting each on the fly (no list is
+/// built, so any number of actions costs no allocation).
+fn emit_v13_actions(out: &mut Vec<u8>, specs: &[ActionSpec]) {
+    for s in specs {
+        s.for_each_v13(|a| a.emit(out));
     }
 }
 
@@ -428,12 +396,12 @@ fn encode_flow_mod13(
     match_: &MatchSpec,
     actions: &[ActionSpec],
 ) {
-    use v13::instruction::{InstructionType, emit_actions_instruction};
+    use v13::instruction::{InstructionType, emit_actions_instruction_with};
     let at = v13::view::start_flow_mod(out, xid, head);
     match_.emit_oxm_match(out);
     if !actions.is_empty() {
-        with_v13_actions(actions, |acts| {
-            emit_actions_instruction(out, InstructionType::ApplyActions, acts);
+        emit_actions_instruction_with(out, InstructionType::ApplyActions, |out| {
+            emit_v13_actions(out, actions);
         });
     }
     crate::header::finish_message(out, at);
@@ -520,9 +488,14 @@ pub fn encode_packet_out(
             },
             data,
         ),
-        Version::V13 => with_v13_actions(actions, |acts| {
-            v13::view::encode_packet_out(out, xid, buffer_id, in_port, acts, data);
-        }),
+        Version::V13 => v13::view::encode_packet_out_with(
+            out,
+            xid,
+            buffer_id,
+            in_port,
+            |out| emit_v13_actions(out, actions),
+            data,
+        ),
     }
 }
 

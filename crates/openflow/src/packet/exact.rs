@@ -11,8 +11,7 @@ use crate::v10::ofmatch::{
     Match10, OFP_VLAN_NONE, OFPFW_DL_VLAN_PCP, OFPFW_NW_DST_ALL, OFPFW_NW_PROTO, OFPFW_NW_SRC_ALL,
     OFPFW_NW_TOS, OFPFW_TP_DST, OFPFW_TP_SRC,
 };
-use crate::v13::oxm::{Match13, OFPMT_OXM, OFPVID_NONE, OFPVID_PRESENT, Oxm};
-use crate::wire::{Fixed, Put, pad8};
+use crate::v13::oxm::{Match13, OFPVID_NONE, OFPVID_PRESENT, Oxm, emit_match_with};
 
 impl FlowKey {
     /// The exact OpenFlow 1.0 `ofp_match` of this key (1.0.0 §5.2.3).
@@ -175,18 +174,7 @@ impl FlowKey {
     /// §7.2.3; TLVs as [`FlowKey::for_each_oxm`] lists them), padded to 8
     /// bytes, without allocating beyond `out`'s growth.
     pub fn emit_oxm_match(&self, out: &mut Vec<u8>) {
-        // Built on the stack and appended with one copy (see `wire::Fixed`).
-        // The largest exact match (IPv6 neighbour discovery under a VLAN)
-        // is 4 + 8 + 2 * 10 + 6 + 6 + 2 * 20 + 8 + 3 * 5 + 2 * 5 + 20 + 10
-        // = 147 bytes before padding.
-        let mut b = Fixed::<160>::new();
-        b.put_u16(OFPMT_OXM);
-        b.put_u16(0);
-        self.for_each_oxm(|o| o.emit(&mut b));
-        let len = b.as_slice().len();
-        b.patch_u16(2, len as u16);
-        b.put_zeros(pad8(len));
-        out.put_slice(b.as_slice());
+        emit_match_with(out, |b| self.for_each_oxm(|o| o.emit(b)));
     }
 
     /// The exact OpenFlow 1.3 match as an owned [`Match13`] (allocates; for

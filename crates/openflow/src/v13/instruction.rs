@@ -286,11 +286,23 @@ impl Instruction {
 /// holding `actions`, without building an [`Instruction`] (the hot path's
 /// "apply these actions").
 pub fn emit_actions_instruction(out: &mut Vec<u8>, kind: InstructionType, actions: &[Action]) {
+    emit_actions_instruction_with(out, kind, |out| emit_actions(out, actions));
+}
+
+/// [`emit_actions_instruction`] with the actions written by
+/// `write_actions`, so a caller can emit actions it converts on the fly
+/// without collecting them first.
+#[inline]
+pub fn emit_actions_instruction_with(
+    out: &mut Vec<u8>,
+    kind: InstructionType,
+    write_actions: impl FnOnce(&mut Vec<u8>),
+) {
     let at = out.len();
     out.put_u16(kind.into());
     out.put_u16(0);
     out.put_zeros(4);
-    emit_actions(out, actions);
+    write_actions(out);
     let len = (out.len() - at).min(u16::MAX as usize) as u16;
     out.patch_u16(at + 2, len);
 }

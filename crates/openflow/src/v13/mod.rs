@@ -49,7 +49,8 @@ pub use port::Port;
 pub use view::{
     EchoView, FlowModView, PacketInView, PacketOutView, encode_barrier_reply,
     encode_barrier_request, encode_echo_reply, encode_echo_request, encode_flow_mod,
-    encode_flow_mod_apply, encode_packet_in, encode_packet_out, start_flow_mod,
+    encode_flow_mod_apply, encode_packet_in, encode_packet_out, encode_packet_out_with,
+    start_flow_mod,
 };
 
 use crate::error::{DecodeError, ErrorKind};

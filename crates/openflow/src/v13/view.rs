@@ -525,6 +525,26 @@ pub fn encode_packet_out(
     actions: &[Action],
     data: &[u8],
 ) {
+    encode_packet_out_with(
+        out,
+        xid,
+        buffer_id,
+        in_port,
+        |out| emit_actions(out, actions),
+        data,
+    );
+}
+
+/// [`encode_packet_out`] with the actions written by `write_actions`.
+#[inline]
+pub fn encode_packet_out_with(
+    out: &mut Vec<u8>,
+    xid: Xid,
+    buffer_id: BufferId,
+    in_port: PortNo,
+    write_actions: impl FnOnce(&mut Vec<u8>),
+    data: &[u8],
+) {
     let at = start(out, MsgType13::PacketOut, xid);
     out.put_u32(buffer_id.0);
     out.put_u32(in_port.0);
@@ -532,7 +552,7 @@ pub fn encode_packet_out(
     out.put_u16(0);
     out.put_zeros(6);
     let actions_at = out.len();
-    emit_actions(out, actions);
+    write_actions(out);
     let actions_len = (out.len() - actions_at).min(u16::MAX as usize) as u16;
     out.patch_u16(len_at, actions_len);
     out.put_slice(data);

@@ -16,7 +16,7 @@ pub use value::Oxm;
 
 use crate::error::{DecodeError, ErrorKind};
 use crate::types::PortNo;
-use crate::wire::{Put, Reader, pad8};
+use crate::wire::{Fixed, Put, Reader, pad8};
 use value::OxmValue;
 
 /// `OFPXMC_NXM_0`: Nicira's backward-compatible class (1.3.5 §7.2.3.2).
@@ -581,6 +581,26 @@ pub fn finish_match(out: &mut Vec<u8>, at: usize) {
     let len = out.len().saturating_sub(at);
     out.patch_u16(at + 2, len.min(u16::MAX as usize) as u16);
     out.put_zeros(pad8(len));
+}
+
+/// Room for a match built by [`emit_match_with`]: the largest exact match
+/// of a frame is 147 bytes before padding (IPv6 neighbour discovery under
+/// a VLAN), and the sparse matches of `common` are smaller.
+pub const MATCH_BUF: usize = 256;
+
+/// Appends an `ofp_match` whose TLVs `write_oxms` writes, built on the
+/// stack and appended with one copy (see [`crate::wire::Fixed`]). For
+/// matches of bounded size only: bytes past [`MATCH_BUF`] are dropped.
+#[inline]
+pub fn emit_match_with(out: &mut Vec<u8>, write_oxms: impl FnOnce(&mut Fixed<MATCH_BUF>)) {
+    let mut b = Fixed::<MATCH_BUF>::new();
+    b.put_u16(OFPMT_OXM);
+    b.put_u16(0);
+    write_oxms(&mut b);
+    let len = b.as_slice().len();
+    b.patch_u16(2, len as u16);
+    b.put_zeros(pad8(len));
+    out.put_slice(b.as_slice());
 }
 
 /// Appends a whole `ofp_match` holding `oxms`.
