@@ -40,6 +40,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod body;
 pub mod common;
 pub mod error;
 #[doc(hidden)]

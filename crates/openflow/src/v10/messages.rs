@@ -80,7 +80,7 @@ pub mod capabilities {
     pub const ARP_MATCH_IP: u32 = 1 << 7;
 }
 
-/// `ofp_config_flags` of [`SwitchConfig::flags`] (1.0.0 §5.3.2).
+/// `ofp_config_flags` of [`SwitchConfig::flags`](crate::body::SwitchConfig::flags) (1.0.0 §5.3.2).
 pub mod config_flags {
     /// `OFPC_FRAG_NORMAL`: no special handling of IP fragments.
     pub const FRAG_NORMAL: u16 = 0;
@@ -204,30 +204,6 @@ impl SwitchFeatures {
         out.put_u32(self.capabilities);
         out.put_u32(self.actions);
         self.ports.iter().for_each(|p| p.emit(out));
-    }
-}
-
-/// The body of OFPT_GET_CONFIG_REPLY and OFPT_SET_CONFIG
-/// (`ofp_switch_config`, 1.0.0 §5.3.2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct SwitchConfig {
-    /// `flags`: [`config_flags`].
-    pub flags: u16,
-    /// `miss_send_len`: bytes of a table-miss packet sent to the controller.
-    pub miss_send_len: u16,
-}
-
-impl SwitchConfig {
-    pub(crate) fn parse(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
-        Ok(SwitchConfig {
-            flags: r.u16("ofp_switch_config.flags")?,
-            miss_send_len: r.u16("ofp_switch_config.miss_send_len")?,
-        })
-    }
-
-    pub(crate) fn emit(&self, out: &mut Vec<u8>) {
-        out.put_u16(self.flags);
-        out.put_u16(self.miss_send_len);
     }
 }
 

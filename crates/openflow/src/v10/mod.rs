@@ -22,13 +22,14 @@ pub mod port;
 pub mod stats;
 pub mod view;
 
+pub use crate::body::{PortReason, SwitchConfig};
 pub use action::{Action, ActionIter, emit_actions};
 pub use messages::{
     ErrorMsg, FlowMod, FlowModCommand, FlowRemoved, FlowRemovedReason, PacketIn, PacketInReason,
-    PacketOut, PacketQueue, QueueProp, SwitchConfig, SwitchFeatures,
+    PacketOut, PacketQueue, QueueProp, SwitchFeatures,
 };
 pub use ofmatch::Match10;
-pub use port::{PhyPort, PortMod, PortReason, PortStatus};
+pub use port::{PhyPort, PortMod, PortStatus};
 pub use stats::{StatsReply, StatsReplyBody, StatsRequest, StatsRequestBody, StatsType};
 pub use view::{
     BarrierView, Direction, EchoView, FlowModHead, FlowModView, PacketInView, PacketOutView,
@@ -137,8 +138,8 @@ pub fn decode(msg: &[u8]) -> Result<(Xid, Message), DecodeError> {
         MsgType10::FeaturesRequest => Message::FeaturesRequest,
         MsgType10::FeaturesReply => Message::FeaturesReply(SwitchFeatures::parse(&mut r)?),
         MsgType10::GetConfigRequest => Message::GetConfigRequest,
-        MsgType10::GetConfigReply => Message::GetConfigReply(SwitchConfig::parse(&mut r)?),
-        MsgType10::SetConfig => Message::SetConfig(SwitchConfig::parse(&mut r)?),
+        MsgType10::GetConfigReply => Message::GetConfigReply(SwitchConfig::decode_body(&mut r)?),
+        MsgType10::SetConfig => Message::SetConfig(SwitchConfig::decode_body(&mut r)?),
         MsgType10::PacketIn => Message::PacketIn(PacketInView::parse(msg)?.into()),
         MsgType10::FlowRemoved => Message::FlowRemoved(FlowRemoved::parse(&mut r)?),
         MsgType10::PortStatus => Message::PortStatus(PortStatus::parse(&mut r)?),
@@ -250,7 +251,7 @@ impl Message {
                 out.put_slice(data);
             }
             Message::FeaturesReply(f) => f.emit(out),
-            Message::GetConfigReply(c) | Message::SetConfig(c) => c.emit(out),
+            Message::GetConfigReply(c) | Message::SetConfig(c) => c.encode_body(out),
             Message::FlowRemoved(f) => f.emit(out),
             Message::PortStatus(p) => p.emit(out),
             Message::PortMod(p) => p.emit(out),

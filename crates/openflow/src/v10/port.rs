@@ -5,6 +5,7 @@
 //! Bit sets are plain `u32`s with named constants, kept whole so undefined
 //! bits round-trip.
 
+use crate::body::PortReason;
 use crate::error::DecodeError;
 use crate::types::{MacAddr, PortNo};
 use crate::v10::ofmatch::port_to_wire;
@@ -128,18 +129,6 @@ impl PhyPort {
         out.put_u32(self.advertised);
         out.put_u32(self.supported);
         out.put_u32(self.peer);
-    }
-}
-
-crate::wire_enum! {
-    /// `ofp_port_reason` (1.0.0 §5.4.3): why a PORT_STATUS was sent.
-    pub enum PortReason: u8 {
-        /// `OFPPR_ADD`: the port was added.
-        Add = 0,
-        /// `OFPPR_DELETE`: the port was removed.
-        Delete = 1,
-        /// `OFPPR_MODIFY`: some attribute of the port changed.
-        Modify = 2,
     }
 }
 

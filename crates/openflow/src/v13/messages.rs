@@ -4,6 +4,7 @@
 //! config. Each body has `decode_body(r)`, which reads from just after the
 //! header, and `encode_body(out)`.
 
+use crate::body::PortReason;
 use crate::error::{DecodeError, ErrorKind};
 use crate::types::{DatapathId, MacAddr, PortNo};
 use crate::v13::port::Port;
@@ -201,7 +202,7 @@ impl SwitchFeatures {
     }
 }
 
-/// `enum ofp_config_flags` values of [`SwitchConfig::flags`]
+/// `enum ofp_config_flags` values of [`SwitchConfig::flags`](crate::body::SwitchConfig::flags)
 /// (1.3.5 §7.3.2).
 pub mod config_flags {
     /// OFPC_FRAG_NORMAL: no special handling for fragments.
@@ -212,45 +213,6 @@ pub mod config_flags {
     pub const FRAG_REASM: u16 = 2;
     /// OFPC_FRAG_MASK.
     pub const FRAG_MASK: u16 = 3;
-}
-
-/// The body of OFPT_GET_CONFIG_REPLY and OFPT_SET_CONFIG
-/// (`ofp_switch_config`, 1.3.5 §7.3.2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct SwitchConfig {
-    /// `flags`: [`config_flags`] values.
-    pub flags: u16,
-    /// `miss_send_len`: bytes of a table-miss packet to send to the
-    /// controller (`OFPCML_NO_BUFFER` for all).
-    pub miss_send_len: u16,
-}
-
-impl SwitchConfig {
-    /// Decodes the body.
-    pub fn decode_body(r: &mut Reader<'_>) -> Result<SwitchConfig, DecodeError> {
-        Ok(SwitchConfig {
-            flags: r.u16("ofp_switch_config.flags")?,
-            miss_send_len: r.u16("ofp_switch_config.miss_send_len")?,
-        })
-    }
-
-    /// Appends the body.
-    pub fn encode_body(&self, out: &mut Vec<u8>) {
-        out.put_u16(self.flags);
-        out.put_u16(self.miss_send_len);
-    }
-}
-
-crate::wire_enum! {
-    /// `enum ofp_port_reason` (1.3.5 §7.4.3).
-    pub enum PortReason: u8 {
-        /// OFPPR_ADD.
-        Add = 0,
-        /// OFPPR_DELETE.
-        Delete = 1,
-        /// OFPPR_MODIFY.
-        Modify = 2,
-    }
 }
 
 /// OFPT_PORT_STATUS's body (`ofp_port_status`, 1.3.5 §7.4.3).

@@ -31,6 +31,7 @@ pub mod port;
 pub mod table_features;
 pub mod view;
 
+pub use crate::body::{PortReason, SwitchConfig};
 pub use action::{Action, ActionIter};
 pub use flow::{
     FlowMod, FlowModCommand, FlowModHead, FlowRemoved, FlowRemovedReason, PacketIn, PacketInReason,
@@ -39,8 +40,8 @@ pub use flow::{
 pub use group::{Bucket, GroupMod, GroupModCommand, GroupType};
 pub use instruction::{Instruction, InstructionIter, InstructionRef};
 pub use messages::{
-    AsyncConfig, ControllerRole, ErrorMsg, ErrorType, PacketQueue, PortMod, PortReason, PortStatus,
-    QueueConfig, QueueProp, Role, SwitchConfig, SwitchFeatures, TableMod,
+    AsyncConfig, ControllerRole, ErrorMsg, ErrorType, PacketQueue, PortMod, PortStatus,
+    QueueConfig, QueueProp, Role, SwitchFeatures, TableMod,
 };
 pub use meter::{MeterBand, MeterMod, MeterModCommand};
 pub use multipart::{MultipartReply, MultipartRequest};

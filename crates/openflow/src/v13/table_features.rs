@@ -89,7 +89,7 @@ pub struct TableFeatures {
     pub properties: Vec<TableFeatureProp>,
 }
 
-/// One element of an instruction-id list (OFPTFPT_INSTRUCTIONS[_MISS],
+/// One element of an instruction-id list (`OFPTFPT_INSTRUCTIONS[_MISS]`,
 /// 1.3.5 §7.3.5.5.2): an instruction header without a body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum InstructionId {
@@ -106,7 +106,7 @@ pub enum InstructionId {
     },
 }
 
-/// One element of an action-id list (OFPTFPT_*_ACTIONS[_MISS], 1.3.5
+/// One element of an action-id list (`OFPTFPT_*_ACTIONS[_MISS]`, 1.3.5
 /// §7.3.5.5.2): an action header without a body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ActionId {

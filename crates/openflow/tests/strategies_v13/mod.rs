@@ -16,13 +16,14 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use baton_openflow::hello::{Hello, HelloElement};
 use baton_openflow::types::{BufferId, Cookie, DatapathId, MacAddr, PortNo};
 use baton_openflow::v13::Message;
+use baton_openflow::v13::SwitchConfig;
 use baton_openflow::v13::action::Action;
 use baton_openflow::v13::flow::{FlowMod, FlowRemoved, PacketIn, PacketOut};
 use baton_openflow::v13::group::{Bucket, GroupMod};
 use baton_openflow::v13::instruction::Instruction;
 use baton_openflow::v13::messages::{
     AsyncConfig, ErrorMsg, PacketQueue, PortMod, PortStatus, QueueConfig, QueueProp, Role,
-    SwitchConfig, SwitchFeatures, TableMod,
+    SwitchFeatures, TableMod,
 };
 use baton_openflow::v13::meter::{MeterBand, MeterMod};
 use baton_openflow::v13::oxm::{Match13, OFPXMC_EXPERIMENTER, OFPXMC_OPENFLOW_BASIC, Oxm};
