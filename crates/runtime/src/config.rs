@@ -116,9 +116,10 @@ pub struct Config {
     /// Fewest bytes read per service chance with adaptive batching
     /// (Maestro's fixed read size, 2 KB).
     pub min_read: usize,
-    /// Most bytes read per service chance with adaptive batching. Between
-    /// the two, the read size adapts so that one round over the ready
-    /// switches takes about one BDU (see `Engine::quantum`).
+    /// Most bytes served per service chance with adaptive batching. Between
+    /// the two, the quantum adapts so that one round over the ready
+    /// switches takes about one BDU (see `Engine::quantum`). Also the size
+    /// of a busy switch's read-ahead (see `Engine::fill`).
     pub max_read: usize,
     /// Bytes read per service chance with static batching (Beacon: 64 KB).
     pub static_read_size: usize,

@@ -28,9 +28,9 @@ pub(crate) enum Phase {
 /// What one read produced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ReadOutcome {
-    /// Read this many bytes; `full` when the read filled the space offered,
-    /// so more input is probably waiting.
-    Data { full: bool },
+    /// Read some bytes ([`Conn::busy`] says whether they filled the space
+    /// offered, so that more input is probably waiting).
+    Data,
     /// Nothing to read right now.
     WouldBlock,
     /// The peer closed the connection.
@@ -56,6 +56,9 @@ pub(crate) struct Conn {
     pub locals: Vec<Option<Box<dyn Any + Send>>>,
     /// Next xid for messages the runtime originates.
     pub next_xid: u32,
+    /// The last read filled the space offered: the switch sends faster
+    /// than it is served, so it is read ahead (see `Engine::fill`).
+    pub busy: bool,
 }
 
 /// Initial read buffer; grows (once, not per read) when a larger message
@@ -77,6 +80,7 @@ impl Conn {
             wstage: Vec::new(),
             locals: (0..apps).map(|_| None).collect(),
             next_xid: 1,
+            busy: false,
         }
     }
 
@@ -86,15 +90,35 @@ impl Conn {
         baton_openflow::Xid(self.next_xid)
     }
 
-    /// Moves an unfinished message to the front of the buffer. Only called
-    /// when no message of this connection is in a batch, since it moves
-    /// bytes that batch entries would point into.
-    pub fn compact(&mut self) {
-        if self.start > 0 {
+    /// Makes room for a read of `want` bytes: moves the unconsumed bytes
+    /// (complete messages read ahead, and a partial one) to the front of
+    /// the buffer when the space after them is short, and only then, so a
+    /// switch read ahead is not copied on every service. Only called when
+    /// no message of this connection is in a batch, since it moves bytes
+    /// that batch entries would point into.
+    pub fn compact_for(&mut self, want: usize) {
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+        } else if self.start > 0 && self.rbuf.len() - self.end < want {
             self.rbuf.copy_within(self.start..self.end, 0);
             self.end -= self.start;
             self.start = 0;
         }
+    }
+
+    /// Bytes read but not yet handed to a batch.
+    pub fn unconsumed(&self) -> usize {
+        self.end - self.start
+    }
+
+    /// Whether a complete message (or a framing error, which the next
+    /// [`Conn::next_message`] reports) is buffered.
+    pub fn has_message(&self) -> bool {
+        !matches!(
+            baton_openflow::frame(&self.rbuf[self.start..self.end]),
+            Ok(None)
+        )
     }
 
     /// Reads at most `want` bytes (fewer if a partial message already
@@ -116,10 +140,12 @@ impl Conn {
                 Ok(0) => return Ok(ReadOutcome::Eof),
                 Ok(n) => {
                     self.end += n;
-                    return Ok(ReadOutcome::Data { full: n == space });
+                    self.busy = n == space;
+                    return Ok(ReadOutcome::Data);
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.busy = false;
                     return Ok(ReadOutcome::WouldBlock);
                 }
                 Err(e) => return Err(e),
@@ -136,7 +162,7 @@ impl Conn {
     }
 
     /// Chops the next complete message: returns its range in the buffer.
-    /// The bytes stay in place until the next [`Conn::compact`].
+    /// The bytes stay in place until the next [`Conn::compact_for`].
     pub fn next_message(&mut self) -> Result<Option<(u32, u32)>, DecodeError> {
         let avail = &self.rbuf[self.start..self.end];
         match baton_openflow::frame(avail)? {
@@ -223,14 +249,15 @@ mod tests {
         let mut bytes = vec![1, 0, 0, 8, 0, 0, 0, 1, 1, 0, 0, 8, 0, 0, 0, 2];
         bytes.extend_from_slice(&[1, 2, 0, 12, 0]);
         peer.write_all(&bytes).unwrap();
-        assert!(matches!(wait_read(&mut c, 2048), ReadOutcome::Data { .. }));
+        assert!(matches!(wait_read(&mut c, 2048), ReadOutcome::Data));
         let a = c.next_message().unwrap().unwrap();
         let b = c.next_message().unwrap().unwrap();
         assert_eq!(c.message(a.0, a.1)[7], 1);
         assert_eq!(c.message(b.0, b.1)[7], 2);
         assert_eq!(c.next_message().unwrap(), None);
         assert!(c.has_partial());
-        c.compact();
+        assert!(!c.has_message());
+        c.compact_for(2048);
         peer.write_all(&[0, 0, 3, b'a', b'b', b'c', b'd']).unwrap();
         wait_read(&mut c, 2048);
         let e = c.next_message().unwrap().unwrap();
@@ -256,7 +283,7 @@ mod tests {
             }
         }
         assert_eq!(got.unwrap().1, 0xffff);
-        c.compact();
+        c.compact_for(2048);
         peer.write_all(&[1, 0, 0, 4]).unwrap();
         wait_read(&mut c, 2048);
         assert!(c.next_message().is_err());

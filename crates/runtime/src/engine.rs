@@ -22,6 +22,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, TryLockError};
 use std::time::{Duration, Instant};
 
+/// Staged output a switch with input waiting may accumulate before it is
+/// written (see [`Engine::flush`]).
+const WRITE_BATCH: usize = 32 * 1024;
+
 /// The versions baton offers in its HELLO.
 pub const VERSIONS: [Version; 2] = [Version::V10, Version::V13];
 
@@ -142,15 +146,18 @@ impl Engine {
         }
     }
 
-    /// Bytes to read from a switch per service chance (times its weight).
+    /// Bytes of input to serve from a switch per service chance (times its
+    /// weight).
     ///
-    /// Static batching reads `static_read_size` (Beacon's 64 KB). Adaptive
-    /// batching sizes reads so that one round over the `ready` switches
-    /// takes about one BDU at this worker's measured input rate, within
-    /// `[min_read, max_read]`: under overload with many switches this is
-    /// Maestro's small read (fine-grained rounds, bounded delay for a
-    /// low-rate switch); with few busy switches it grows towards a large
-    /// read (fewer system calls per message, as NOX and Beacon get).
+    /// Static batching serves `static_read_size` (Beacon's 64 KB read).
+    /// Adaptive batching sizes the quantum so that one round over the
+    /// `ready` switches takes about one BDU at this worker's measured input
+    /// rate, within `[min_read, max_read]`: under overload with many
+    /// switches this is Maestro's small quantum (fine-grained rounds,
+    /// bounded delay for a low-rate switch); with few busy switches it
+    /// grows towards a large one. Either way a busy switch is read ahead
+    /// in large reads (see [`Engine::fill`]), so small quanta do not cost a
+    /// system call each.
     pub fn quantum(&self, ready: usize) -> usize {
         let cfg = &self.shared.config;
         if cfg.batching() == Batching::Static {
@@ -162,18 +169,15 @@ impl Engine {
         (q as usize).clamp(cfg.min_read, cfg.max_read.max(cfg.min_read))
     }
 
-    /// Reads once (at most `quantum` bytes times the switch's weight) from
-    /// switch `idx`, whose connection the caller took by moving its state
-    /// to `Running`, and adds its complete messages to the batch. Returns
-    /// the number of messages added.
-    pub fn serve(&mut self, idx: usize, mut conn: Box<Conn>, quantum: usize) -> usize {
-        let table = &self.shared.table;
-        let slot = &table.slots[idx];
+    /// Serves switch `idx`, whose connection the caller took by moving its
+    /// state to `Running`: adds up to `quantum` bytes (times the switch's
+    /// weight) of its complete messages to the batch, reading first if
+    /// fewer than that are buffered. Returns the number of messages added.
+    pub fn serve(&mut self, idx: usize, conn: Box<Conn>, quantum: usize) -> usize {
+        let slot = &self.shared.table.slots[idx];
         if self.batch_started.is_none() {
             self.batch_started = Some(Instant::now());
         }
-        conn.compact();
-        let want = quantum * slot.weight() as usize;
         let mut held = Held {
             idx,
             conn,
@@ -184,79 +188,106 @@ impl Engine {
         };
         if slot.kill.load(Ordering::Acquire) {
             held.closing = Some("disconnected by the controller".into());
-        } else {
-            match held.conn.read(want) {
-                Ok(ReadOutcome::Data { full }) => {
-                    held.more = full;
-                    slot.last_rx_ms.store(table.now_ms(), Ordering::Relaxed);
-                }
-                Ok(ReadOutcome::WouldBlock) => {}
-                Ok(ReadOutcome::Eof) => {
-                    held.closing = Some("connection closed by the switch".into())
-                }
-                Err(e) => held.closing = Some(format!("read error: {e}")),
-            }
         }
-        let h = self.held.len() as u32;
-        let before = self.msgs.len();
-        while held.closing.is_none() {
-            match held.conn.next_message() {
-                Ok(Some((at, len))) => {
-                    self.batch_bytes += len as usize;
-                    self.msgs.push(MsgRef { held: h, at, len });
-                }
-                Ok(None) => break,
-                Err(e) => {
-                    held.closing = Some(format!("unrecoverable framing error: {e}"));
-                }
-            }
-        }
-        let added = self.msgs.len() - before;
-        held.rx = added as u32;
         self.held.push(held);
-        added
+        self.fill(self.held.len() - 1, quantum, true)
     }
 
-    /// Reads again from held switches that had more input, without
-    /// compacting their buffers (batch entries point into them), so a batch
-    /// can reach IBT even when few switches are active (seed 000 Fig. 16).
+    /// Serves held switches that have more input again, so a batch can
+    /// reach IBT even when few switches are active (seed 000 Fig. 16).
+    /// Their buffers are not compacted (batch entries point into them).
     /// Returns the number of messages added.
     pub fn refill(&mut self) -> usize {
         /// Past this, a switch's buffer is not grown further in one batch.
         const MAX_HELD_BUFFER: usize = 256 * 1024;
+        let quantum = self.quantum(self.held.len());
         let mut added = 0;
-        let want = self.quantum(self.held.len());
         for h in 0..self.held.len() {
-            let held = &mut self.held[h];
-            if !held.more || held.closing.is_some() || held.conn.buffered() > MAX_HELD_BUFFER {
-                continue;
+            let held = &self.held[h];
+            if held.more && held.closing.is_none() && held.conn.buffered() <= MAX_HELD_BUFFER {
+                added += self.fill(h, quantum, false);
             }
-            let slot = &self.shared.table.slots[held.idx];
-            match held.conn.read(want * slot.weight() as usize) {
-                Ok(ReadOutcome::Data { full }) => held.more = full,
-                Ok(ReadOutcome::WouldBlock) => held.more = false,
-                Ok(ReadOutcome::Eof) => {
-                    held.closing = Some("connection closed by the switch".into());
+        }
+        added
+    }
+
+    /// One service of held switch `h`: reads if less than a quantum of
+    /// complete messages is buffered, then hands at most a quantum of them
+    /// (at least one) to the batch.
+    ///
+    /// Reading and serving are decoupled so that the default scheduler
+    /// keeps Maestro's fine-grained rounds (a quantum per switch per
+    /// round, seed 000 §3.2) without paying a system call per quantum: a
+    /// switch whose last read filled the space offered is *read ahead*, up
+    /// to `max_read` bytes at once (what NOX and Beacon read), and the
+    /// surplus waits in its buffer for the following rounds.
+    fn fill(&mut self, h: usize, quantum: usize, compact: bool) -> usize {
+        let cfg = &self.shared.config;
+        let table = &self.shared.table;
+        let held = &mut self.held[h];
+        let slot = &table.slots[held.idx];
+        let budget = quantum * slot.weight() as usize;
+        let mut read = false;
+        let mut added = 0;
+        let mut taken = 0;
+        loop {
+            if !read
+                && held.closing.is_none()
+                && (held.conn.unconsumed() < budget || !held.conn.has_message())
+            {
+                read = true;
+                let want = if held.conn.busy {
+                    budget.max(cfg.max_read)
+                } else {
+                    budget
+                };
+                // Compacting moves bytes, so only before this switch has
+                // messages in the batch.
+                if compact && added == 0 {
+                    held.conn.compact_for(want);
                 }
-                Err(e) => held.closing = Some(format!("read error: {e}")),
+                match held.conn.read(want) {
+                    Ok(ReadOutcome::Data) => {
+                        slot.last_rx_ms.store(table.now_ms(), Ordering::Relaxed);
+                    }
+                    Ok(ReadOutcome::WouldBlock) => {}
+                    Ok(ReadOutcome::Eof) => {
+                        held.closing = Some("connection closed by the switch".into())
+                    }
+                    Err(e) => held.closing = Some(format!("read error: {e}")),
+                }
             }
-            while held.closing.is_none() {
+            while held.closing.is_none() && (taken < budget || added == 0) {
                 match held.conn.next_message() {
                     Ok(Some((at, len))) => {
                         self.batch_bytes += len as usize;
+                        taken += len as usize;
+                        added += 1;
                         self.msgs.push(MsgRef {
                             held: h as u32,
                             at,
                             len,
                         });
-                        held.rx += 1;
-                        added += 1;
                     }
                     Ok(None) => break,
-                    Err(e) => held.closing = Some(format!("unrecoverable framing error: {e}")),
+                    Err(e) => {
+                        held.closing = Some(format!("unrecoverable framing error: {e}"));
+                    }
                 }
             }
+            // Served from the buffer alone and now out of messages: data
+            // that arrived meanwhile had its readiness edge taken by the
+            // services that did not read, so read now rather than wait for
+            // an edge that will not come (which would starve the switch).
+            if read || held.closing.is_some() || held.conn.has_message() {
+                break;
+            }
         }
+        // Input is waiting if the last read filled the space offered (the
+        // socket may hold more, and edge-triggered readiness will not say
+        // so again) or a complete message is still buffered.
+        held.more = held.conn.busy || held.conn.has_message();
+        held.rx += added as u32;
         added
     }
 
@@ -616,12 +647,21 @@ impl Engine {
     /// Writes each held switch's staged output with one system call
     /// (seed 002 Alg. 2). A switch whose output lock another thread holds
     /// is skipped and revisited after the others (thesis §4.2.3.1).
+    ///
+    /// A switch that still has input waiting keeps output smaller than
+    /// [`WRITE_BATCH`] staged until a later service: with fine-grained
+    /// rounds one quantum's replies are a few kilobytes, and a write per
+    /// quantum would cost a system call per few dozen replies. Its next
+    /// service comes within a round, and the output is written as soon as
+    /// the switch runs out of input, so the delay added is bounded by the
+    /// rounds it takes to stage `WRITE_BATCH` bytes.
     fn flush(&mut self) {
         let table = self.shared.table.clone();
         self.deferred.clear();
         for i in 0..self.held.len() {
             let h = &mut self.held[i];
-            if h.conn.wstage.is_empty() {
+            let staged = h.conn.wstage.len();
+            if staged == 0 || (h.more && h.closing.is_none() && staged < WRITE_BATCH) {
                 continue;
             }
             let slot = &table.slots[h.idx];

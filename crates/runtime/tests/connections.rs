@@ -205,6 +205,73 @@ fn each_switch_sees_its_replies_in_order_under_every_scheduler() {
     }
 }
 
+/// Answers like [`Flooder`], slowly: a batch takes at least 1 ms.
+struct SlowFlooder(Flooder);
+
+impl App for SlowFlooder {
+    fn name(&self) -> &str {
+        "slow-flooder"
+    }
+    fn packet_in(&self, batch: &mut PacketInBatch<'_>) {
+        std::thread::sleep(Duration::from_millis(1));
+        self.0.packet_in(batch);
+    }
+}
+
+/// A busy switch is read ahead and then served a quantum per round from
+/// its buffer, without reading. Input that arrives meanwhile has its
+/// readiness edge taken by those services; the runtime must still read it
+/// when the buffer runs out, or the switch starves (a bug the 64-switch
+/// throughput benchmark found). Here the second burst arrives while the
+/// first is served from the buffer, and nothing arrives after it.
+#[test]
+fn input_arriving_while_a_switch_is_served_from_its_buffer_is_not_lost() {
+    for kind in SchedulerKind::ALL {
+        let cfg = Config {
+            // A quantum of a few messages: the first burst takes about a
+            // hundred 1 ms services.
+            min_read: 256,
+            bdu: Duration::from_micros(1),
+            // No keepalive traffic that would wake the switch up.
+            echo_interval: Duration::from_secs(60),
+            echo_timeout: Duration::from_secs(120),
+            ..config(kind)
+        };
+        let app = Arc::new(SlowFlooder(Flooder::default()));
+        let rt = Runtime::start(cfg, vec![app as Arc<dyn App>]).expect("runtime starts");
+        let mut sw = TestSwitch::connect(rt.local_addrs()[0], Version::V10, 7);
+        let frame = tcp_frame(mac(1), mac(2));
+        let burst = |sw: &TestSwitch, from: u32, n: u32| {
+            let mut out = Vec::new();
+            for b in from..from + n {
+                sw.encode_packet_in(&mut out, BufferId(b), 1, &frame);
+            }
+            out
+        };
+        // 303: the first 256-byte read takes 3 messages, the read ahead
+        // the other 300, served 4 (312 bytes) a service; the last service
+        // that does not read empties the buffer, which is where the
+        // starvation was.
+        let (first, second) = (303, 5);
+        let a = burst(&sw, 1, first);
+        let b = burst(&sw, 1 + first, second);
+        sw.send(&a);
+        std::thread::sleep(Duration::from_millis(30));
+        sw.send(&b);
+        let got: Vec<BufferId> = (0..first + second)
+            .map(|_| {
+                sw.recv()
+                    .as_ref()
+                    .and_then(packet_out_buffer)
+                    .unwrap_or_else(|| panic!("{kind}: a reply is missing"))
+            })
+            .collect();
+        let want: Vec<BufferId> = (1..=first + second).map(BufferId).collect();
+        assert_eq!(got, want, "{kind}");
+        rt.stop();
+    }
+}
+
 #[test]
 fn a_switch_that_never_reads_is_dropped_and_others_are_served() {
     let cfg = Config {
