@@ -13,7 +13,7 @@ scripts/install-peers.sh >/dev/null
 cargo build --release -p baton
 B=target/release/baton
 run() { local s=$1; shift; echo "== $s"; $B bench compare "$s" --out "docs/bench/$s" "$@"; }
-all=(throughput-16 throughput-64 latency-1 latency-16 fairness-uniform fairness-skewed ibt-phases few-switches switch-scaling)
+all=(throughput-16 throughput-64 latency-1 latency-16 fairness-uniform fairness-skewed fairness-skewed-1-worker ibt-phases few-switches switch-scaling)
 for s in "${@:-${all[@]}}"; do
     case "$s" in
     throughput-16 | throughput-64 | latency-1 | latency-16)
@@ -22,6 +22,14 @@ for s in "${@:-${all[@]}}"; do
         # Two workers sharing CPU 1, overloaded by a 2 µs pipeline stage.
         run "$s" --targets baton:fair,baton:round-robin,baton:static-partition,baton:dynamic-partition,baton:shared-queue \
             --workers 2 --runs 3 --duration 10 --warmup 2 \
+            --baton-args "--apps burn:2000,learning-switch --bdu 1ms" ;;
+    fairness-skewed-1-worker)
+        # The same with baton's default single worker (the setting
+        # for the probe-delay target).
+        echo "== $s"
+        $B bench compare fairness-skewed --out "docs/bench/$s" \
+            --targets baton:fair,baton:round-robin,baton:static-partition,baton:dynamic-partition \
+            --workers 1 --runs 3 --duration 10 --warmup 2 \
             --baton-args "--apps burn:2000,learning-switch --bdu 1ms" ;;
     ibt-phases)
         run "$s" --targets baton:fair,baton:static-partition --runs 1 \

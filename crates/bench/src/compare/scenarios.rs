@@ -157,20 +157,20 @@ pub fn get(name: &str) -> Option<Scenario> {
         ),
         "fairness-uniform" => s(
             "fairness-uniform",
-            "16 switches at equal rates, 2x capacity in total, with probe (seed 000 §4.2, scenario one)",
+            "32 switches at equal rates, 2x capacity in total, with probe (seed 000 §4.2, scenario one)",
             vec![Case {
                 rates: Some(RateSpec::Uniform(Rate::Capacity(2.0))),
                 probe: true,
-                ..Case::new("fairness-uniform", Mode::Rate, 16)
+                ..Case::new("fairness-uniform", Mode::Rate, 32)
             }],
         ),
         "fairness-skewed" => s(
             "fairness-skewed",
-            "16 switches with Pareto(1.1) rates, 2x capacity in total, with probe (seed 000 §4.2, scenario two)",
+            "32 switches with Pareto(1.1) rates, 2x capacity in total, with probe (seed 000 §4.2, scenario two)",
             vec![Case {
                 rates: Some(pareto(1.1, Rate::Capacity(2.0))),
                 probe: true,
-                ..Case::new("fairness-skewed", Mode::Rate, 16)
+                ..Case::new("fairness-skewed", Mode::Rate, 32)
             }],
         ),
         "ibt-phases" => s(
