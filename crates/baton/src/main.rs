@@ -55,8 +55,8 @@ struct RunArgs {
     /// default depends on the scheduler.
     #[arg(long, value_parser = |s: &str| s.parse::<Batching>())]
     batching: Option<Batching>,
-    /// Fix the bytes read from a switch per service chance (adaptive
-    /// batching); by default it adapts between 2 KB and 64 KB.
+    /// Fix the bytes served from a switch per service chance (adaptive
+    /// batching); by default it adapts between 1 KB and 64 KB.
     #[arg(long)]
     read_size: Option<usize>,
     /// Applications, in pipeline order.

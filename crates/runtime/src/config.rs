@@ -113,8 +113,10 @@ pub struct Config {
     pub batching: Option<Batching>,
     /// Batching-delay upper bound for IBT (§3.3); default 1 ms.
     pub bdu: Duration,
-    /// Fewest bytes read per service chance with adaptive batching
-    /// (Maestro's fixed read size, 2 KB).
+    /// Fewest bytes served per service chance with adaptive batching. Maestro
+    /// read a fixed 2 KB; reads are now decoupled from the quantum (busy
+    /// switches are read ahead), and 1 KB keeps a round over 32 overloaded
+    /// switches short enough for the probe-delay bound (BENCHMARKS.md).
     pub min_read: usize,
     /// Most bytes served per service chance with adaptive batching. Between
     /// the two, the quantum adapts so that one round over the ready
@@ -152,7 +154,7 @@ impl Default for Config {
             scheduler: SchedulerKind::Fair,
             batching: None,
             bdu: Duration::from_millis(1),
-            min_read: 2048,
+            min_read: 1024,
             max_read: 64 * 1024,
             static_read_size: 64 * 1024,
             max_output: 4 << 20,
