@@ -46,7 +46,8 @@ pub(crate) struct Shared {
 pub(crate) struct Held {
     pub idx: usize,
     pub conn: Box<Conn>,
-    /// The last read filled the space offered: more input is waiting.
+    /// Input is waiting: the last read filled the space offered, or a
+    /// complete message is still buffered (see [`Engine::fill`]).
     pub more: bool,
     /// Why it must be closed after this batch, if it must.
     pub closing: Option<String>,
@@ -230,7 +231,7 @@ impl Engine {
         let mut read = false;
         let mut added = 0;
         let mut taken = 0;
-        loop {
+        let buffered_message = loop {
             if !read
                 && held.closing.is_none()
                 && (held.conn.unconsumed() < budget || !held.conn.has_message())
@@ -279,14 +280,15 @@ impl Engine {
             // that arrived meanwhile had its readiness edge taken by the
             // services that did not read, so read now rather than wait for
             // an edge that will not come (which would starve the switch).
-            if read || held.closing.is_some() || held.conn.has_message() {
-                break;
+            let buffered_message = held.conn.has_message();
+            if read || held.closing.is_some() || buffered_message {
+                break buffered_message;
             }
-        }
+        };
         // Input is waiting if the last read filled the space offered (the
         // socket may hold more, and edge-triggered readiness will not say
         // so again) or a complete message is still buffered.
-        held.more = held.conn.busy || held.conn.has_message();
+        held.more = held.conn.busy || buffered_message;
         held.rx += added as u32;
         added
     }
