@@ -546,7 +546,15 @@ impl Engine {
         if let Some(&(_, w)) = shared.config.weights.iter().find(|(d, _)| *d == dpid) {
             slot.weight.store(w, Ordering::Relaxed);
         }
-        // A switch that reconnects replaces its old connection.
+        let xid = conn.xid();
+        common::encode_set_config(&mut conn.wstage, version, xid, shared.config.miss_send_len);
+        if version == Version::V13 && shared.config.table_miss_13 {
+            let xid = conn.xid();
+            common::encode_table_miss(&mut conn.wstage, xid);
+        }
+        slot.up.store(true, Ordering::Release);
+        // A switch that reconnects replaces its old connection. The new one
+        // is listed first, so the network never shows the datapath missing.
         let old = lock(&shared.dpids).insert(dpid, id);
         if let Some(old) = old.filter(|&o| o != id) {
             if let Some(old_slot) = shared.table.get(old) {
@@ -562,13 +570,6 @@ impl Engine {
                 }
             }
         }
-        let xid = conn.xid();
-        common::encode_set_config(&mut conn.wstage, version, xid, shared.config.miss_send_len);
-        if version == Version::V13 && shared.config.table_miss_13 {
-            let xid = conn.xid();
-            common::encode_table_miss(&mut conn.wstage, xid);
-        }
-        slot.up.store(true, Ordering::Release);
         tracing::info!(dpid = %dpid, switch = %id, version = %version, peer = %conn.peer, "switch connected");
         let info = SwitchInfo {
             id,
@@ -753,6 +754,10 @@ pub(crate) fn close(shared: &Shared, idx: usize, conn: Box<Conn>, reason: &str) 
     let table = &shared.table;
     let slot = &table.slots[idx];
     let id = conn.id;
+    // Off the network view before the applications hear of it, so an
+    // application (or test) that sees `switch_down` never still finds the
+    // switch listed.
+    slot.up.store(false, Ordering::Release);
     table.deregister(id, &conn.stream);
     let _ = conn.stream.shutdown(Shutdown::Both);
     lock(&slot.out).stream = None;
