@@ -81,21 +81,20 @@ impl<'a> PacketIn<'a> {
     /// version byte. Other versions are [`ErrorKind::BadVersion`].
     #[inline]
     pub fn parse(msg: &'a [u8]) -> Result<PacketIn<'a>, DecodeError> {
-        let Some(&v) = msg.first() else {
-            return Err(DecodeError::new(
-                ErrorKind::TooShort { need: 8, have: 0 },
-                0,
-                "ofp_header",
-            ));
-        };
-        match Version::from_wire(v) {
-            Some(Version::V10) => v10::PacketInView::parse(msg).map(PacketIn::V10),
-            Some(Version::V13) => v13::PacketInView::parse(msg).map(PacketIn::V13),
-            None => Err(DecodeError::new(
-                ErrorKind::BadVersion(v),
-                0,
-                "ofp_header.version",
-            )),
+        const V10: u8 = Version::V10.wire();
+        const V13: u8 = Version::V13.wire();
+        match msg.first() {
+            Some(&V10) => v10::PacketInView::parse(msg).map(PacketIn::V10),
+            Some(&V13) => v13::PacketInView::parse(msg).map(PacketIn::V13),
+            _ => Err(Self::bad_version(msg)),
+        }
+    }
+
+    #[cold]
+    fn bad_version(msg: &[u8]) -> DecodeError {
+        match msg.first() {
+            None => DecodeError::new(ErrorKind::TooShort { need: 8, have: 0 }, 0, "ofp_header"),
+            Some(&v) => DecodeError::new(ErrorKind::BadVersion(v), 0, "ofp_header.version"),
         }
     }
 

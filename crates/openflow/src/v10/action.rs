@@ -10,7 +10,7 @@
 use crate::error::{DecodeError, ErrorKind};
 use crate::types::{MacAddr, PortNo};
 use crate::v10::ofmatch::port_to_wire;
-use crate::wire::{Fixed, Put, Reader, pad8};
+use crate::wire::{Put, Reader, pad8};
 use std::net::Ipv4Addr;
 
 /// `OFPAT_OUTPUT`.
@@ -129,12 +129,10 @@ impl Action {
     pub fn emit(&self, out: &mut Vec<u8>) {
         if let Action::Output { port, max_len } = self {
             // The common case, with one copy.
-            let mut b = Fixed::<8>::new();
-            b.put_u16(self.action_type());
-            b.put_u16(8);
-            b.put_u16(port_to_wire(*port));
-            b.put_u16(*max_len);
-            out.put_slice(b.as_slice());
+            let [t0, t1] = self.action_type().to_be_bytes();
+            let [p0, p1] = port_to_wire(*port).to_be_bytes();
+            let [m0, m1] = max_len.to_be_bytes();
+            out.put_slice(&[t0, t1, 0, 8, p0, p1, m0, m1]);
             return;
         }
         let len = self.wire_len().min(0xfff8) as u16;

@@ -18,7 +18,7 @@ use crate::types::{BufferId, Cookie, PortNo, Version, Xid};
 use crate::v10::action::{Action, ActionIter, emit_actions};
 use crate::v10::messages::{FlowModCommand, PacketInReason};
 use crate::v10::ofmatch::{MATCH_LEN, Match10, port_to_wire};
-use crate::wire::{Fixed, Put, Reader};
+use crate::wire::{Put, Reader};
 
 /// Byte offsets of the fields of the hot messages (1.0.0 §5.3.3, §5.3.6,
 /// §5.3.7, §5.4.1), header included.
@@ -148,6 +148,13 @@ impl<'a> PacketInView<'a> {
                 return Ok(PacketInView { buf: msg });
             }
         }
+        Self::parse_checked(msg)
+    }
+
+    /// The full check, out of line so the fast path above stays small.
+    #[cold]
+    #[inline(never)]
+    fn parse_checked(msg: &'a [u8]) -> Result<Self, DecodeError> {
         check_type(msg, &[MsgType10::PacketIn])?;
         Ok(PacketInView { buf: msg })
     }
@@ -235,18 +242,19 @@ impl FlowModHead {
     /// Appends the 64 bytes after the header.
     #[inline]
     pub fn emit(&self, out: &mut Vec<u8>) {
-        // 40-byte match + 24 bytes of fields, appended with one copy.
-        let mut b = Fixed::<64>::new();
-        self.match_.emit(&mut b);
-        b.put_u64(self.cookie.0);
-        b.put_u16(self.command.into());
-        b.put_u16(self.idle_timeout);
-        b.put_u16(self.hard_timeout);
-        b.put_u16(self.priority);
-        b.put_u32(self.buffer_id.0);
-        b.put_u16(port_to_wire(self.out_port));
-        b.put_u16(self.flags);
-        out.put_slice(b.as_slice());
+        // 40-byte match + 24 bytes of fields at constant offsets, appended
+        // with one copy.
+        let mut b = [0u8; 64];
+        b[0..40].copy_from_slice(&self.match_.to_bytes());
+        b[40..48].copy_from_slice(&self.cookie.0.to_be_bytes());
+        b[48..50].copy_from_slice(&u16::from(self.command).to_be_bytes());
+        b[50..52].copy_from_slice(&self.idle_timeout.to_be_bytes());
+        b[52..54].copy_from_slice(&self.hard_timeout.to_be_bytes());
+        b[54..56].copy_from_slice(&self.priority.to_be_bytes());
+        b[56..60].copy_from_slice(&self.buffer_id.0.to_be_bytes());
+        b[60..62].copy_from_slice(&port_to_wire(self.out_port).to_be_bytes());
+        b[62..64].copy_from_slice(&self.flags.to_be_bytes());
+        out.put_slice(&b);
     }
 }
 
