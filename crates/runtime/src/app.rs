@@ -165,15 +165,9 @@ pub(crate) struct EventRef {
     pub answered: bool,
 }
 
-/// Something that owns connections for the length of a batch and lends
-/// one at a time to handlers.
-pub(crate) trait ConnSource {
-    fn conn(&mut self, held: u32) -> Option<&mut crate::conn::Conn>;
-}
-
 /// A batch of PACKET_INs handed to one application.
 pub struct PacketInBatch<'a> {
-    pub(crate) conns: &'a mut dyn ConnSource,
+    pub(crate) conns: &'a mut [crate::engine::Held],
     pub(crate) events: &'a mut [EventRef],
     pub(crate) app: usize,
     pub(crate) net: &'a Network,
@@ -197,7 +191,11 @@ impl PacketInBatch<'_> {
             if ev.stopped {
                 continue;
             }
-            let Some(conn) = self.conns.conn(ev.held) else {
+            let Some(conn) = self
+                .conns
+                .get_mut(ev.held as usize)
+                .and_then(|h| h.live_conn())
+            else {
                 continue;
             };
             let info = SwitchInfo {

@@ -7,7 +7,7 @@
 //! release a batch; everything a message goes through is here, once.
 
 use crate::App;
-use crate::app::{ConnSource, EventRef, Flow, Network, SwitchCtx};
+use crate::app::{EventRef, Flow, Network, SwitchCtx};
 use crate::config::{Batching, Config};
 use crate::conn::{Conn, Phase, ReadOutcome, header_of};
 use crate::ibt::Ibt;
@@ -55,13 +55,14 @@ pub(crate) struct Held {
     pub packet_ins: u32,
 }
 
-impl ConnSource for Vec<Held> {
-    fn conn(&mut self, held: u32) -> Option<&mut Conn> {
-        let h = self.get_mut(held as usize)?;
-        if h.closing.is_some() {
+impl Held {
+    /// The connection, unless it is being closed.
+    #[inline]
+    pub fn live_conn(&mut self) -> Option<&mut Conn> {
+        if self.closing.is_some() {
             return None;
         }
-        Some(&mut h.conn)
+        Some(&mut self.conn)
     }
 }
 
