@@ -14,7 +14,7 @@
 //! [`by_name`] builds an application from its command-line name.
 
 #![deny(missing_docs)]
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 mod burn;
 mod hub;
