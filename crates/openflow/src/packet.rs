@@ -333,6 +333,7 @@ fn ip4(b: &[u8]) -> Ipv4Addr {
     }
 }
 
+#[inline(never)]
 fn arp(payload: &[u8]) -> Network {
     let Ok(a) = ArpPacketSlice::from_slice(payload) else {
         return Network::Other;
@@ -374,6 +375,7 @@ fn ipv4(payload: &[u8]) -> Network {
     })
 }
 
+#[inline(never)]
 fn ipv6(payload: &[u8]) -> Network {
     let Ok((ip, _ext_err)) = LaxIpv6Slice::from_slice(payload) else {
         return Network::Other;

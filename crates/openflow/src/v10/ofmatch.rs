@@ -162,32 +162,34 @@ impl Match10 {
         }
     }
 
-    /// The 40 wire bytes, padding as zeros. Every field sits at a constant
-    /// offset, so this compiles to a handful of stores (on the FLOW_MOD hot
-    /// path; see BENCHMARKS.md "Encoding at constant offsets").
+    /// Writes the 40 wire bytes, padding as zeros. Every field sits at a
+    /// constant offset, so this compiles to a handful of stores (on the
+    /// FLOW_MOD hot path; BENCHMARKS.md "Encoding at constant offsets").
     #[inline]
-    pub fn to_bytes(&self) -> [u8; MATCH_LEN] {
-        let mut b = [0u8; MATCH_LEN];
+    pub fn write(&self, b: &mut [u8; MATCH_LEN]) {
         b[0..4].copy_from_slice(&self.wildcards.to_be_bytes());
         b[4..6].copy_from_slice(&port_to_wire(self.in_port).to_be_bytes());
         b[6..12].copy_from_slice(&self.dl_src.0);
         b[12..18].copy_from_slice(&self.dl_dst.0);
         b[18..20].copy_from_slice(&self.dl_vlan.to_be_bytes());
         b[20] = self.dl_vlan_pcp;
+        b[21] = 0;
         b[22..24].copy_from_slice(&self.dl_type.to_be_bytes());
         b[24] = self.nw_tos;
         b[25] = self.nw_proto;
+        b[26..28].fill(0);
         b[28..32].copy_from_slice(&self.nw_src.octets());
         b[32..36].copy_from_slice(&self.nw_dst.octets());
         b[36..38].copy_from_slice(&self.tp_src.to_be_bytes());
         b[38..40].copy_from_slice(&self.tp_dst.to_be_bytes());
-        b
     }
 
     /// Appends the 40-byte `ofp_match`, padding as zeros.
     #[inline]
     pub fn emit(&self, out: &mut impl Put) {
-        out.put_slice(&self.to_bytes());
+        let mut b = [0u8; MATCH_LEN];
+        self.write(&mut b);
+        out.put_slice(&b);
     }
 
     /// True when every bit of `flag` (an `OFPFW_*` single-bit constant) is

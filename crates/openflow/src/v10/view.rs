@@ -239,21 +239,29 @@ impl FlowModHead {
         })
     }
 
+    /// Writes the 64 bytes after the header (the match and 24 bytes of
+    /// fields), each at a constant offset.
+    #[inline]
+    pub fn write(&self, b: &mut [u8; 64]) {
+        let (m, f) = b.split_at_mut(40);
+        if let Ok(m) = <&mut [u8; 40]>::try_from(m) {
+            self.match_.write(m);
+        }
+        f[0..8].copy_from_slice(&self.cookie.0.to_be_bytes());
+        f[8..10].copy_from_slice(&u16::from(self.command).to_be_bytes());
+        f[10..12].copy_from_slice(&self.idle_timeout.to_be_bytes());
+        f[12..14].copy_from_slice(&self.hard_timeout.to_be_bytes());
+        f[14..16].copy_from_slice(&self.priority.to_be_bytes());
+        f[16..20].copy_from_slice(&self.buffer_id.0.to_be_bytes());
+        f[20..22].copy_from_slice(&port_to_wire(self.out_port).to_be_bytes());
+        f[22..24].copy_from_slice(&self.flags.to_be_bytes());
+    }
+
     /// Appends the 64 bytes after the header.
     #[inline]
     pub fn emit(&self, out: &mut Vec<u8>) {
-        // 40-byte match + 24 bytes of fields at constant offsets, appended
-        // with one copy.
         let mut b = [0u8; 64];
-        b[0..40].copy_from_slice(&self.match_.to_bytes());
-        b[40..48].copy_from_slice(&self.cookie.0.to_be_bytes());
-        b[48..50].copy_from_slice(&u16::from(self.command).to_be_bytes());
-        b[50..52].copy_from_slice(&self.idle_timeout.to_be_bytes());
-        b[52..54].copy_from_slice(&self.hard_timeout.to_be_bytes());
-        b[54..56].copy_from_slice(&self.priority.to_be_bytes());
-        b[56..60].copy_from_slice(&self.buffer_id.0.to_be_bytes());
-        b[60..62].copy_from_slice(&port_to_wire(self.out_port).to_be_bytes());
-        b[62..64].copy_from_slice(&self.flags.to_be_bytes());
+        self.write(&mut b);
         out.put_slice(&b);
     }
 }
@@ -555,8 +563,16 @@ pub fn encode_flow_mod_with(
     head: &FlowModHead,
     write_actions: impl FnOnce(&mut Vec<u8>),
 ) {
-    let at = start(out, MsgType10::FlowMod, xid);
-    head.emit(out);
+    // Header and fixed part in one array, appended with one copy.
+    let at = out.len();
+    let mut b = [0u8; 72];
+    let (h, body) = b.split_at_mut(8);
+    let x = xid.0.to_be_bytes();
+    h.copy_from_slice(&[1, MsgType10::FlowMod.into(), 0, 0, x[0], x[1], x[2], x[3]]);
+    if let Ok(body) = <&mut [u8; 64]>::try_from(body) {
+        head.write(body);
+    }
+    out.put_slice(&b);
     write_actions(out);
     finish_message(out, at);
 }
