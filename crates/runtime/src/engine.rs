@@ -53,6 +53,8 @@ pub(crate) struct Held {
     pub closing: Option<String>,
     pub rx: u32,
     pub packet_ins: u32,
+    /// PACKET_INs the pipeline answered while held.
+    pub answered: u32,
 }
 
 impl Held {
@@ -187,6 +189,7 @@ impl Engine {
             closing: None,
             rx: 0,
             packet_ins: 0,
+            answered: 0,
         };
         if slot.kill.load(Ordering::Acquire) {
             held.closing = Some("disconnected by the controller".into());
@@ -611,11 +614,8 @@ impl Engine {
         }
         for ev in &self.events {
             if ev.answered {
-                if let Some(h) = self.held.get(ev.held as usize) {
-                    self.shared.table.slots[h.idx]
-                        .counters
-                        .answered
-                        .fetch_add(1, Ordering::Relaxed);
+                if let Some(h) = self.held.get_mut(ev.held as usize) {
+                    h.answered += 1;
                 }
             }
         }
@@ -691,6 +691,8 @@ impl Engine {
             c.rx_msgs.fetch_add(u64::from(h.rx), Ordering::Relaxed);
             c.packet_ins
                 .fetch_add(u64::from(h.packet_ins), Ordering::Relaxed);
+            c.answered
+                .fetch_add(u64::from(h.answered), Ordering::Relaxed);
             if let Some(reason) = h.closing {
                 close(&shared, h.idx, h.conn, &reason);
                 continue;
