@@ -174,7 +174,7 @@ const SHARDS: usize = 64;
 type HostShard = MacTable<(DatapathId, PortNo)>;
 
 /// The global learning switch: one host table (MAC -> switch and port)
-/// shared by all switches, split into [`SHARDS`] read-write-locked shards
+/// shared by all switches, split into 64 (`SHARDS`) read-write-locked shards
 /// by MAC hash. A lookup takes one read lock; learning takes a write lock
 /// only when the location changed.
 #[derive(Debug)]

@@ -14,8 +14,8 @@
 //! rather than a plain load: a load that misses holds up retirement, so a
 //! loop of loads keeps only the misses of the few iterations that fit in
 //! the reorder window in flight; measured, 3.55 M -> 4.85 M responses/s
-//! (BENCHMARKS.md "Prefetching the MAC tables"). This is the crate's only
-//! `unsafe`, one instruction that cannot fault.
+//! (BENCHMARKS.md, "Third session: prefetching the tables"). This is the
+//! crate's only `unsafe`, one instruction that cannot fault.
 //!
 //! Open addressing with linear probing, power-of-two capacity, at most
 //! half full; it grows by doubling (an allocation only when it grows) and
