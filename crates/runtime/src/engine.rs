@@ -53,7 +53,8 @@ pub(crate) struct Held {
     pub closing: Option<String>,
     pub rx: u32,
     pub packet_ins: u32,
-    /// PACKET_INs the pipeline answered while held.
+    /// PACKET_INs the pipeline answered in the current batch (published
+    /// to the switch's counters at the end of each batch).
     pub answered: u32,
 }
 
@@ -620,6 +621,16 @@ impl Engine {
             }
         }
         self.events.clear();
+        // Published before the replies are flushed, so a switch that has
+        // its replies also finds them counted.
+        for h in &mut self.held {
+            if h.answered > 0 {
+                let c = &self.shared.table.slots[h.idx].counters;
+                c.answered
+                    .fetch_add(u64::from(h.answered), Ordering::Relaxed);
+                h.answered = 0;
+            }
+        }
     }
 
     fn deliver_message(&mut self, m: MsgRef) {
@@ -691,8 +702,6 @@ impl Engine {
             c.rx_msgs.fetch_add(u64::from(h.rx), Ordering::Relaxed);
             c.packet_ins
                 .fetch_add(u64::from(h.packet_ins), Ordering::Relaxed);
-            c.answered
-                .fetch_add(u64::from(h.answered), Ordering::Relaxed);
             if let Some(reason) = h.closing {
                 close(&shared, h.idx, h.conn, &reason);
                 continue;
