@@ -87,13 +87,21 @@ pub fn frame(buf: &[u8]) -> Result<Option<usize>, DecodeError> {
     Ok((buf.len() >= len).then_some(len))
 }
 
+/// The 8 header bytes with a placeholder (zero) length, for encoders that
+/// build a message's fixed part in one array; [`finish_message`] fills the
+/// length in.
+#[inline]
+pub fn header_bytes(version: Version, msg_type: u8, xid: Xid) -> [u8; HEADER_LEN] {
+    let x = xid.0.to_be_bytes();
+    [version.wire(), msg_type, 0, 0, x[0], x[1], x[2], x[3]]
+}
+
 /// Writes a header with a placeholder length; returns the offset of the
 /// header so [`finish_message`] can fill the length in.
 #[inline]
 pub fn start_message(out: &mut Vec<u8>, version: Version, msg_type: u8, xid: Xid) -> usize {
     let at = out.len();
-    let x = xid.0.to_be_bytes();
-    out.put_slice(&[version.wire(), msg_type, 0, 0, x[0], x[1], x[2], x[3]]);
+    out.put_slice(&header_bytes(version, msg_type, xid));
     at
 }
 

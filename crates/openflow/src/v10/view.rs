@@ -13,7 +13,7 @@
 //! there is exactly one way to write each of these messages.
 
 use crate::error::{DecodeError, ErrorKind};
-use crate::header::{HEADER_LEN, MsgType10, finish_message, start_message};
+use crate::header::{HEADER_LEN, MsgType10, finish_message, header_bytes, start_message};
 use crate::types::{BufferId, Cookie, PortNo, Version, Xid};
 use crate::v10::action::{Action, ActionIter, emit_actions};
 use crate::v10::messages::{FlowModCommand, PacketInReason};
@@ -567,8 +567,7 @@ pub fn encode_flow_mod_with(
     let at = out.len();
     let mut b = [0u8; 72];
     let (h, body) = b.split_at_mut(8);
-    let x = xid.0.to_be_bytes();
-    h.copy_from_slice(&[1, MsgType10::FlowMod.into(), 0, 0, x[0], x[1], x[2], x[3]]);
+    h.copy_from_slice(&header_bytes(Version::V10, MsgType10::FlowMod.into(), xid));
     if let Ok(body) = <&mut [u8; 64]>::try_from(body) {
         head.write(body);
     }
