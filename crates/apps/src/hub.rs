@@ -1,7 +1,7 @@
 //! The hub: every PACKET_IN is flooded out of every other port.
 
 use baton_openflow::PortNo;
-use baton_openflow::common::{ActionSpec, encode_packet_out};
+use baton_openflow::neutral::{ActionSpec, encode_packet_out};
 use baton_runtime::{App, Flow, PacketInBatch};
 
 /// Floods every packet; installs nothing.

@@ -6,7 +6,7 @@
 //! the packet along with a PACKET_OUT); if not, flood the packet.
 
 use crate::mac_table::MacTable;
-use baton_openflow::common::{
+use baton_openflow::neutral::{
     ActionSpec, FlowSpec, MatchSpec, PacketIn, encode_flow_add, encode_packet_out,
 };
 use baton_openflow::{Cookie, DatapathId, MacAddr, PortNo};

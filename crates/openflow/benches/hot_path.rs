@@ -8,7 +8,7 @@
 //! are kept short (1 s warm-up, 3 s measurement) so the run takes about a
 //! minute and a half.
 
-use baton_openflow::common::{self, ActionSpec, FlowSpec, MatchSpec, PacketIn};
+use baton_openflow::neutral::{self, ActionSpec, FlowSpec, MatchSpec, PacketIn};
 use baton_openflow::packet::FlowKey;
 use baton_openflow::v13::oxm::Oxm;
 use baton_openflow::{BufferId, Cookie, PortNo, Version, Xid, v10, v13};
@@ -130,7 +130,7 @@ fn bench(c: &mut Criterion) {
                     buffer_id: Some(BufferId(0x100)),
                     ..FlowSpec::new(MatchSpec::exact(black_box(&key)), &actions)
                 };
-                common::encode_flow_add(&mut out, v, Xid(2), &flow);
+                neutral::encode_flow_add(&mut out, v, Xid(2), &flow);
                 black_box(out.len())
             })
         });
@@ -139,7 +139,7 @@ fn bench(c: &mut Criterion) {
         g.bench_function("packet_out_encode", |b| {
             b.iter(|| {
                 out.clear();
-                common::encode_packet_out(
+                neutral::encode_packet_out(
                     &mut out,
                     v,
                     Xid(3),
@@ -162,7 +162,7 @@ fn bench(c: &mut Criterion) {
                     buffer_id: pi.buffer_id(),
                     ..FlowSpec::new(MatchSpec::exact(&key), &actions)
                 };
-                common::encode_flow_add(&mut out, pi.version(), pi.xid(), &flow);
+                neutral::encode_flow_add(&mut out, pi.version(), pi.xid(), &flow);
                 black_box(out.len())
             })
         });

@@ -9,7 +9,7 @@
 //!
 //! Arguments: the version (10 or 13) and the number of requests.
 
-use baton_openflow::common::{self, ActionSpec, FlowSpec, MatchSpec, PacketIn};
+use baton_openflow::neutral::{self, ActionSpec, FlowSpec, MatchSpec, PacketIn};
 use baton_openflow::v13::oxm::Oxm;
 use baton_openflow::{BufferId, Cookie, PortNo, Xid, v10, v13};
 use std::hint::black_box;
@@ -63,7 +63,7 @@ fn main() {
             buffer_id: pi.buffer_id(),
             ..FlowSpec::new(MatchSpec::exact(&key), &actions)
         };
-        common::encode_flow_add(&mut out, pi.version(), pi.xid(), &flow);
+        neutral::encode_flow_add(&mut out, pi.version(), pi.xid(), &flow);
         total += black_box(out.len());
     }
     println!("{n} flow requests, {total} bytes of FLOW_MOD");

@@ -6,7 +6,7 @@
 //! crate documentation): a decoder panicking, or a decoded message that
 //! does not survive encode -> decode unchanged.
 
-use crate::{PortNo, common, hello, packet, v10, v13};
+use crate::{PortNo, hello, neutral, packet, v10, v13};
 
 /// Feeds `data` to every decoder and view, in both versions. Must not panic.
 pub fn decode_any(data: &[u8]) {
@@ -15,7 +15,7 @@ pub fn decode_any(data: &[u8]) {
     let _ = v10::decode(data);
     let _ = v13::decode(data);
     let _ = hello::Hello::decode_body(data, 8);
-    if let Ok(pi) = common::PacketIn::parse(data) {
+    if let Ok(pi) = neutral::PacketIn::parse(data) {
         let _ = pi.key();
         let _ = (pi.in_port(), pi.buffer_id(), pi.reason(), pi.data());
     }

@@ -288,6 +288,158 @@ msg_table! {
     }
 }
 
+/// What a message is, whatever its version: the meaning of a raw type
+/// number, separate from its wire number (Open vSwitch's `enum ofptype`
+/// beside the raw tables of `ofp-msgs.h`). Dispatch goes through this, so
+/// code that handles, say, an ECHO_REQUEST does not depend on the number
+/// each version gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MsgKind {
+    /// OFPT_HELLO.
+    Hello,
+    /// OFPT_ERROR.
+    Error,
+    /// OFPT_ECHO_REQUEST.
+    EchoRequest,
+    /// OFPT_ECHO_REPLY.
+    EchoReply,
+    /// OFPT_VENDOR (1.0) / OFPT_EXPERIMENTER (1.3).
+    Experimenter,
+    /// OFPT_FEATURES_REQUEST.
+    FeaturesRequest,
+    /// OFPT_FEATURES_REPLY.
+    FeaturesReply,
+    /// OFPT_GET_CONFIG_REQUEST.
+    GetConfigRequest,
+    /// OFPT_GET_CONFIG_REPLY.
+    GetConfigReply,
+    /// OFPT_SET_CONFIG.
+    SetConfig,
+    /// OFPT_PACKET_IN.
+    PacketIn,
+    /// OFPT_FLOW_REMOVED.
+    FlowRemoved,
+    /// OFPT_PORT_STATUS.
+    PortStatus,
+    /// OFPT_PACKET_OUT.
+    PacketOut,
+    /// OFPT_FLOW_MOD.
+    FlowMod,
+    /// OFPT_GROUP_MOD (1.3).
+    GroupMod,
+    /// OFPT_PORT_MOD.
+    PortMod,
+    /// OFPT_TABLE_MOD (1.3).
+    TableMod,
+    /// OFPT_STATS_REQUEST (1.0) / OFPT_MULTIPART_REQUEST (1.3).
+    StatsRequest,
+    /// OFPT_STATS_REPLY (1.0) / OFPT_MULTIPART_REPLY (1.3).
+    StatsReply,
+    /// OFPT_BARRIER_REQUEST.
+    BarrierRequest,
+    /// OFPT_BARRIER_REPLY.
+    BarrierReply,
+    /// OFPT_QUEUE_GET_CONFIG_REQUEST.
+    QueueGetConfigRequest,
+    /// OFPT_QUEUE_GET_CONFIG_REPLY.
+    QueueGetConfigReply,
+    /// OFPT_ROLE_REQUEST (1.3).
+    RoleRequest,
+    /// OFPT_ROLE_REPLY (1.3).
+    RoleReply,
+    /// OFPT_GET_ASYNC_REQUEST (1.3).
+    GetAsyncRequest,
+    /// OFPT_GET_ASYNC_REPLY (1.3).
+    GetAsyncReply,
+    /// OFPT_SET_ASYNC (1.3).
+    SetAsync,
+    /// OFPT_METER_MOD (1.3).
+    MeterMod,
+    /// A type number the version's table does not have.
+    Unknown,
+}
+
+impl MsgKind {
+    /// The kind of raw type `raw` in `version`.
+    #[inline]
+    pub fn of(version: Version, raw: u8) -> MsgKind {
+        match version {
+            Version::V10 => MsgType10::from(raw).into(),
+            Version::V13 => MsgType13::from(raw).into(),
+        }
+    }
+}
+
+impl From<MsgType10> for MsgKind {
+    fn from(t: MsgType10) -> MsgKind {
+        use MsgType10 as T;
+        match t {
+            T::Hello => MsgKind::Hello,
+            T::Error => MsgKind::Error,
+            T::EchoRequest => MsgKind::EchoRequest,
+            T::EchoReply => MsgKind::EchoReply,
+            T::Vendor => MsgKind::Experimenter,
+            T::FeaturesRequest => MsgKind::FeaturesRequest,
+            T::FeaturesReply => MsgKind::FeaturesReply,
+            T::GetConfigRequest => MsgKind::GetConfigRequest,
+            T::GetConfigReply => MsgKind::GetConfigReply,
+            T::SetConfig => MsgKind::SetConfig,
+            T::PacketIn => MsgKind::PacketIn,
+            T::FlowRemoved => MsgKind::FlowRemoved,
+            T::PortStatus => MsgKind::PortStatus,
+            T::PacketOut => MsgKind::PacketOut,
+            T::FlowMod => MsgKind::FlowMod,
+            T::PortMod => MsgKind::PortMod,
+            T::StatsRequest => MsgKind::StatsRequest,
+            T::StatsReply => MsgKind::StatsReply,
+            T::BarrierRequest => MsgKind::BarrierRequest,
+            T::BarrierReply => MsgKind::BarrierReply,
+            T::QueueGetConfigRequest => MsgKind::QueueGetConfigRequest,
+            T::QueueGetConfigReply => MsgKind::QueueGetConfigReply,
+            T::Unknown(_) => MsgKind::Unknown,
+        }
+    }
+}
+
+impl From<MsgType13> for MsgKind {
+    fn from(t: MsgType13) -> MsgKind {
+        use MsgType13 as T;
+        match t {
+            T::Hello => MsgKind::Hello,
+            T::Error => MsgKind::Error,
+            T::EchoRequest => MsgKind::EchoRequest,
+            T::EchoReply => MsgKind::EchoReply,
+            T::Experimenter => MsgKind::Experimenter,
+            T::FeaturesRequest => MsgKind::FeaturesRequest,
+            T::FeaturesReply => MsgKind::FeaturesReply,
+            T::GetConfigRequest => MsgKind::GetConfigRequest,
+            T::GetConfigReply => MsgKind::GetConfigReply,
+            T::SetConfig => MsgKind::SetConfig,
+            T::PacketIn => MsgKind::PacketIn,
+            T::FlowRemoved => MsgKind::FlowRemoved,
+            T::PortStatus => MsgKind::PortStatus,
+            T::PacketOut => MsgKind::PacketOut,
+            T::FlowMod => MsgKind::FlowMod,
+            T::GroupMod => MsgKind::GroupMod,
+            T::PortMod => MsgKind::PortMod,
+            T::TableMod => MsgKind::TableMod,
+            T::MultipartRequest => MsgKind::StatsRequest,
+            T::MultipartReply => MsgKind::StatsReply,
+            T::BarrierRequest => MsgKind::BarrierRequest,
+            T::BarrierReply => MsgKind::BarrierReply,
+            T::QueueGetConfigRequest => MsgKind::QueueGetConfigRequest,
+            T::QueueGetConfigReply => MsgKind::QueueGetConfigReply,
+            T::RoleRequest => MsgKind::RoleRequest,
+            T::RoleReply => MsgKind::RoleReply,
+            T::GetAsyncRequest => MsgKind::GetAsyncRequest,
+            T::GetAsyncReply => MsgKind::GetAsyncReply,
+            T::SetAsync => MsgKind::SetAsync,
+            T::MeterMod => MsgKind::MeterMod,
+            T::Unknown(_) => MsgKind::Unknown,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -322,5 +474,17 @@ mod tests {
         assert!(r.check(9, "x").is_err());
         assert_eq!(MsgType13::from(200u8).length_rule(), None);
         assert_eq!(MsgType13::from(29u8), MsgType13::MeterMod);
+    }
+
+    #[test]
+    fn kinds_name_the_same_meaning_in_both_versions() {
+        assert_eq!(MsgKind::of(Version::V10, 10), MsgKind::PacketIn);
+        assert_eq!(MsgKind::of(Version::V13, 10), MsgKind::PacketIn);
+        assert_eq!(MsgKind::of(Version::V10, 18), MsgKind::BarrierRequest);
+        assert_eq!(MsgKind::of(Version::V13, 20), MsgKind::BarrierRequest);
+        assert_eq!(MsgKind::of(Version::V10, 17), MsgKind::StatsReply);
+        assert_eq!(MsgKind::of(Version::V13, 19), MsgKind::StatsReply);
+        assert_eq!(MsgKind::of(Version::V10, 24), MsgKind::Unknown);
+        assert_eq!(MsgKind::of(Version::V13, 24), MsgKind::RoleRequest);
     }
 }

@@ -14,7 +14,7 @@
 //!   OXM matches, instructions, groups, meters and multipart.
 //! - [`packet`]: extracting the exact match of a frame (Ethernet, 802.1Q,
 //!   ARP, IPv4/6, TCP, UDP, ICMP/ICMPv6), the per-flow-request step.
-//! - [`common`]: a version-independent view of what applications need most
+//! - [`neutral`]: a version-independent view of what applications need most
 //!   (packet-in, "install this match -> these actions", packet-out), so an
 //!   application is written once and runs against either version.
 //!
@@ -40,13 +40,12 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
-pub mod body;
-pub mod common;
 pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod header;
 pub mod hello;
+pub mod neutral;
 pub mod packet;
 pub mod types;
 pub mod v10;
@@ -54,5 +53,5 @@ pub mod v13;
 pub mod wire;
 
 pub use error::{DecodeError, ErrorCode, ErrorKind};
-pub use header::{Header, frame};
+pub use header::{Header, MsgKind, frame};
 pub use types::{BufferId, Cookie, DatapathId, MacAddr, PortNo, Version, Xid};

@@ -11,7 +11,7 @@
 //! The file holds a single `#[test]`, and counting is per thread, so the
 //! test harness's own allocations on other threads do not interfere.
 
-use baton_openflow::common::{
+use baton_openflow::neutral::{
     self, ActionSpec, FlowSpec, Ipv4Prefix, L4Match, MatchFields, MatchSpec, NetMatch, PacketIn,
     VlanMatch,
 };
@@ -252,7 +252,7 @@ fn hot_path_allocates_nothing() {
                     idle_timeout: 10,
                     ..FlowSpec::new(MatchSpec::exact(&key), &output)
                 };
-                common::encode_flow_add(&mut out, v, Xid(2), &flow);
+                neutral::encode_flow_add(&mut out, v, Xid(2), &flow);
             });
             check(format!("{v}: flow-mod exact, {name}"), n);
         }
@@ -266,8 +266,8 @@ fn hot_path_allocates_nothing() {
                 buffer_id: pi.buffer_id(),
                 ..FlowSpec::new(MatchSpec::exact(&key), &output)
             };
-            common::encode_flow_add(&mut out, pi.version(), pi.xid(), &flow);
-            common::encode_packet_out(
+            neutral::encode_flow_add(&mut out, pi.version(), pi.xid(), &flow);
+            neutral::encode_packet_out(
                 &mut out,
                 pi.version(),
                 pi.xid(),
@@ -281,19 +281,19 @@ fn hot_path_allocates_nothing() {
 
         let n = allocations(|| {
             out.clear();
-            common::encode_flow_add(&mut out, v, Xid(3), &FlowSpec::new(sparse, &rewrite));
+            neutral::encode_flow_add(&mut out, v, Xid(3), &FlowSpec::new(sparse, &rewrite));
         });
         check(format!("{v}: flow-mod sparse match, 5 actions"), n);
 
         let n = allocations(|| {
             out.clear();
-            common::encode_flow_delete(&mut out, v, Xid(3), &sparse, PortNo::ANY);
+            neutral::encode_flow_delete(&mut out, v, Xid(3), &sparse, PortNo::ANY);
         });
         check(format!("{v}: flow delete"), n);
 
         let n = allocations(|| {
             out.clear();
-            common::encode_packet_out(
+            neutral::encode_packet_out(
                 &mut out,
                 v,
                 Xid(4),
@@ -307,17 +307,17 @@ fn hot_path_allocates_nothing() {
 
         let n = allocations(|| {
             out.clear();
-            common::encode_echo_reply(&mut out, v, Xid(5), black_box(b"payload"));
-            common::encode_barrier_request(&mut out, v, Xid(6));
-            common::encode_features_request(&mut out, v, Xid(7));
-            common::encode_set_config(&mut out, v, Xid(8), 0xffff);
+            neutral::encode_echo_reply(&mut out, v, Xid(5), black_box(b"payload"));
+            neutral::encode_barrier_request(&mut out, v, Xid(6));
+            neutral::encode_features_request(&mut out, v, Xid(7));
+            neutral::encode_set_config(&mut out, v, Xid(8), 0xffff);
         });
         check(format!("{v}: echo reply, barrier, features, set-config"), n);
     }
 
     let n = allocations(|| {
         out.clear();
-        common::encode_table_miss(&mut out, Xid(9));
+        neutral::encode_table_miss(&mut out, Xid(9));
     });
     check("1.3 table-miss".to_string(), n);
 

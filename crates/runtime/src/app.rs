@@ -20,7 +20,7 @@
 //! switch when the batch is flushed.
 
 use crate::switch::{SendError, SwitchId, SwitchInfo, SwitchTable};
-use baton_openflow::common::PacketIn;
+use baton_openflow::neutral::PacketIn;
 use baton_openflow::{DatapathId, Version, Xid};
 use std::any::Any;
 use std::sync::Arc;
@@ -129,7 +129,7 @@ impl<'a> SwitchCtx<'a> {
     }
 
     /// The switch's staged output: encode messages into it (for example
-    /// with `baton_openflow::common::encode_flow_add`); they are written
+    /// with `baton_openflow::neutral::encode_flow_add`); they are written
     /// with the rest of the batch.
     pub fn out(&mut self) -> &mut Vec<u8> {
         self.out

@@ -13,8 +13,8 @@ use crate::conn::{Conn, Phase, ReadOutcome, header_of};
 use crate::ibt::Ibt;
 use crate::stats::WorkerStats;
 use crate::switch::{OutQueue, SwitchId, SwitchInfo, SwitchTable, TaskState, lock};
-use baton_openflow::common::{self, PacketIn};
 use baton_openflow::hello::{Hello, negotiate};
+use baton_openflow::neutral::{self, PacketIn};
 use baton_openflow::{DatapathId, DecodeError, ErrorCode, Version, v10, v13};
 use std::collections::HashMap;
 use std::net::Shutdown;
@@ -381,7 +381,7 @@ impl Engine {
                     );
                     let conn = &mut held.conn;
                     let (msg, out, _, _) = conn.parts(m.at, m.len);
-                    common::encode_error(
+                    neutral::encode_error(
                         out,
                         conn_version,
                         baton_openflow::Xid(xid),
@@ -396,7 +396,7 @@ impl Engine {
                     2 => {
                         let conn = &mut held.conn;
                         let (msg, out, _, _) = conn.parts(m.at, m.len);
-                        common::encode_echo_reply(
+                        neutral::encode_echo_reply(
                             out,
                             conn_version,
                             baton_openflow::Xid(xid),
@@ -470,7 +470,7 @@ impl Engine {
         let conn = &mut held.conn;
         let (msg, out, _, _) = conn.parts(m.at, m.len);
         let xid = header_of(msg).map_or(0, |h| h.2);
-        common::encode_error(
+        neutral::encode_error(
             out,
             version,
             baton_openflow::Xid(xid),
@@ -495,7 +495,7 @@ impl Engine {
                 held.conn.version = v;
                 held.conn.phase = Phase::AwaitFeatures;
                 let xid = held.conn.xid();
-                common::encode_features_request(&mut held.conn.wstage, v, xid);
+                neutral::encode_features_request(&mut held.conn.wstage, v, xid);
             }
             Err(e) => {
                 // OFPET_HELLO_FAILED / OFPHFC_INCOMPATIBLE, in a version the
@@ -505,7 +505,7 @@ impl Engine {
                 } else {
                     Version::V10
                 };
-                common::encode_error(
+                neutral::encode_error(
                     &mut held.conn.wstage,
                     v,
                     baton_openflow::Xid(xid),
@@ -552,10 +552,10 @@ impl Engine {
             slot.weight.store(w, Ordering::Relaxed);
         }
         let xid = conn.xid();
-        common::encode_set_config(&mut conn.wstage, version, xid, shared.config.miss_send_len);
+        neutral::encode_set_config(&mut conn.wstage, version, xid, shared.config.miss_send_len);
         if version == Version::V13 && shared.config.table_miss_13 {
             let xid = conn.xid();
-            common::encode_table_miss(&mut conn.wstage, xid);
+            neutral::encode_table_miss(&mut conn.wstage, xid);
         }
         slot.up.store(true, Ordering::Release);
         // A switch that reconnects replaces its old connection. The new one

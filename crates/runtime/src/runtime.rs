@@ -405,7 +405,7 @@ fn run_keepalive(shared: Arc<Shared>) {
                     continue;
                 };
                 buf.clear();
-                baton_openflow::common::encode_echo_request(&mut buf, version, Xid(0), b"baton");
+                baton_openflow::neutral::encode_echo_request(&mut buf, version, Xid(0), b"baton");
                 slot.echo_sent_ms.store(now.max(1), Ordering::Relaxed);
                 let _ = table.send(slot.id(i), &buf);
             }

@@ -4,7 +4,7 @@
 
 mod support;
 
-use baton_openflow::common::{ActionSpec, encode_packet_out};
+use baton_openflow::neutral::{ActionSpec, encode_packet_out};
 use baton_openflow::{BufferId, PortNo, Version, v10, v13};
 use baton_runtime::{
     App, Config, Flow, PacketInBatch, Runtime, SchedulerKind, SwitchCtx, SwitchInfo,

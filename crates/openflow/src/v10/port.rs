@@ -5,8 +5,8 @@
 //! Bit sets are plain `u32`s with named constants, kept whole so undefined
 //! bits round-trip.
 
-use crate::body::PortReason;
 use crate::error::DecodeError;
+use crate::types::PortReason;
 use crate::types::{MacAddr, PortNo};
 use crate::v10::ofmatch::port_to_wire;
 use crate::wire::{Put, Reader};

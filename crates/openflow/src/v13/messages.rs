@@ -4,8 +4,8 @@
 //! config. Each body has `decode_body(r)`, which reads from just after the
 //! header, and `encode_body(out)`.
 
-use crate::body::PortReason;
 use crate::error::{DecodeError, ErrorKind};
+use crate::types::PortReason;
 use crate::types::{DatapathId, MacAddr, PortNo};
 use crate::v13::port::Port;
 use crate::wire::{Put, Reader};
@@ -202,7 +202,7 @@ impl SwitchFeatures {
     }
 }
 
-/// `enum ofp_config_flags` values of [`SwitchConfig::flags`](crate::body::SwitchConfig::flags)
+/// `enum ofp_config_flags` values of [`SwitchConfig::flags`](crate::types::SwitchConfig::flags)
 /// (1.3.5 §7.3.2).
 pub mod config_flags {
     /// OFPC_FRAG_NORMAL: no special handling for fragments.

@@ -31,7 +31,7 @@ pub mod port;
 pub mod table_features;
 pub mod view;
 
-pub use crate::body::{PortReason, SwitchConfig};
+pub use crate::types::{PortReason, SwitchConfig};
 pub use action::{Action, ActionIter};
 pub use flow::{
     FlowMod, FlowModCommand, FlowModHead, FlowRemoved, FlowRemovedReason, PacketIn, PacketInReason,

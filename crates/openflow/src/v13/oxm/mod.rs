@@ -585,7 +585,7 @@ pub fn finish_match(out: &mut Vec<u8>, at: usize) {
 
 /// Room for a match built by [`emit_match_with`]: the largest exact match
 /// of a frame is 147 bytes before padding (IPv6 neighbour discovery under
-/// a VLAN), and the sparse matches of `common` are smaller.
+/// a VLAN), and the sparse matches of `neutral` are smaller.
 pub const MATCH_BUF: usize = 256;
 
 /// Appends an `ofp_match` whose TLVs `write_oxms` writes, built on the

@@ -1,4 +1,4 @@
-//! Each common encoder's output, decoded by the per-version decoders, is
+//! Each version-neutral encoder's output, decoded by the per-version decoders, is
 //! the expected owned message.
 
 use super::*;
