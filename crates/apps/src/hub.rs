@@ -1,7 +1,7 @@
 //! The hub: every PACKET_IN is flooded out of every other port.
 
 use baton_openflow::PortNo;
-use baton_openflow::neutral::{ActionSpec, encode_packet_out};
+use baton_openflow::neutral::{ActionSpec, PacketOut, encode_packet_out};
 use baton_runtime::{App, Flow, PacketInBatch};
 
 /// Floods every packet; installs nothing.
@@ -22,19 +22,12 @@ impl App for Hub {
                 port: PortNo::FLOOD,
                 max_len: 0,
             }];
-            encode_packet_out(
-                ev.switch.out(),
-                version,
-                xid,
-                pi.buffer_id(),
-                pi.in_port(),
-                &flood,
-                if pi.buffer_id().is_some() {
-                    &[]
-                } else {
-                    pi.data()
-                },
-            );
+            let po = PacketOut {
+                payload: pi.payload(),
+                in_port: pi.in_port(),
+                actions: &flood,
+            };
+            encode_packet_out(ev.switch.out(), version, xid, &po);
             Flow::Continue
         });
     }

@@ -7,7 +7,8 @@
 
 use crate::mac_table::MacTable;
 use baton_openflow::neutral::{
-    ActionSpec, FlowSpec, MatchSpec, PacketIn, encode_flow_add, encode_packet_out,
+    ActionSpec, FlowSpec, MatchSpec, PacketIn, PacketOut, Payload, encode_flow_add,
+    encode_packet_out,
 };
 use baton_openflow::{Cookie, DatapathId, MacAddr, PortNo};
 use baton_runtime::{App, Flow, PacketInBatch, SwitchCtx, SwitchInfo};
@@ -80,7 +81,12 @@ fn respond(
             encode_flow_add(sw.out(), version, xid, &spec);
             if pi.buffer_id().is_none() {
                 let xid = sw.xid();
-                encode_packet_out(sw.out(), version, xid, None, in_port, &actions, pi.data());
+                let po = PacketOut {
+                    payload: Payload::Frame(pi.data()),
+                    in_port,
+                    actions: &actions,
+                };
+                encode_packet_out(sw.out(), version, xid, &po);
             }
         }
         None => {
@@ -89,20 +95,12 @@ fn respond(
                 max_len: 0,
             }];
             let xid = sw.xid();
-            let data = if pi.buffer_id().is_some() {
-                &[][..]
-            } else {
-                pi.data()
-            };
-            encode_packet_out(
-                sw.out(),
-                version,
-                xid,
-                pi.buffer_id(),
+            let po = PacketOut {
+                payload: pi.payload(),
                 in_port,
-                &flood,
-                data,
-            );
+                actions: &flood,
+            };
+            encode_packet_out(sw.out(), version, xid, &po);
         }
     }
 }

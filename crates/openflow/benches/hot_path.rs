@@ -8,7 +8,9 @@
 //! are kept short (1 s warm-up, 3 s measurement) so the run takes about a
 //! minute and a half.
 
-use baton_openflow::neutral::{self, ActionSpec, FlowSpec, MatchSpec, PacketIn};
+use baton_openflow::neutral::{
+    self, ActionSpec, FlowSpec, MatchSpec, PacketIn, PacketOut, Payload,
+};
 use baton_openflow::packet::FlowKey;
 use baton_openflow::v13::oxm::Oxm;
 use baton_openflow::{BufferId, Cookie, PortNo, Version, Xid, v10, v13};
@@ -139,15 +141,12 @@ fn bench(c: &mut Criterion) {
         g.bench_function("packet_out_encode", |b| {
             b.iter(|| {
                 out.clear();
-                neutral::encode_packet_out(
-                    &mut out,
-                    v,
-                    Xid(3),
-                    None,
-                    PortNo(1),
-                    &actions,
-                    black_box(&tcp),
-                );
+                let po = PacketOut {
+                    payload: Payload::Frame(black_box(&tcp)),
+                    in_port: PortNo(1),
+                    actions: &actions,
+                };
+                neutral::encode_packet_out(&mut out, v, Xid(3), &po);
                 black_box(out.len())
             })
         });

@@ -13,7 +13,7 @@
 
 use baton_openflow::neutral::{
     self, ActionSpec, FlowSpec, Ipv4Prefix, L4Match, MatchFields, MatchSpec, NetMatch, PacketIn,
-    VlanMatch,
+    PacketOut, Payload, VlanMatch,
 };
 use baton_openflow::packet::FlowKey;
 use baton_openflow::v13::oxm::Oxm;
@@ -267,15 +267,12 @@ fn hot_path_allocates_nothing() {
                 ..FlowSpec::new(MatchSpec::exact(&key), &output)
             };
             neutral::encode_flow_add(&mut out, pi.version(), pi.xid(), &flow);
-            neutral::encode_packet_out(
-                &mut out,
-                pi.version(),
-                pi.xid(),
-                pi.buffer_id(),
-                pi.in_port(),
-                &output,
-                &[],
-            );
+            let po = PacketOut {
+                payload: pi.payload(),
+                in_port: pi.in_port(),
+                actions: &output,
+            };
+            neutral::encode_packet_out(&mut out, pi.version(), pi.xid(), &po);
         });
         check(format!("{v}: whole flow request"), n);
 
@@ -293,15 +290,12 @@ fn hot_path_allocates_nothing() {
 
         let n = allocations(|| {
             out.clear();
-            neutral::encode_packet_out(
-                &mut out,
-                v,
-                Xid(4),
-                None,
-                PortNo(1),
-                &rewrite,
-                black_box(&frames[0].1),
-            );
+            let po = PacketOut {
+                payload: Payload::Frame(black_box(&frames[0].1)),
+                in_port: PortNo(1),
+                actions: &rewrite,
+            };
+            neutral::encode_packet_out(&mut out, v, Xid(4), &po);
         });
         check(format!("{v}: packet-out"), n);
 

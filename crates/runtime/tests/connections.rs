@@ -4,7 +4,7 @@
 
 mod support;
 
-use baton_openflow::neutral::{ActionSpec, encode_packet_out};
+use baton_openflow::neutral::{ActionSpec, PacketOut, encode_packet_out};
 use baton_openflow::{BufferId, PortNo, Version, v10, v13};
 use baton_runtime::{
     App, Config, Flow, PacketInBatch, Runtime, SchedulerKind, SwitchCtx, SwitchInfo,
@@ -41,20 +41,12 @@ impl App for Flooder {
                 port: PortNo::FLOOD,
                 max_len: 0,
             }];
-            let data = if pi.buffer_id().is_some() {
-                &[][..]
-            } else {
-                pi.data()
+            let po = PacketOut {
+                payload: pi.payload(),
+                in_port: pi.in_port(),
+                actions: &flood,
             };
-            encode_packet_out(
-                ev.switch.out(),
-                v,
-                xid,
-                pi.buffer_id(),
-                pi.in_port(),
-                &flood,
-                data,
-            );
+            encode_packet_out(ev.switch.out(), v, xid, &po);
             Flow::Continue
         });
     }

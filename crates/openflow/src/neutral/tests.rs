@@ -2,13 +2,20 @@
 //! the expected owned message.
 
 use super::*;
+use crate::error::{ErrorCode, ErrorKind};
+use crate::hello::Hello;
+use crate::packet::FlowKey;
 use crate::packet::tests::{arp_frame, tcp_frame};
+use crate::types::{BufferId, Cookie, MacAddr, PortNo, Version, Xid};
 use crate::v10::ofmatch::{
     Match10, OFPFW_ALL, OFPFW_DL_SRC, OFPFW_DL_TYPE, OFPFW_IN_PORT, OFPFW_NW_DST_MASK,
     OFPFW_NW_PROTO, OFPFW_NW_SRC_MASK, OFPFW_TP_DST,
 };
 use crate::v13::instruction::Instruction;
 use crate::v13::oxm::Match13;
+use crate::v13::oxm::Oxm;
+use crate::{v10, v13};
+use std::net::Ipv4Addr;
 
 fn decode10(b: &[u8]) -> (Xid, v10::Message) {
     v10::decode(b).unwrap()
@@ -76,6 +83,46 @@ fn packet_in_both_versions() {
     assert_eq!(p.data(), &frame[..]);
     assert_eq!((p.table_id(), p.cookie()), (Some(2), Some(Cookie(77))));
     assert_eq!(p.key(), FlowKey::extract(PortNo(3), &frame));
+}
+
+#[test]
+fn packet_in_addresses_payload_and_detached_fields() {
+    let frame = tcp_frame();
+    let m = packet_in10(&frame);
+    let p = PacketIn::parse(&m).unwrap();
+    assert_eq!(p.eth_dst(), Some(MacAddr(frame[0..6].try_into().unwrap())));
+    assert_eq!(p.eth_src(), Some(MacAddr(frame[6..12].try_into().unwrap())));
+    assert_eq!(p.payload(), Payload::Buffered(BufferId(0x42)));
+    // The fields survive without the message, and the frame comes back.
+    let fields = p.with_frame(&[]);
+    assert_eq!((fields.data(), fields.eth_dst()), (&[][..], None));
+    assert_eq!(fields.with_frame(&frame), p);
+    let m = packet_in13(&frame);
+    let p = PacketIn::parse(&m).unwrap();
+    assert_eq!(p.payload(), Payload::Frame(&frame));
+}
+
+#[test]
+fn any_message_decodes_in_its_own_version() {
+    let mut b = Vec::new();
+    encode_barrier_request(&mut b, Version::V10, Xid(4));
+    assert_eq!(
+        Message::decode(&b).unwrap(),
+        (Xid(4), Message::V10(v10::Message::BarrierRequest))
+    );
+    b.clear();
+    encode_barrier_request(&mut b, Version::V13, Xid(5));
+    let (xid, m) = Message::decode(&b).unwrap();
+    assert_eq!((xid, m.version()), (Xid(5), Version::V13));
+    let mut again = Vec::new();
+    m.encode(xid, &mut again);
+    assert_eq!(again, b);
+    b[0] = 3;
+    assert_eq!(
+        Message::decode(&b).unwrap_err().kind(),
+        &ErrorKind::BadVersion(3)
+    );
+    assert!(Message::decode(&[]).is_err());
 }
 
 #[test]
@@ -224,10 +271,11 @@ fn every_action_v10() {
         &mut out,
         Version::V10,
         Xid(1),
-        None,
-        PortNo::CONTROLLER,
-        &ALL_ACTIONS,
-        b"frame",
+        &PacketOut {
+            payload: Payload::Frame(b"frame"),
+            in_port: PortNo::CONTROLLER,
+            actions: &ALL_ACTIONS,
+        },
     );
     let (_, m) = decode10(&out);
     let want = v10::PacketOut {
@@ -309,10 +357,11 @@ fn every_action_v13_through_the_heap_fallback() {
         &mut out,
         Version::V13,
         Xid(1),
-        Some(BufferId(5)),
-        PortNo(1),
-        &ALL_ACTIONS,
-        &[],
+        &PacketOut {
+            payload: Payload::Buffered(BufferId(5)),
+            in_port: PortNo(1),
+            actions: &ALL_ACTIONS,
+        },
     );
     let (_, m) = decode13(&out);
     let want = v13::PacketOut {
@@ -325,7 +374,12 @@ fn every_action_v13_through_the_heap_fallback() {
     // The same list split to fit the stack buffer gives the same actions.
     for chunk in ALL_ACTIONS.chunks(4) {
         let mut out = Vec::new();
-        encode_packet_out(&mut out, Version::V13, Xid(1), None, PortNo(1), chunk, &[]);
+        let po = PacketOut {
+            payload: Payload::Frame(&[]),
+            in_port: PortNo(1),
+            actions: chunk,
+        };
+        encode_packet_out(&mut out, Version::V13, Xid(1), &po);
         let (_, m) = decode13(&out);
         let v13::Message::PacketOut(po) = m else {
             panic!("{m:?}")

@@ -1,0 +1,165 @@
+//! [`FlowSpec`]: "install this match -> these actions", and the FLOW_MODs
+//! that add and delete flows in either version.
+
+use super::action::{ActionSpec, emit_v13_actions};
+use super::matching::MatchSpec;
+use crate::types::{BufferId, Cookie, PortNo, Version, Xid};
+use crate::{v10, v13};
+
+/// Flow-mod flag common to both versions: send FLOW_REMOVED when the flow
+/// expires or is deleted (`OFPFF_SEND_FLOW_REM`).
+pub const FLOW_SEND_FLOW_REM: u16 = 1 << 0;
+/// Flow-mod flag common to both versions: refuse an overlapping flow of
+/// the same priority (`OFPFF_CHECK_OVERLAP`).
+pub const FLOW_CHECK_OVERLAP: u16 = 1 << 1;
+
+/// "Install this match -> these actions" (an OFPFC_ADD FLOW_MOD).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FlowSpec<'a> {
+    /// The match.
+    pub match_: MatchSpec,
+    /// Priority (higher wins).
+    pub priority: u16,
+    /// Seconds without a hit before removal (0: never).
+    pub idle_timeout: u16,
+    /// Seconds before removal (0: never).
+    pub hard_timeout: u16,
+    /// Opaque cookie.
+    pub cookie: Cookie,
+    /// A buffered packet to run through the new flow.
+    pub buffer_id: Option<BufferId>,
+    /// [`FLOW_SEND_FLOW_REM`] / [`FLOW_CHECK_OVERLAP`] (written as is, so
+    /// version-specific bits pass through).
+    pub flags: u16,
+    /// The actions (none: drop).
+    pub actions: &'a [ActionSpec],
+}
+
+impl<'a> FlowSpec<'a> {
+    /// A flow with `match_` and `actions`, priority 0x8000 (both versions'
+    /// default), no timeouts, cookie 0, no buffer, no flags.
+    pub const fn new(match_: MatchSpec, actions: &'a [ActionSpec]) -> FlowSpec<'a> {
+        FlowSpec {
+            match_,
+            priority: 0x8000,
+            idle_timeout: 0,
+            hard_timeout: 0,
+            cookie: Cookie(0),
+            buffer_id: None,
+            flags: 0,
+            actions,
+        }
+    }
+}
+
+/// Appends a FLOW_MOD that adds `flow` (1.0.0 §5.3.3: OFPFC_ADD with an
+/// `ofp_match` and actions; 1.3.5 §7.3.4.1: OFPFC_ADD in table 0 with an
+/// OXM match and one OFPIT_APPLY_ACTIONS instruction, none for a drop).
+pub fn encode_flow_add(out: &mut Vec<u8>, version: Version, xid: Xid, flow: &FlowSpec<'_>) {
+    let buffer_id = flow.buffer_id.unwrap_or(BufferId::NONE);
+    match version {
+        Version::V10 => {
+            let head = v10::FlowModHead {
+                match_: flow.match_.to_match10(),
+                cookie: flow.cookie,
+                command: v10::FlowModCommand::Add,
+                idle_timeout: flow.idle_timeout,
+                hard_timeout: flow.hard_timeout,
+                priority: flow.priority,
+                buffer_id,
+                out_port: PortNo::ANY,
+                flags: flow.flags,
+            };
+            v10::encode_flow_mod_with(out, xid, &head, |out| {
+                for a in flow.actions {
+                    a.to_v10().emit(out);
+                }
+            });
+        }
+        Version::V13 => {
+            let head = v13::FlowModHead {
+                cookie: flow.cookie,
+                idle_timeout: flow.idle_timeout,
+                hard_timeout: flow.hard_timeout,
+                priority: flow.priority,
+                buffer_id,
+                flags: flow.flags,
+                ..v13::FlowModHead::default()
+            };
+            encode_flow_mod13(out, xid, &head, &flow.match_, flow.actions);
+        }
+    }
+}
+
+/// A 1.3 FLOW_MOD with `match_` and one APPLY_ACTIONS instruction.
+fn encode_flow_mod13(
+    out: &mut Vec<u8>,
+    xid: Xid,
+    head: &v13::FlowModHead,
+    match_: &MatchSpec,
+    actions: &[ActionSpec],
+) {
+    use v13::instruction::{InstructionType, emit_actions_instruction_with};
+    let at = v13::view::start_flow_mod(out, xid, head);
+    match_.emit_oxm_match(out);
+    if !actions.is_empty() {
+        emit_actions_instruction_with(out, InstructionType::ApplyActions, |out| {
+            emit_v13_actions(out, actions);
+        });
+    }
+    crate::header::finish_message(out, at);
+}
+
+/// Appends a FLOW_MOD that deletes every flow matching `match_` (not
+/// strict), restricted to flows that output to `out_port` unless it is
+/// [`PortNo::ANY`] (1.0.0 §5.3.3 OFPFC_DELETE; 1.3.5 §7.3.4.1 OFPFC_DELETE
+/// in all tables, any group).
+pub fn encode_flow_delete(
+    out: &mut Vec<u8>,
+    version: Version,
+    xid: Xid,
+    match_: &MatchSpec,
+    out_port: PortNo,
+) {
+    match version {
+        Version::V10 => {
+            let head = v10::FlowModHead {
+                match_: match_.to_match10(),
+                cookie: Cookie(0),
+                command: v10::FlowModCommand::Delete,
+                idle_timeout: 0,
+                hard_timeout: 0,
+                priority: 0,
+                buffer_id: BufferId::NONE,
+                out_port,
+                flags: 0,
+            };
+            v10::encode_flow_mod_with(out, xid, &head, |_| {});
+        }
+        Version::V13 => {
+            let head = v13::FlowModHead {
+                table_id: v13::messages::table_id::ALL,
+                command: v13::FlowModCommand::Delete,
+                priority: 0,
+                out_port,
+                ..v13::FlowModHead::default()
+            };
+            encode_flow_mod13(out, xid, &head, match_, &[]);
+        }
+    }
+}
+
+/// Appends the 1.3 table-miss flow: priority 0, match everything in table
+/// 0, output the whole packet to the controller (1.3.5 §5.4). An OpenFlow
+/// 1.3 switch sends no PACKET_IN without it.
+pub fn encode_table_miss(out: &mut Vec<u8>, xid: Xid) {
+    let head = v13::FlowModHead {
+        priority: 0,
+        ..v13::FlowModHead::default()
+    };
+    let actions = [ActionSpec::Output {
+        port: PortNo::CONTROLLER,
+        max_len: v13::action::OFPCML_NO_BUFFER,
+    }];
+    encode_flow_mod13(out, xid, &head, &MatchSpec::all(), &actions);
+}
