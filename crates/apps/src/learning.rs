@@ -1,17 +1,21 @@
 //! Learning switches: local (McNettle §4.1, Fig. 5) and global (§4.2).
 //!
 //! On each PACKET_IN: remember that the source MAC lives behind the input
-//! port; if the destination MAC is known, install an exact-match flow to
-//! its port (using the switch's buffer when it has one, otherwise sending
-//! the packet along with a PACKET_OUT); if not, flood the packet.
+//! port; then answer it, always with exactly one FLOW_MOD or PACKET_OUT
+//! (plus the PACKET_OUT that carries an unbuffered packet along a new
+//! flow):
+//! - destination known on another port: an exact-match flow to that port,
+//!   which also forwards the packet when the switch buffered it;
+//! - destination known on the input port itself: a short-lived exact-match
+//!   drop flow carrying the packet's buffer, as Open vSwitch's learning
+//!   switch does, so the switch frees its buffer and the flow's next
+//!   packets stop coming back;
+//! - destination unknown or multicast: flood the packet.
 
 use crate::mac_table::MacTable;
-use baton_openflow::neutral::{
-    ActionSpec, FlowSpec, MatchSpec, PacketIn, PacketOut, Payload, encode_flow_add,
-    encode_packet_out,
-};
+use baton_openflow::neutral::{ActionSpec, FlowSpec, MatchSpec, PacketOut, Payload};
 use baton_openflow::{Cookie, DatapathId, MacAddr, PortNo};
-use baton_runtime::{App, Flow, PacketInBatch, SwitchCtx, SwitchInfo};
+use baton_runtime::{App, PacketIn, PacketInBatch, SwitchCtx, SwitchInfo};
 use std::sync::RwLock;
 
 /// Settings shared by both learning switches.
@@ -21,6 +25,10 @@ pub struct LearningConfig {
     pub idle_timeout: u16,
     /// Hard timeout of installed flows, seconds (0: none).
     pub hard_timeout: u16,
+    /// Hard timeout of the drop flows for packets whose destination is
+    /// behind their input port, seconds: short, so a host that moves is
+    /// not cut off for long.
+    pub drop_timeout: u16,
     /// Priority of installed flows.
     pub priority: u16,
     /// A host table that grows past this many entries is cleared: a bound
@@ -33,6 +41,7 @@ impl Default for LearningConfig {
         LearningConfig {
             idle_timeout: 10,
             hard_timeout: 0,
+            drop_timeout: 5,
             priority: 0x8000,
             max_hosts: 1 << 20,
         }
@@ -43,65 +52,50 @@ impl Default for LearningConfig {
 /// (and delete) them.
 pub const LEARNING_COOKIE: Cookie = Cookie(0x6261_746f_6e4c_5357); // "batonLSW"
 
-fn macs(data: &[u8]) -> Option<(MacAddr, MacAddr)> {
-    let dst: [u8; 6] = data.get(0..6)?.try_into().ok()?;
-    let src: [u8; 6] = data.get(6..12)?.try_into().ok()?;
-    Some((MacAddr(dst), MacAddr(src)))
-}
+const FLOOD: [ActionSpec; 1] = [ActionSpec::Output {
+    port: PortNo::FLOOD,
+    max_len: 0,
+}];
 
-/// Answers one packet-in: a flow to `out_port` if known (and not the
-/// input port), else a flood.
+/// Answers one packet-in: a flow to `out_port` if known (a drop flow if
+/// that is the input port), else a flood.
 fn respond(
     sw: &mut SwitchCtx<'_>,
     pi: &PacketIn<'_>,
     out_port: Option<PortNo>,
     cfg: &LearningConfig,
 ) {
-    let version = sw.version();
     let in_port = pi.in_port();
-    match out_port {
-        Some(port) if port == in_port => {
-            // The destination is behind the port the packet came in on:
-            // the switch would send it back where it came from. Drop it.
-        }
-        Some(port) => {
-            let actions = [ActionSpec::Output { port, max_len: 0 }];
-            let key = pi.key();
-            let spec = FlowSpec {
-                match_: MatchSpec::exact(&key),
-                priority: cfg.priority,
-                idle_timeout: cfg.idle_timeout,
-                hard_timeout: cfg.hard_timeout,
-                cookie: LEARNING_COOKIE,
-                buffer_id: pi.buffer_id(),
-                flags: 0,
-                actions: &actions,
-            };
-            let xid = sw.xid();
-            encode_flow_add(sw.out(), version, xid, &spec);
-            if pi.buffer_id().is_none() {
-                let xid = sw.xid();
-                let po = PacketOut {
-                    payload: Payload::Frame(pi.data()),
-                    in_port,
-                    actions: &actions,
-                };
-                encode_packet_out(sw.out(), version, xid, &po);
-            }
-        }
-        None => {
-            let flood = [ActionSpec::Output {
-                port: PortNo::FLOOD,
-                max_len: 0,
-            }];
-            let xid = sw.xid();
-            let po = PacketOut {
-                payload: pi.payload(),
-                in_port,
-                actions: &flood,
-            };
-            encode_packet_out(sw.out(), version, xid, &po);
-        }
+    let Some(port) = out_port else {
+        sw.packet_out(&PacketOut {
+            payload: pi.payload(),
+            in_port,
+            actions: &FLOOD,
+        });
+        return;
+    };
+    let output = [ActionSpec::Output { port, max_len: 0 }];
+    let (actions, idle_timeout, hard_timeout) = if port == in_port {
+        (&[][..], 0, cfg.drop_timeout)
+    } else {
+        (&output[..], cfg.idle_timeout, cfg.hard_timeout)
+    };
+    sw.add_flow(&FlowSpec {
+        match_: MatchSpec::exact(pi.key()),
+        priority: cfg.priority,
+        idle_timeout,
+        hard_timeout,
+        cookie: LEARNING_COOKIE,
+        buffer_id: pi.buffer_id(),
+        flags: 0,
+        actions,
+    });
+    if pi.buffer_id().is_none() && !actions.is_empty() {
+        sw.packet_out(&PacketOut {
+            payload: Payload::Frame(pi.data()),
+            in_port,
+            actions,
+        });
     }
 }
 
@@ -120,45 +114,43 @@ impl LearningSwitch {
 }
 
 impl App for LearningSwitch {
+    type Switch = MacTable<PortNo>;
+
     fn name(&self) -> &str {
         "learning-switch"
     }
 
-    fn switch_up(&self, sw: &mut SwitchCtx<'_>) {
-        sw.set_local(MacTable::<PortNo>::new(self.cfg.max_hosts));
+    fn switch_up(&self, _sw: &mut SwitchCtx<'_>) -> MacTable<PortNo> {
+        MacTable::new(self.cfg.max_hosts)
     }
 
-    fn packet_in(&self, batch: &mut PacketInBatch<'_>) {
+    fn packet_in(&self, batch: &mut PacketInBatch<'_, MacTable<PortNo>>) {
         let cfg = &self.cfg;
-        // First pass: start loading every table slot the batch will use,
-        // so their cache misses overlap (see `mac_table`).
-        batch.for_each(|ev| {
-            if let Some((dst, src)) = macs(ev.packet_in.data()) {
-                if let Some(table) = ev.switch.local::<MacTable>() {
+        // First pass over the whole batch: start loading every table slot
+        // it will use, so their cache misses overlap (see `mac_table`).
+        batch.for_each_switch(|_, table, events| {
+            for pi in events.iter() {
+                if let (Some(dst), Some(src)) = (pi.eth_dst(), pi.eth_src()) {
                     table.prefetch(&src);
                     table.prefetch(&dst);
                 }
             }
-            Flow::Continue
         });
-        batch.for_each(|ev| {
-            let Some((dst, src)) = macs(ev.packet_in.data()) else {
-                return Flow::Continue;
-            };
-            let in_port = ev.packet_in.in_port();
-            let table = ev
-                .switch
-                .local_or_insert_with(|| MacTable::<PortNo>::new(cfg.max_hosts));
-            if !src.is_multicast() {
-                table.insert(&src, in_port);
+        batch.for_each_switch(|sw, table, events| {
+            for pi in events.iter() {
+                let (Some(dst), Some(src)) = (pi.eth_dst(), pi.eth_src()) else {
+                    continue;
+                };
+                if !src.is_multicast() {
+                    table.insert(&src, pi.in_port());
+                }
+                let out = if dst.is_multicast() {
+                    None
+                } else {
+                    table.get(&dst)
+                };
+                respond(sw, &pi, out, cfg);
             }
-            let out = if dst.is_multicast() {
-                None
-            } else {
-                table.get(&dst)
-            };
-            respond(&mut ev.switch, &ev.packet_in, out, cfg);
-            Flow::Continue
         });
     }
 }
@@ -219,25 +211,29 @@ impl GlobalLearningSwitch {
 }
 
 impl App for GlobalLearningSwitch {
+    type Switch = ();
+
     fn name(&self) -> &str {
         "global-learning-switch"
     }
 
-    fn switch_down(&self, sw: &SwitchInfo) {
+    fn switch_up(&self, _sw: &mut SwitchCtx<'_>) {}
+
+    fn switch_down(&self, sw: &SwitchInfo, _state: ()) {
         for shard in self.shards.iter() {
             let mut s = shard.write().unwrap_or_else(|e| e.into_inner());
             s.retain(|(dpid, _)| *dpid != sw.dpid);
         }
     }
 
-    fn packet_in(&self, batch: &mut PacketInBatch<'_>) {
+    fn packet_in(&self, batch: &mut PacketInBatch<'_, ()>) {
         let cfg = &self.cfg;
-        batch.for_each(|ev| {
-            let Some((dst, src)) = macs(ev.packet_in.data()) else {
-                return Flow::Continue;
+        batch.for_each(|sw, _, pi| {
+            let (Some(dst), Some(src)) = (pi.eth_dst(), pi.eth_src()) else {
+                return;
             };
-            let here = ev.switch.dpid();
-            let in_port = ev.packet_in.in_port();
+            let here = sw.dpid();
+            let in_port = pi.in_port();
             if !src.is_multicast() && self.locate(&src) != Some((here, in_port)) {
                 let mut shard = self.shard(&src).write().unwrap_or_else(|e| e.into_inner());
                 shard.insert(&src, (here, in_port));
@@ -250,8 +246,7 @@ impl App for GlobalLearningSwitch {
                 self.locate(&dst)
                     .and_then(|(dpid, port)| (dpid == here).then_some(port))
             };
-            respond(&mut ev.switch, &ev.packet_in, out, cfg);
-            Flow::Continue
+            respond(sw, pi, out, cfg);
         });
     }
 }

@@ -1,13 +1,12 @@
 //! # baton-apps: applications that run on the baton runtime
 //!
 //! - [`Hub`]: floods every packet (the smallest useful controller).
-//! - [`LearningSwitch`]: McNettle's local learning controller (seed 001
+//! - [`LearningSwitch`]: McNettle's local learning controller (McNettle
 //!   §4.1): each switch learns MAC -> port in a table of its own, kept as
 //!   switch-local state, so it needs no synchronisation.
 //! - [`GlobalLearningSwitch`]: McNettle's global learning controller
-//!   (§4.2): one host table shared by every switch, sharded under
+//!   (McNettle §4.2): one host table shared by every switch, sharded under
 //!   read-write locks.
-//!
 //! - [`Burn`]: spins a set time per PACKET_IN, to overload baton in
 //!   benchmarks on small machines (always named in the figures).
 //!
@@ -25,8 +24,7 @@ pub use burn::Burn;
 pub use hub::Hub;
 pub use learning::{GlobalLearningSwitch, LearningConfig, LearningSwitch};
 
-use baton_runtime::App;
-use std::sync::Arc;
+use baton_runtime::AnyApp;
 
 /// The names [`by_name`] knows.
 pub const NAMES: &[&str] = &[
@@ -37,16 +35,16 @@ pub const NAMES: &[&str] = &[
 ];
 
 /// Builds the application called `name`.
-pub fn by_name(name: &str) -> Result<Arc<dyn App>, String> {
+pub fn by_name(name: &str) -> Result<AnyApp, String> {
     match name {
-        "hub" => Ok(Arc::new(Hub)),
-        "learning-switch" => Ok(Arc::new(LearningSwitch::new(LearningConfig::default()))),
-        "global-learning-switch" => Ok(Arc::new(GlobalLearningSwitch::new(
+        "hub" => Ok(AnyApp::new(Hub)),
+        "learning-switch" => Ok(AnyApp::new(LearningSwitch::new(LearningConfig::default()))),
+        "global-learning-switch" => Ok(AnyApp::new(GlobalLearningSwitch::new(
             LearningConfig::default(),
         ))),
         other if other.starts_with("burn:") => other["burn:".len()..]
             .parse::<u64>()
-            .map(|ns| Arc::new(Burn::new(std::time::Duration::from_nanos(ns))) as Arc<dyn App>)
+            .map(|ns| AnyApp::new(Burn::new(std::time::Duration::from_nanos(ns))))
             .map_err(|_| format!("bad burn time in {other:?}: burn:NANOSECONDS")),
         other => Err(format!(
             "unknown application {other:?}; one of: {}",

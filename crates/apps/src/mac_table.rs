@@ -10,7 +10,7 @@
 //! batch start loading every slot it will need *before* using any of them,
 //! so the processor overlaps their misses instead of paying them one after
 //! another (memory-level parallelism; Maestro's argument for batching,
-//! seed 000 §3.3, applied to the application). A prefetch instruction
+//! Maestro §3.3, applied to the application). A prefetch instruction
 //! rather than a plain load: a load that misses holds up retirement, so a
 //! loop of loads keeps only the misses of the few iterations that fit in
 //! the reorder window in flight; measured, 3.55 M -> 4.85 M responses/s

@@ -1,163 +1,336 @@
-//! The learning switches on the real runtime over loopback TCP: flood an
-//! unknown destination, then install a flow once it is learnt, in both
-//! OpenFlow versions and under every scheduler.
+//! The learning switches and the hub in the test harness (no sockets):
+//! what each switch is told to do with each packet, in both OpenFlow
+//! versions.
 
-#[path = "../../runtime/tests/support/mod.rs"]
-mod support;
-
-use baton_apps::{GlobalLearningSwitch, LearningConfig, LearningSwitch};
-use baton_openflow::{BufferId, PortNo, Version, v10, v13};
-use baton_runtime::{App, Config, Runtime, SchedulerKind};
+use baton_apps::{GlobalLearningSwitch, Hub, LearningConfig, LearningSwitch};
+use baton_openflow::neutral::Message;
+use baton_openflow::{BufferId, MacAddr, PortNo, Version, v10, v13};
+use baton_runtime::testing::{Harness, PacketInSpec};
+use baton_runtime::{AnyApp, SwitchId};
 use std::sync::Arc;
-use support::{Msg, TestSwitch, mac, tcp_frame};
 
-fn runtime(app: Arc<dyn App>, scheduler: SchedulerKind) -> Runtime {
-    let cfg = Config {
-        listen: vec!["127.0.0.1:0".parse().unwrap()],
-        workers: 2,
-        scheduler,
-        ..Config::default()
-    };
-    Runtime::start(cfg, vec![app]).expect("runtime starts")
+const BOTH: [Version; 2] = [Version::V10, Version::V13];
+
+fn mac(n: u8) -> [u8; 6] {
+    [0, 0, 0, 0, 0, n]
 }
 
-/// (output port, buffer id) of a PACKET_OUT.
-fn packet_out(m: &Msg) -> Option<(PortNo, BufferId)> {
-    match m {
-        Msg::V10(v10::Message::PacketOut(p)) => match p.actions.as_slice() {
-            [v10::Action::Output { port, .. }] => Some((*port, p.buffer_id)),
-            _ => None,
-        },
-        Msg::V13(v13::Message::PacketOut(p)) => match p.actions.as_slice() {
-            [v13::Action::Output { port, .. }] => Some((*port, p.buffer_id)),
-            _ => None,
-        },
-        _ => None,
-    }
+/// An Ethernet/IPv4/TCP frame from `src` to `dst`.
+fn tcp_frame(src: [u8; 6], dst: [u8; 6]) -> Vec<u8> {
+    let b = etherparse::PacketBuilder::ethernet2(src, dst)
+        .ipv4([10, 0, 0, src[5]], [10, 0, 0, dst[5]], 64)
+        .tcp(1234, 80, 1, 1024);
+    let mut v = Vec::new();
+    b.write(&mut v, &[]).unwrap();
+    v
 }
 
-/// (output port, buffer id, matched eth_dst) of a FLOW_MOD.
-fn flow_mod(m: &Msg) -> Option<(PortNo, BufferId, [u8; 6])> {
-    match m {
-        Msg::V10(v10::Message::FlowMod(f)) => match f.actions.as_slice() {
-            [v10::Action::Output { port, .. }] => Some((*port, f.buffer_id, f.match_.dl_dst.0)),
-            _ => None,
-        },
-        Msg::V13(v13::Message::FlowMod(f)) => {
-            let port = f.instructions.iter().find_map(|i| match i {
-                v13::Instruction::ApplyActions(a) => match a.as_slice() {
-                    [v13::Action::Output { port, .. }] => Some(*port),
+/// What the controller told the switch to do, in version-neutral terms.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Told {
+    /// A PACKET_OUT of `buffer` (or of a carried frame, for
+    /// `BufferId::NONE`) out of `ports` (no ports: dropped).
+    PacketOut {
+        buffer: BufferId,
+        ports: Vec<PortNo>,
+    },
+    /// A FLOW_MOD adding an exact flow for frames to `eth_dst` arriving on
+    /// `in_port`, out of `ports` (none: a drop flow), applied to `buffer`.
+    Flow {
+        in_port: PortNo,
+        eth_dst: MacAddr,
+        ports: Vec<PortNo>,
+        buffer: BufferId,
+        hard_timeout: u16,
+    },
+}
+
+fn told(msgs: Vec<Message>) -> Vec<Told> {
+    msgs.into_iter()
+        .map(|m| match m {
+            Message::V10(v10::Message::PacketOut(p)) => Told::PacketOut {
+                buffer: p.buffer_id,
+                ports: outputs10(&p.actions),
+            },
+            Message::V13(v13::Message::PacketOut(p)) => Told::PacketOut {
+                buffer: p.buffer_id,
+                ports: outputs13(&p.actions),
+            },
+            Message::V10(v10::Message::FlowMod(f)) => Told::Flow {
+                in_port: f.match_.in_port,
+                eth_dst: f.match_.dl_dst,
+                ports: outputs10(&f.actions),
+                buffer: f.buffer_id,
+                hard_timeout: f.hard_timeout,
+            },
+            Message::V13(v13::Message::FlowMod(f)) => {
+                let in_port = f.match_.fields.iter().find_map(|o| match o {
+                    v13::Oxm::InPort(p) => Some(*p),
                     _ => None,
-                },
-                _ => None,
-            })?;
-            let dst = f.match_.fields.iter().find_map(|o| match o {
-                v13::Oxm::EthDst { value, mask: None } => Some(value.0),
-                _ => None,
-            })?;
-            Some((port, f.buffer_id, dst))
+                });
+                let eth_dst = f.match_.fields.iter().find_map(|o| match o {
+                    v13::Oxm::EthDst { value, mask: None } => Some(*value),
+                    _ => None,
+                });
+                let ports = f
+                    .instructions
+                    .iter()
+                    .flat_map(|i| match i {
+                        v13::Instruction::ApplyActions(a) => outputs13(a),
+                        _ => Vec::new(),
+                    })
+                    .collect();
+                Told::Flow {
+                    in_port: in_port.expect("an exact match has IN_PORT"),
+                    eth_dst: eth_dst.expect("an exact match has ETH_DST"),
+                    ports,
+                    buffer: f.buffer_id,
+                    hard_timeout: f.hard_timeout,
+                }
+            }
+            other => panic!("unexpected message {other:?}"),
+        })
+        .collect()
+}
+
+fn outputs10(actions: &[v10::Action]) -> Vec<PortNo> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            v10::Action::Output { port, .. } => Some(*port),
+            _ => None,
+        })
+        .collect()
+}
+
+fn outputs13(actions: &[v13::Action]) -> Vec<PortNo> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            v13::Action::Output { port, .. } => Some(*port),
+            _ => None,
+        })
+        .collect()
+}
+
+fn flood(buffer: BufferId) -> Told {
+    Told::PacketOut {
+        buffer,
+        ports: vec![PortNo::FLOOD],
+    }
+}
+
+fn flow(in_port: u32, dst: u8, port: Option<u32>, buffer: BufferId, hard_timeout: u16) -> Told {
+    Told::Flow {
+        in_port: PortNo(in_port),
+        eth_dst: MacAddr(mac(dst)),
+        ports: port.map(PortNo).into_iter().collect(),
+        buffer,
+        hard_timeout,
+    }
+}
+
+fn learning() -> AnyApp {
+    AnyApp::new(LearningSwitch::new(LearningConfig::default()))
+}
+
+fn global() -> AnyApp {
+    AnyApp::new(GlobalLearningSwitch::new(LearningConfig::default()))
+}
+
+#[test]
+fn floods_the_unknown_then_installs_flows_to_learnt_hosts() {
+    for make in [learning, global] {
+        for version in BOTH {
+            let mut h = Harness::new(vec![make()]);
+            let sw = h.connect(5, version);
+            // h1 (port 1) -> h2: unknown, flooded.
+            let b1 = h.packet_in(sw, 1, &tcp_frame(mac(1), mac(2)));
+            assert_eq!(told(h.sent(sw)), vec![flood(b1)], "{version}");
+            // h2 (port 2) -> h1: h1 was learnt on port 1: a flow, using the
+            // buffer.
+            let b2 = h.packet_in(sw, 2, &tcp_frame(mac(2), mac(1)));
+            assert_eq!(
+                told(h.sent(sw)),
+                vec![flow(2, 1, Some(1), b2, 0)],
+                "{version}"
+            );
+            // Unbuffered h1 -> h2: a flow to port 2, and the packet itself
+            // goes along with a PACKET_OUT.
+            h.packet_in_unbuffered(sw, 1, &tcp_frame(mac(1), mac(2)));
+            assert_eq!(
+                told(h.sent(sw)),
+                vec![
+                    flow(1, 2, Some(2), BufferId::NONE, 0),
+                    Told::PacketOut {
+                        buffer: BufferId::NONE,
+                        ports: vec![PortNo(2)]
+                    }
+                ],
+                "{version}"
+            );
         }
+    }
+}
+
+/// Regression: a packet whose destination was learnt on its own input
+/// port got no answer, so the switch held its buffer until it timed out
+/// and every later packet of the flow came back as another PACKET_IN.
+#[test]
+fn a_destination_behind_the_input_port_gets_a_short_drop_flow_with_the_buffer() {
+    for make in [learning, global] {
+        for version in BOTH {
+            let mut h = Harness::new(vec![make()]);
+            let sw = h.connect(5, version);
+            h.packet_in(sw, 1, &tcp_frame(mac(1), mac(9)));
+            h.packet_in(sw, 1, &tcp_frame(mac(2), mac(9)));
+            h.sent(sw);
+            // h2 and h1 are both behind port 1 (a hub, say).
+            let b = h.packet_in(sw, 1, &tcp_frame(mac(2), mac(1)));
+            let drop_timeout = LearningConfig::default().drop_timeout;
+            assert_eq!(
+                told(h.sent(sw)),
+                vec![flow(1, 1, None, b, drop_timeout)],
+                "{version}"
+            );
+        }
+    }
+}
+
+#[test]
+fn every_packet_in_gets_exactly_one_answer() {
+    for make in [learning, global] {
+        for version in BOTH {
+            let mut h = Harness::new(vec![make()]);
+            let sw = h.connect(5, version);
+            // Eight hosts on four ports, talking in a fixed pseudo-random
+            // order, buffered and not.
+            let mut x: u32 = 7;
+            for i in 0..400 {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                let (src, dst) = ((x % 8) as u8 + 1, ((x >> 8) % 8) as u8 + 1);
+                let frame = tcp_frame(mac(src), mac(dst));
+                let port = u32::from(src % 4) + 1;
+                let buffered = i % 3 != 0;
+                h.batch_of(&[(
+                    sw,
+                    PacketInSpec {
+                        in_port: port,
+                        buffered,
+                        frame: &frame,
+                    },
+                )]);
+                let answers = told(h.sent(sw));
+                // One FLOW_MOD or PACKET_OUT; an unbuffered packet sent
+                // along a new (non-drop) flow adds its PACKET_OUT.
+                let forwarded_unbuffered = matches!(
+                    answers.first(),
+                    Some(Told::Flow { ports, .. }) if !ports.is_empty() && !buffered
+                );
+                let want = if forwarded_unbuffered { 2 } else { 1 };
+                assert_eq!(answers.len(), want, "{version} #{i}: {answers:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn broadcasts_are_flooded_and_multicast_sources_are_not_learnt() {
+    for version in BOTH {
+        let mut h = Harness::new(vec![learning()]);
+        let sw = h.connect(1, version);
+        let bcast = [0xff; 6];
+        let b = h.packet_in(sw, 1, &tcp_frame(mac(1), bcast));
+        assert_eq!(told(h.sent(sw)), vec![flood(b)]);
+        // A frame from a multicast address does not teach where it lives.
+        let group = [0x01, 0, 0x5e, 0, 0, 1];
+        h.packet_in(sw, 3, &tcp_frame(group, mac(1)));
+        h.sent(sw);
+        let b = h.packet_in(sw, 1, &tcp_frame(mac(1), group));
+        assert_eq!(told(h.sent(sw)), vec![flood(b)]);
+    }
+}
+
+#[test]
+fn a_batch_across_switches_answers_each_switch_in_order() {
+    let mut h = Harness::new(vec![learning()]);
+    let a = h.connect(1, Version::V10);
+    let b = h.connect(2, Version::V13);
+    let f = |s, d| tcp_frame(mac(s), mac(d));
+    let (fa1, fb1, fa2, fb2) = (f(1, 2), f(3, 4), f(2, 1), f(4, 3));
+    let spec = |in_port, frame| PacketInSpec {
+        in_port,
+        buffered: true,
+        frame,
+    };
+    let ids = h.batch_of(&[
+        (a, spec(1, &fa1)),
+        (b, spec(1, &fb1)),
+        (a, spec(2, &fa2)),
+        (b, spec(2, &fb2)),
+    ]);
+    assert_eq!(
+        told(h.sent(a)),
+        vec![flood(ids[0]), flow(2, 1, Some(1), ids[2], 0)]
+    );
+    assert_eq!(
+        told(h.sent(b)),
+        vec![flood(ids[1]), flow(2, 3, Some(1), ids[3], 0)]
+    );
+}
+
+fn first_flood_port(h: &mut Harness, sw: SwitchId) -> Option<PortNo> {
+    match told(h.sent(sw)).first() {
+        Some(Told::PacketOut { ports, .. }) => ports.first().copied(),
         _ => None,
-    }
-}
-
-fn learns_then_installs(app: Arc<dyn App>, version: Version, scheduler: SchedulerKind) {
-    let rt = runtime(app, scheduler);
-    let mut sw = TestSwitch::connect(rt.local_addrs()[0], version, 5);
-    if version == Version::V13 {
-        let _table_miss = sw.recv();
-    }
-    // h1 (port 1) -> h2: unknown, flooded.
-    let b1 = sw.packet_in(1, &tcp_frame(mac(1), mac(2)), true);
-    let m = sw.recv().unwrap();
-    assert_eq!(
-        packet_out(&m),
-        Some((PortNo::FLOOD, b1)),
-        "{version} {scheduler}: flood"
-    );
-    // h2 (port 2) -> h1: h1 was learnt on port 1: a flow, using the buffer.
-    let b2 = sw.packet_in(2, &tcp_frame(mac(2), mac(1)), true);
-    let m = sw.recv().unwrap();
-    assert_eq!(
-        flow_mod(&m),
-        Some((PortNo(1), b2, mac(1))),
-        "{version} {scheduler}: flow"
-    );
-    // Unbuffered h1 -> h2: h2 is now known on port 2: a flow, and the
-    // packet itself goes out with a PACKET_OUT.
-    sw.packet_in(1, &tcp_frame(mac(1), mac(2)), false);
-    let m = sw.recv().unwrap();
-    assert_eq!(flow_mod(&m), Some((PortNo(2), BufferId::NONE, mac(2))));
-    let m = sw.recv().unwrap();
-    assert_eq!(packet_out(&m), Some((PortNo(2), BufferId::NONE)));
-    rt.stop();
-}
-
-#[test]
-fn learning_switch_floods_then_installs_flows() {
-    for scheduler in SchedulerKind::ALL {
-        for version in [Version::V10, Version::V13] {
-            let app = Arc::new(LearningSwitch::new(LearningConfig::default()));
-            learns_then_installs(app, version, scheduler);
-        }
-    }
-}
-
-#[test]
-fn global_learning_switch_floods_then_installs_flows() {
-    for version in [Version::V10, Version::V13] {
-        let app = Arc::new(GlobalLearningSwitch::new(LearningConfig::default()));
-        learns_then_installs(app, version, SchedulerKind::Fair);
     }
 }
 
 #[test]
 fn local_tables_are_per_switch_and_the_global_table_is_shared() {
     // A host learnt at switch A is unknown to switch B's local table...
-    let rt = runtime(
-        Arc::new(LearningSwitch::new(LearningConfig::default())),
-        SchedulerKind::Fair,
-    );
-    let addr = rt.local_addrs()[0];
-    let mut a = TestSwitch::connect(addr, Version::V10, 1);
-    let mut b = TestSwitch::connect(addr, Version::V10, 2);
-    a.packet_in(1, &tcp_frame(mac(1), mac(9)), true);
-    assert_eq!(
-        packet_out(&a.recv().unwrap()).map(|p| p.0),
-        Some(PortNo::FLOOD)
-    );
-    b.packet_in(4, &tcp_frame(mac(7), mac(1)), true);
-    assert_eq!(
-        packet_out(&b.recv().unwrap()).map(|p| p.0),
-        Some(PortNo::FLOOD)
-    );
-    rt.stop();
+    let mut h = Harness::new(vec![learning()]);
+    let a = h.connect(1, Version::V10);
+    let b = h.connect(2, Version::V10);
+    h.packet_in(a, 1, &tcp_frame(mac(1), mac(9)));
+    assert_eq!(first_flood_port(&mut h, a), Some(PortNo::FLOOD));
+    h.packet_in(b, 4, &tcp_frame(mac(7), mac(1)));
+    assert_eq!(first_flood_port(&mut h, b), Some(PortNo::FLOOD));
 
-    // ...while the global table knows it everywhere (and, lacking topology,
-    // still floods from a switch where the host is not attached).
-    let global = Arc::new(GlobalLearningSwitch::new(LearningConfig::default()));
-    let rt = runtime(global.clone(), SchedulerKind::Fair);
-    let addr = rt.local_addrs()[0];
-    let mut a = TestSwitch::connect(addr, Version::V10, 1);
-    let mut b = TestSwitch::connect(addr, Version::V10, 2);
-    a.packet_in(1, &tcp_frame(mac(1), mac(9)), true);
-    let _ = a.recv();
-    b.packet_in(4, &tcp_frame(mac(7), mac(1)), true);
+    // ...while the global table knows it everywhere (and, lacking
+    // topology, still floods from a switch where the host is not attached).
+    let table = Arc::new(GlobalLearningSwitch::new(LearningConfig::default()));
+    let mut h = Harness::new(vec![AnyApp::from(table.clone())]);
+    let a = h.connect(1, Version::V10);
+    let b = h.connect(2, Version::V10);
+    h.packet_in(a, 1, &tcp_frame(mac(1), mac(9)));
+    h.sent(a);
+    h.packet_in(b, 4, &tcp_frame(mac(7), mac(1)));
+    assert_eq!(first_flood_port(&mut h, b), Some(PortNo::FLOOD));
     assert_eq!(
-        packet_out(&b.recv().unwrap()).map(|p| p.0),
-        Some(PortNo::FLOOD)
-    );
-    assert_eq!(
-        global.locate(&baton_openflow::MacAddr(mac(1))),
+        table.locate(&MacAddr(mac(1))),
         Some((baton_openflow::DatapathId(1), PortNo(1)))
     );
-    assert_eq!(global.len(), 2);
-    drop(a);
+    assert_eq!(table.len(), 2);
     // A switch's hosts are forgotten when it leaves.
-    let deadline = std::time::Instant::now() + support::PATIENCE;
-    while global.locate(&baton_openflow::MacAddr(mac(1))).is_some() {
-        assert!(std::time::Instant::now() < deadline, "host not forgotten");
-        std::thread::sleep(std::time::Duration::from_millis(5));
+    h.disconnect(a);
+    assert_eq!(table.locate(&MacAddr(mac(1))), None);
+    assert_eq!(table.len(), 1);
+}
+
+#[test]
+fn the_hub_floods_everything() {
+    for version in BOTH {
+        let mut h = Harness::new(vec![AnyApp::new(Hub)]);
+        let sw = h.connect(1, version);
+        let b = h.packet_in(sw, 2, &tcp_frame(mac(1), mac(2)));
+        h.packet_in_unbuffered(sw, 3, &tcp_frame(mac(2), mac(1)));
+        assert_eq!(
+            told(h.sent(sw)),
+            vec![flood(b), flood(BufferId::NONE)],
+            "{version}"
+        );
     }
-    rt.stop();
 }

@@ -7,15 +7,20 @@
 //! ## Layout
 //! - [`header`]: `ofp_header`, stream framing ([`header::frame`]) and the
 //!   declarative per-version tables of message types with their length
-//!   rules (after Open vSwitch's `ofp-msgs.h`).
+//!   rules (after Open vSwitch's `ofp-msgs.h`), and [`MsgKind`], what each
+//!   raw type means whatever the version, for dispatch.
+//! - [`types`]: newtypes shared by both versions ([`DatapathId`],
+//!   [`PortNo`], [`Xid`], ...); [`switch_config`]: the one body laid out
+//!   the same in both.
 //! - [`hello`]: HELLO bodies and version negotiation.
 //! - [`v10`]: OpenFlow 1.0.0, every message a controller sends or receives.
 //! - [`v13`]: OpenFlow 1.3.5, every message a controller sends or receives,
 //!   OXM matches, instructions, groups, meters and multipart.
 //! - [`packet`]: extracting the exact match of a frame (Ethernet, 802.1Q,
 //!   ARP, IPv4/6, TCP, UDP, ICMP/ICMPv6), the per-flow-request step.
-//! - [`neutral`]: a version-independent view of what applications need most
-//!   (packet-in, "install this match -> these actions", packet-out), so an
+//! - [`neutral`]: version-neutral messages, what applications need most
+//!   (a parsed packet-in, "install this match -> these actions",
+//!   packet-out, any message decoded in its own version), so an
 //!   application is written once and runs against either version.
 //!
 //! ## Two forms per message
@@ -47,6 +52,7 @@ pub mod header;
 pub mod hello;
 pub mod neutral;
 pub mod packet;
+pub mod switch_config;
 pub mod types;
 pub mod v10;
 pub mod v13;

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::str::FromStr;
 use std::time::Duration;
 
-/// How work is spread over worker threads (seed 000 §3.2).
+/// How work is spread over worker threads (Maestro §3.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SchedulerKind {
     /// The default: per-worker run queues of ready switches, served in
@@ -78,7 +78,7 @@ impl FromStr for SchedulerKind {
     }
 }
 
-/// How requests are grouped into batches (seed 000 §3.3).
+/// How requests are grouped into batches (Maestro §3.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Batching {
     /// IBT adaptation (Fig. 4) with small reads; a batch may span switches.
@@ -141,7 +141,7 @@ pub struct Config {
     /// Period of dynamic re-partitioning.
     pub repartition_period: Duration,
     /// Service chances per round for given datapaths (weighted max-min
-    /// fairness, seed 000 §3.2.1); others get 1.
+    /// fairness, Maestro §3.2.1); others get 1.
     pub weights: Vec<(baton_openflow::DatapathId, u32)>,
 }
 

@@ -1,5 +1,5 @@
 //! Adaptive input batching: the Input Batching Threshold (IBT) algorithm of
-//! Maestro (seed 000 §3.3, Fig. 4; thesis 003 §4.2.3).
+//! Maestro (§3.3, Fig. 4; Maestro thesis §4.2.3).
 //!
 //! A worker gathers up to IBT requests, possibly from several switches,
 //! before running the applications over them as one batch. After each

@@ -1,51 +1,78 @@
 //! # baton-runtime: connections, scheduling, batching, and the application API
 //!
 //! The runtime is the only part of baton that touches sockets and threads.
-//! It accepts OpenFlow 1.0 and 1.3 switches, negotiates the version,
-//! completes the handshake, keeps connections alive, and runs every
-//! switch's messages through the application pipeline on worker threads.
+//! It accepts OpenFlow 1.0 and 1.3 switches, runs each one's protocol
+//! session, and runs every switch's messages through the application
+//! pipeline on worker threads.
+//!
+//! ## How a message goes through it
+//! 1. **I/O** (`io.rs`): a scheduler learns from epoll that a switch has
+//!    input, and a worker reads it into the switch's receive buffer
+//!    (`framing.rs`), which chops the stream into whole messages in place.
+//! 2. **Batching** (`engine.rs`): a worker collects messages from the
+//!    switches it serves into a batch of up to IBT messages (Maestro §3.3,
+//!    Fig. 4; [`ibt`]).
+//! 3. **Session** ([`session`]): each message goes through its switch's
+//!    protocol session, which does the handshake, keepalive and error
+//!    replies itself and turns the rest into events, each PACKET_IN
+//!    checked and parsed once. The session does no I/O: bytes and time in,
+//!    events and replies out.
+//! 4. **Pipeline** (`pipeline.rs`): the events go to the applications in
+//!    order ([`App`]), packet-ins in batches ([`PacketInBatch`]), each
+//!    switch's events in arrival order.
+//! 5. **Output**: replies are staged per switch and written with one
+//!    `write` per switch per batch (Beacon Alg. 2-3).
 //!
 //! ## Design, and where it comes from
-//! - **Run to completion** (Beacon §5.2.2, McNettle §5.1): a message is
+//! - **Run to completion** (Beacon §5.2, McNettle §5.1): a message is
 //!   read, parsed, handled and answered on one core; the only hand-off is
 //!   in the `shared-queue` scheduler, kept for comparison.
-//! - **Schedulers** ([`SchedulerKind`], seed 000 §3.2): `fair` (default),
+//! - **Schedulers** ([`SchedulerKind`], Maestro §3.2): `fair` (default),
 //!   `shared-queue`, `static-partition`, `dynamic-partition`,
-//!   `round-robin`. All drive one engine (`engine.rs`) and differ only in
-//!   which switch a worker serves next. Weighted max-min fairness: a
-//!   switch of weight *w* is offered *w* reads per round.
-//! - **Input batching** ([`ibt`], seed 000 Fig. 4): small reads, and a
-//!   batch of up to IBT messages that may span switches; IBT adapts to
-//!   throughput and is held under the batching-delay upper bound (BDU).
-//!   `--batching static` gives NOX/Beacon's one-large-read batches.
-//! - **Output batching** (seed 002 Alg. 2-3, thesis §4.2.3.1): replies are
-//!   staged per switch and written with one `write` per switch per batch; a
-//!   full socket waits for writability; a worker that finds another one
-//!   writing to a switch does its other writes first.
-//! - **Memory** (McNettle §5.3, thesis §4.2.2.6): per-switch read and
-//!   staging buffers are reused; the hot path allocates nothing per
+//!   `round-robin`. All drive one engine and differ only in which switch a
+//!   worker serves next. Weighted max-min fairness: a switch of weight *w*
+//!   is offered *w* quanta per round.
+//! - **Memory** (McNettle §5.3, Maestro thesis §4.2.2.6): per-switch read
+//!   and staging buffers are reused; the hot path allocates nothing per
 //!   message. Every buffer is bounded: a switch whose unsent output passes
 //!   [`Config::max_output`] is disconnected with a log line.
-//! - **State** (McNettle §4): switch-local application state needs no lock,
-//!   because a switch is served by one worker at a time (the task state
-//!   machine in `switch.rs`); shared state is the application's own.
+//! - **State** (McNettle §4): switch-local application state
+//!   ([`App::Switch`]) needs no lock, because a switch is served by one
+//!   worker at a time (the task state machine in `table.rs`); state shared
+//!   by switches is the application's own.
+//! - **Testing** ([`testing`]): the same sessions and pipeline run in
+//!   memory, with simulated time, so applications are tested without
+//!   sockets.
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 pub mod app;
 pub mod config;
-mod conn;
-mod engine;
+pub mod context;
+pub mod event;
 pub mod ibt;
-mod runtime;
+pub mod network;
 pub mod sched;
+pub mod session;
 pub mod stats;
-mod switch;
+pub mod testing;
 
-pub use app::{App, Flow, Network, PacketInBatch, PacketInEvent, SwitchCtx};
+mod conn;
+mod controller;
+mod engine;
+mod framing;
+mod io;
+mod pipeline;
+mod runtime;
+mod sync;
+mod table;
+
+pub use app::{AnyApp, App, Verdict};
 pub use config::{Batching, Config, SchedulerKind, parse_duration, parse_weight};
-pub use engine::VERSIONS;
+pub use context::{Events, PacketInBatch, SwitchCtx, WrongVersion};
+pub use event::PacketIn;
+pub use network::{Network, SendError, SwitchId, SwitchInfo};
 pub use runtime::Runtime;
+pub use session::VERSIONS;
 pub use stats::Snapshot;
-pub use switch::{SendError, SwitchId, SwitchInfo};

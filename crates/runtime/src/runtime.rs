@@ -1,40 +1,42 @@
 //! Starting and stopping a runtime: listeners and the acceptor thread, the
-//! worker threads of the chosen scheduler, and the keepalive thread.
+//! worker threads of the chosen scheduler, and the timer thread (session
+//! keepalive and applications' timers).
 
-use crate::app::{App, Network};
+use crate::app::AnyApp;
 use crate::config::{Config, SchedulerKind};
-use crate::conn::Conn;
-use crate::engine::{Shared, VERSIONS};
-use crate::sched::{queues, round_robin, shared_queue};
-use crate::stats::{Snapshot, WorkerStats};
-use crate::switch::{SwitchTable, TaskState, lock};
-use baton_openflow::hello::Hello;
-use baton_openflow::{DatapathId, Xid};
+use crate::conn::Connection;
+use crate::controller::Controller;
+use crate::io::{WAKER, shut};
+use crate::network::Network;
+use crate::pipeline::Pipeline;
+use crate::sched::{Readiness, queues, round_robin, shared_queue};
+use crate::session::{CloseReason, Session};
+use crate::stats::Snapshot;
+use crate::sync::lock;
+use crate::table::{SwitchTable, Task, TaskState};
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token, Waker};
 use std::io::{self, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread::JoinHandle;
-use std::time::Duration;
-
-const ACCEPT_WAKER: Token = Token(usize::MAX - 1);
+use std::time::{Duration, Instant};
 
 /// A running controller runtime. Dropping it stops it.
 pub struct Runtime {
-    shared: Arc<Shared>,
+    ctl: Arc<Controller>,
     threads: Vec<JoinHandle<()>>,
     wakers: Vec<Arc<Waker>>,
     local_addrs: Vec<SocketAddr>,
-    queues: Option<Arc<queues::RunQueues>>,
+    readiness: Arc<Readiness>,
 }
 
 impl Runtime {
     /// Binds the listeners, starts the threads, and starts the
     /// applications (in pipeline order).
-    pub fn start(config: Config, apps: Vec<Arc<dyn App>>) -> io::Result<Runtime> {
+    pub fn start(config: Config, apps: Vec<AnyApp>) -> io::Result<Runtime> {
         let workers = config.workers.max(1);
         let kind = config.scheduler;
         // One poller per worker for the run-queue schedulers; one shared
@@ -49,7 +51,7 @@ impl Runtime {
         for _ in 0..pollers {
             let poll = Poll::new()?;
             registries.push(poll.registry().try_clone()?);
-            wakers.push(Arc::new(Waker::new(poll.registry(), queues::WAKER)?));
+            wakers.push(Arc::new(Waker::new(poll.registry(), WAKER)?));
             polls.push(poll);
         }
         let table = Arc::new(SwitchTable::new(
@@ -57,28 +59,13 @@ impl Runtime {
             registries,
             config.max_output,
         ));
-        let running = Arc::new(AtomicBool::new(true));
-        let net = Network {
-            table: table.clone(),
-            running: running.clone(),
-        };
-        let shared = Arc::new(Shared {
-            table,
-            apps,
-            bdu_ns: AtomicU64::new(config.bdu.as_nanos() as u64),
-            config,
-            net,
-            dpids: Mutex::new(Default::default()),
-            workers: (0..workers)
-                .map(|_| Arc::new(WorkerStats::default()))
-                .collect(),
-        });
+        let ctl = Arc::new(Controller::new(table, Pipeline::new(apps), config));
 
         // Listeners.
         let accept_poll = Poll::new()?;
         let mut listeners = Vec::new();
         let mut local_addrs = Vec::new();
-        for (i, addr) in shared.config.listen.iter().enumerate() {
+        for (i, addr) in ctl.config.listen.iter().enumerate() {
             let l = TcpListener::bind(*addr)?;
             l.set_nonblocking(true)?;
             accept_poll.registry().register(
@@ -89,15 +76,12 @@ impl Runtime {
             local_addrs.push(l.local_addr()?);
             listeners.push(l);
         }
-        let accept_waker = Arc::new(Waker::new(accept_poll.registry(), ACCEPT_WAKER)?);
+        let accept_waker = Arc::new(Waker::new(accept_poll.registry(), WAKER)?);
 
-        for app in &shared.apps {
-            app.start(&shared.net);
-        }
+        ctl.pipeline.start(&ctl.net);
 
         let mut threads = Vec::new();
-        let mut queues_handle = None;
-        let cores = if shared.config.pin {
+        let cores = if ctl.config.pin {
             core_affinity::get_core_ids().unwrap_or_default()
         } else {
             Vec::new()
@@ -111,38 +95,40 @@ impl Runtime {
                 f()
             })
         };
-        match kind {
+        let readiness = match kind {
             SchedulerKind::RoundRobin => {
-                let rr = Arc::new(round_robin::Shared::new(
-                    &shared,
+                let rr = Arc::new(round_robin::Readiness::new(
+                    &ctl,
                     polls.pop().expect("one poller"),
                 ));
                 for w in 0..workers {
-                    let (s, rr) = (shared.clone(), rr.clone());
+                    let (c, rr) = (ctl.clone(), rr.clone());
                     threads.push(spawn(
                         format!("baton-worker-{w}"),
                         Some(w),
-                        Box::new(move || round_robin::run_worker(s, rr, w)),
+                        Box::new(move || round_robin::run_worker(c, rr, w)),
                     )?);
                 }
+                Readiness::RoundRobin(rr)
             }
             SchedulerKind::SharedQueue => {
                 let sq = Arc::new(shared_queue::Queue::new(wakers[0].clone()));
                 let poll = polls.pop().expect("one poller");
-                let (s, q) = (shared.clone(), sq.clone());
+                let (c, q) = (ctl.clone(), sq.clone());
                 threads.push(spawn(
                     "baton-reader".into(),
                     None,
-                    Box::new(move || shared_queue::run_reader(s, q, poll)),
+                    Box::new(move || shared_queue::run_reader(c, q, poll)),
                 )?);
                 for w in 0..workers {
-                    let (s, q) = (shared.clone(), sq.clone());
+                    let (c, q) = (ctl.clone(), sq.clone());
                     threads.push(spawn(
                         format!("baton-worker-{w}"),
                         Some(w),
-                        Box::new(move || shared_queue::run_worker(s, q, w)),
+                        Box::new(move || shared_queue::run_worker(c, q, w)),
                     )?);
                 }
+                Readiness::SharedQueue(sq)
             }
             SchedulerKind::Fair
             | SchedulerKind::StaticPartition
@@ -153,46 +139,47 @@ impl Runtime {
                     kind == SchedulerKind::Fair,
                 ));
                 for (w, poll) in polls.into_iter().enumerate() {
-                    let (s, q) = (shared.clone(), q.clone());
+                    let (c, q) = (ctl.clone(), q.clone());
                     threads.push(spawn(
                         format!("baton-worker-{w}"),
                         Some(w),
-                        Box::new(move || queues::run_worker(s, q, w, poll)),
+                        Box::new(move || queues::run_worker(c, q, w, poll)),
                     )?);
                 }
                 if kind == SchedulerKind::DynamicPartition {
-                    let s = shared.clone();
+                    let c = ctl.clone();
                     threads.push(spawn(
                         "baton-repartition".into(),
                         None,
-                        Box::new(move || queues::run_repartitioner(s, workers)),
+                        Box::new(move || queues::run_repartitioner(c, workers)),
                     )?);
                 }
-                queues_handle = Some(q);
+                Readiness::Queues(q)
             }
-        }
+        };
+        let readiness = Arc::new(readiness);
         {
-            let s = shared.clone();
+            let c = ctl.clone();
             threads.push(spawn(
                 "baton-accept".into(),
                 None,
-                Box::new(move || run_acceptor(s, accept_poll, listeners)),
+                Box::new(move || run_acceptor(c, accept_poll, listeners)),
             )?);
-            let s = shared.clone();
+            let (c, r) = (ctl.clone(), readiness.clone());
             threads.push(spawn(
-                "baton-keepalive".into(),
+                "baton-timers".into(),
                 None,
-                Box::new(move || run_keepalive(s)),
+                Box::new(move || run_timers(c, r)),
             )?);
         }
         let mut all_wakers = wakers;
         all_wakers.push(accept_waker);
         Ok(Runtime {
-            shared,
+            ctl,
             threads,
             wakers: all_wakers,
             local_addrs,
-            queues: queues_handle,
+            readiness,
         })
     }
 
@@ -203,24 +190,29 @@ impl Runtime {
 
     /// A handle for sending to switches and listing them.
     pub fn network(&self) -> Network {
-        self.shared.net.clone()
+        self.ctl.net.clone()
     }
 
     /// Current statistics.
     pub fn stats(&self) -> Snapshot {
-        Snapshot::take(&self.shared)
+        Snapshot::take(&self.ctl.table, &self.ctl.workers)
     }
 
-    /// Changes the batching-delay upper bound while running (seed 000 §3.3).
+    /// Changes the batching-delay upper bound while running (Maestro §3.3).
     pub fn set_bdu(&self, bdu: Duration) {
-        self.shared
+        self.ctl
             .bdu_ns
             .store(bdu.as_nanos() as u64, Ordering::Relaxed);
     }
 
     /// The scheduler in use.
     pub fn scheduler(&self) -> SchedulerKind {
-        self.shared.config.scheduler
+        self.ctl.config.scheduler
+    }
+
+    /// The applications, in pipeline order.
+    pub fn apps(&self) -> Vec<String> {
+        self.ctl.pipeline.names()
     }
 
     /// Stops every thread and closes every connection.
@@ -229,34 +221,27 @@ impl Runtime {
     }
 
     fn shutdown(&mut self) {
-        if !self.shared.net.running.swap(false, Ordering::AcqRel) {
+        if !self.ctl.fabric.running.swap(false, Ordering::AcqRel) {
             return;
         }
         for w in &self.wakers {
             let _ = w.wake();
         }
-        if let Some(q) = &self.queues {
-            q.wake_all();
-        }
+        self.readiness.wake_all();
         for t in self.threads.drain(..) {
             t.thread().unpark();
             let _ = t.join();
         }
         // Close what is left.
-        let table = &self.shared.table;
-        let hw = table
-            .high_water
-            .load(Ordering::Acquire)
-            .min(table.slots.len());
-        for i in 0..hw {
-            let slot = &table.slots[i];
+        let table = &self.ctl.table;
+        for (i, slot) in table.used() {
             if slot.state() == TaskState::Free {
                 continue;
             }
-            if let Some(conn) = slot.take_conn() {
+            if let Some(task) = slot.take_task() {
                 slot.state
                     .store(TaskState::Running as u8, Ordering::Release);
-                crate::engine::close(&self.shared, i, conn, "controller stopping");
+                self.ctl.close(i, task, &CloseReason::Stopping);
             }
         }
     }
@@ -268,11 +253,11 @@ impl Drop for Runtime {
     }
 }
 
-fn run_acceptor(shared: Arc<Shared>, mut poll: Poll, listeners: Vec<TcpListener>) {
+fn run_acceptor(ctl: Arc<Controller>, mut poll: Poll, listeners: Vec<TcpListener>) {
     let mut events = Events::with_capacity(64);
     let next_home = AtomicUsize::new(0);
-    let pollers = shared.table.registries.len();
-    while shared.net.is_running() {
+    let pollers = ctl.table.registries.len();
+    while ctl.is_running() {
         if let Err(e) = poll.poll(&mut events, Some(Duration::from_millis(200))) {
             if e.kind() != io::ErrorKind::Interrupted {
                 tracing::error!(error = %e, "accept poll failed");
@@ -286,9 +271,9 @@ fn run_acceptor(shared: Arc<Shared>, mut poll: Poll, listeners: Vec<TcpListener>
             loop {
                 match listener.accept() {
                     Ok((stream, peer)) => {
-                        let home = next_home.fetch_add(1, Ordering::Relaxed) % shared.workers.len();
+                        let home = next_home.fetch_add(1, Ordering::Relaxed) % ctl.workers.len();
                         let poller = if pollers == 1 { 0 } else { home };
-                        if let Err(e) = admit(&shared, stream, peer, home, poller) {
+                        if let Err(e) = admit(&ctl, stream, peer, home, poller) {
                             tracing::warn!(%peer, error = %e, "could not admit switch");
                         }
                     }
@@ -307,52 +292,47 @@ fn run_acceptor(shared: Arc<Shared>, mut poll: Poll, listeners: Vec<TcpListener>
     }
 }
 
-/// Sets up a new connection: slot, HELLO, registration.
+/// Sets up a new connection: slot, session (whose HELLO goes out at
+/// once), registration.
 fn admit(
-    shared: &Shared,
+    ctl: &Controller,
     stream: TcpStream,
     peer: SocketAddr,
     home: usize,
     poller: usize,
 ) -> io::Result<()> {
-    let table = &shared.table;
+    let table = &ctl.table;
     // `&TcpStream` reads and writes from any thread; registration with
     // epoll goes by file descriptor.
     stream.set_nonblocking(true)?;
     stream.set_nodelay(true)?;
     let Some(idx) = table.allocate() else {
         tracing::warn!(%peer, "switch table full; refusing connection");
-        let _ = stream.shutdown(Shutdown::Both);
+        shut(&stream);
         return Ok(());
     };
     let slot = &table.slots[idx];
     let id = slot.id(idx);
     let stream = Arc::new(stream);
-    // Our HELLO first (1.3.5 §6.3.1): header version = our highest, with a
-    // bitmap of all we speak.
+    let now = ctl.clock.now();
     let mut hello = Vec::with_capacity(16);
-    Hello::baton().encode(
-        *VERSIONS.iter().max().expect("versions"),
-        Xid(0),
-        &mut hello,
-    );
+    let session = Session::new(ctl.session, now, &mut hello);
     if let Err(e) = (&*stream).write_all(&hello) {
         table.release(idx);
         return Err(e);
     }
     slot.home.store(home, Ordering::Release);
-    slot.last_rx_ms.store(table.now_ms(), Ordering::Release);
-    slot.put_conn(Box::new(Conn::new(
-        id,
-        stream.clone(),
-        peer,
-        shared.apps.len(),
-    )));
+    slot.wake_at_ms
+        .store(ctl.clock.ms(session.next_timeout()), Ordering::Release);
+    slot.put_task(Task {
+        conn: Box::new(Connection::new(id, Some(peer), session)),
+        stream: stream.clone(),
+    });
     lock(&slot.out).stream = Some(stream.clone());
     slot.state.store(TaskState::Idle as u8, Ordering::Release);
     tracing::debug!(%peer, switch = %id, "connection accepted");
     if let Err(e) = table.register(id, &stream, poller) {
-        slot.take_conn();
+        slot.take_task();
         lock(&slot.out).stream = None;
         table.release(idx);
         return Err(e);
@@ -360,54 +340,34 @@ fn admit(
     Ok(())
 }
 
-/// Sends ECHO_REQUESTs to quiet switches and drops silent ones.
-fn run_keepalive(shared: Arc<Shared>) {
-    let table = &shared.table;
-    let cfg = &shared.config;
-    let period =
-        (cfg.echo_interval / 4).clamp(Duration::from_millis(10), Duration::from_millis(500));
-    let interval_ms = cfg.echo_interval.as_millis() as u64;
-    let timeout_ms = cfg.echo_timeout.as_millis() as u64;
-    let mut buf = Vec::with_capacity(16);
-    while shared.net.is_running() {
-        std::thread::park_timeout(period);
-        let now = table.now_ms();
-        let hw = table
-            .high_water
-            .load(Ordering::Acquire)
-            .min(table.slots.len());
-        for i in 0..hw {
-            let slot = &table.slots[i];
-            if slot.state() == TaskState::Free || slot.kill.load(Ordering::Acquire) {
-                continue;
-            }
-            let quiet = now.saturating_sub(slot.last_rx_ms.load(Ordering::Relaxed));
-            if quiet >= timeout_ms {
-                tracing::warn!(
-                    dpid = %DatapathId(slot.dpid.load(Ordering::Relaxed)),
-                    switch = %slot.id(i),
-                    silent_ms = quiet,
-                    "switch silent past the echo timeout; disconnecting"
-                );
-                slot.kill.store(true, Ordering::Release);
-                if let Some(s) = lock(&slot.out).stream.as_ref() {
-                    let _ = s.shutdown(Shutdown::Both);
-                }
-                continue;
-            }
-            if quiet >= interval_ms
-                && slot.up.load(Ordering::Acquire)
-                && slot.echo_sent_ms.load(Ordering::Relaxed) == 0
+/// How often the timer thread looks for switches whose sessions need
+/// service: a quarter of the echo interval (the keepalive is not precise
+/// to more than that), between 10 ms and 500 ms.
+fn timer_tick(ctl: &Controller) -> Duration {
+    (ctl.config.echo_interval / 4).clamp(Duration::from_millis(10), Duration::from_millis(500))
+}
+
+/// Runs applications' timers when due, and hands switches whose sessions
+/// need service (keepalive, dead-switch detection) to their scheduler,
+/// which serves them like switches with input.
+fn run_timers(ctl: Arc<Controller>, readiness: Arc<Readiness>) {
+    let tick = timer_tick(&ctl);
+    let timers = &ctl.fabric.timers;
+    while ctl.is_running() {
+        let now = Instant::now();
+        let next = timers
+            .next_due()
+            .map_or(tick, |t| t.saturating_duration_since(now).min(tick));
+        std::thread::park_timeout(next);
+        if !ctl.is_running() {
+            break;
+        }
+        timers.run_due(Instant::now(), &ctl.net);
+        let now_ms = ctl.clock.now_ms();
+        for (i, slot) in ctl.table.used() {
+            if slot.state() != TaskState::Free && slot.wake_at_ms.load(Ordering::Relaxed) <= now_ms
             {
-                let Some(version) =
-                    baton_openflow::Version::from_wire(slot.version.load(Ordering::Relaxed))
-                else {
-                    continue;
-                };
-                buf.clear();
-                baton_openflow::neutral::encode_echo_request(&mut buf, version, Xid(0), b"baton");
-                slot.echo_sent_ms.store(now.max(1), Ordering::Relaxed);
-                let _ = table.send(slot.id(i), &buf);
+                readiness.ready(&ctl.table, i);
             }
         }
     }

@@ -1,10 +1,12 @@
 //! Runtime statistics that the benchmark and operators read: per-switch
-//! messages received and answered, per-worker batch sizes and batching
+//! messages and bytes, per-worker batch sizes and batching
 //! delay, and IBT over time.
 //!
 //! Workers update atomics once per batch; [`Snapshot`] copies them out.
 
-use crate::switch::{SwitchId, lock};
+use crate::network::SwitchId;
+use crate::sync::lock;
+use crate::table::{SwitchTable, TaskState};
 use baton_openflow::DatapathId;
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -91,10 +93,6 @@ pub struct SwitchSnapshot {
     pub dpid: DatapathId,
     /// Messages received.
     pub rx_msgs: u64,
-    /// PACKET_INs received.
-    pub packet_ins: u64,
-    /// PACKET_INs the pipeline answered.
-    pub answered: u64,
     /// Bytes written.
     pub tx_bytes: u64,
     /// `write` calls.
@@ -114,16 +112,11 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    pub(crate) fn take(shared: &crate::engine::Shared) -> Snapshot {
-        let table = &shared.table;
-        let hw = table
-            .high_water
-            .load(Ordering::Acquire)
-            .min(table.slots.len());
-        let switches = (0..hw)
-            .filter_map(|i| {
-                let s = &table.slots[i];
-                if s.state() == crate::switch::TaskState::Free {
+    pub(crate) fn take(table: &SwitchTable, workers: &[std::sync::Arc<WorkerStats>]) -> Snapshot {
+        let switches = table
+            .used()
+            .filter_map(|(i, s)| {
+                if s.state() == TaskState::Free {
                     return None;
                 }
                 let c = &s.counters;
@@ -131,8 +124,6 @@ impl Snapshot {
                     id: s.id(i),
                     dpid: DatapathId(s.dpid.load(Ordering::Relaxed)),
                     rx_msgs: c.rx_msgs.load(Ordering::Relaxed),
-                    packet_ins: c.packet_ins.load(Ordering::Relaxed),
-                    answered: c.answered.load(Ordering::Relaxed),
                     tx_bytes: c.tx_bytes.load(Ordering::Relaxed),
                     tx_writes: c.tx_writes.load(Ordering::Relaxed),
                     weight: s.weight(),
@@ -140,7 +131,7 @@ impl Snapshot {
             })
             .collect();
         Snapshot {
-            workers: shared.workers.iter().map(|w| w.snapshot()).collect(),
+            workers: workers.iter().map(|w| w.snapshot()).collect(),
             switches,
         }
     }

@@ -4,10 +4,10 @@
 
 mod support;
 
-use baton_openflow::neutral::{ActionSpec, PacketOut, encode_packet_out};
+use baton_openflow::neutral::{ActionSpec, PacketOut};
 use baton_openflow::{BufferId, PortNo, Version, v10, v13};
 use baton_runtime::{
-    App, Config, Flow, PacketInBatch, Runtime, SchedulerKind, SwitchCtx, SwitchInfo,
+    AnyApp, App, Config, PacketInBatch, Runtime, SchedulerKind, SwitchCtx, SwitchInfo,
 };
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -23,31 +23,26 @@ struct Flooder {
 }
 
 impl App for Flooder {
+    type Switch = ();
     fn name(&self) -> &str {
         "flooder"
     }
     fn switch_up(&self, _sw: &mut SwitchCtx<'_>) {
         self.ups.fetch_add(1, Ordering::SeqCst);
     }
-    fn switch_down(&self, _sw: &SwitchInfo) {
+    fn switch_down(&self, _sw: &SwitchInfo, _state: ()) {
         self.downs.fetch_add(1, Ordering::SeqCst);
     }
-    fn packet_in(&self, batch: &mut PacketInBatch<'_>) {
-        batch.for_each(|ev| {
-            let v = ev.switch.version();
-            let xid = ev.switch.xid();
-            let pi = &ev.packet_in;
-            let flood = [ActionSpec::Output {
-                port: PortNo::FLOOD,
-                max_len: 0,
-            }];
-            let po = PacketOut {
+    fn packet_in(&self, batch: &mut PacketInBatch<'_, ()>) {
+        batch.for_each(|sw, _, pi| {
+            sw.packet_out(&PacketOut {
                 payload: pi.payload(),
                 in_port: pi.in_port(),
-                actions: &flood,
-            };
-            encode_packet_out(ev.switch.out(), v, xid, &po);
-            Flow::Continue
+                actions: &[ActionSpec::Output {
+                    port: PortNo::FLOOD,
+                    max_len: 0,
+                }],
+            });
         });
     }
 }
@@ -63,7 +58,7 @@ fn config(scheduler: SchedulerKind) -> Config {
 
 fn start(cfg: Config) -> (Runtime, Arc<Flooder>) {
     let app = Arc::new(Flooder::default());
-    let rt = Runtime::start(cfg, vec![app.clone() as Arc<dyn App>]).expect("runtime starts");
+    let rt = Runtime::start(cfg, vec![AnyApp::from(app.clone())]).expect("runtime starts");
     (rt, app)
 }
 
@@ -181,18 +176,18 @@ fn each_switch_sees_its_replies_in_order_under_every_scheduler() {
         }
         for (i, sw) in switches.iter_mut().enumerate() {
             let got: Vec<BufferId> = (0..sent[i].len())
-                .map(|_| {
+                .map(|k| {
                     sw.recv()
                         .as_ref()
                         .and_then(packet_out_buffer)
-                        .expect("a PACKET_OUT")
+                        .unwrap_or_else(|| panic!("{kind}: switch {i}: PACKET_OUT #{k} missing"))
                 })
                 .collect();
             assert_eq!(got, sent[i], "{kind}: switch {i} replies out of order");
         }
         let stats = rt.stats();
-        let answered: u64 = stats.switches.iter().map(|s| s.answered).sum();
-        assert_eq!(answered, 4 * 200, "{kind}");
+        let received: u64 = stats.switches.iter().map(|s| s.rx_msgs).sum();
+        assert!(received >= 4 * 200, "{kind}: {received} messages counted");
         rt.stop();
     }
 }
@@ -201,10 +196,12 @@ fn each_switch_sees_its_replies_in_order_under_every_scheduler() {
 struct SlowFlooder(Flooder);
 
 impl App for SlowFlooder {
+    type Switch = ();
     fn name(&self) -> &str {
         "slow-flooder"
     }
-    fn packet_in(&self, batch: &mut PacketInBatch<'_>) {
+    fn switch_up(&self, _sw: &mut SwitchCtx<'_>) {}
+    fn packet_in(&self, batch: &mut PacketInBatch<'_, ()>) {
         std::thread::sleep(Duration::from_millis(1));
         self.0.packet_in(batch);
     }
@@ -229,8 +226,8 @@ fn input_arriving_while_a_switch_is_served_from_its_buffer_is_not_lost() {
             echo_timeout: Duration::from_secs(120),
             ..config(kind)
         };
-        let app = Arc::new(SlowFlooder(Flooder::default()));
-        let rt = Runtime::start(cfg, vec![app as Arc<dyn App>]).expect("runtime starts");
+        let app = SlowFlooder(Flooder::default());
+        let rt = Runtime::start(cfg, vec![AnyApp::new(app)]).expect("runtime starts");
         let mut sw = TestSwitch::connect(rt.local_addrs()[0], Version::V10, 7);
         let frame = tcp_frame(mac(1), mac(2));
         let burst = |sw: &TestSwitch, from: u32, n: u32| {

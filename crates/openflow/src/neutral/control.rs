@@ -22,7 +22,7 @@ pub fn encode_echo_request(out: &mut Vec<u8>, version: Version, xid: Xid, payloa
     }
 }
 
-/// Appends an OFPT_ERROR with `code` (e.g. [`DecodeError::reply`]) and
+/// Appends an OFPT_ERROR with `code` (e.g. [`DecodeError::reply`](crate::DecodeError::reply)) and
 /// `data`, usually the first 64 bytes of the offending message, or ASCII
 /// text for HELLO_FAILED (1.0.0 §5.4.4, 1.3.5 §7.4.4). `data` is cut so
 /// the message fits its 16-bit length. Allocates a copy of `data` (errors

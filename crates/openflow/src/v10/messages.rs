@@ -80,7 +80,7 @@ pub mod capabilities {
     pub const ARP_MATCH_IP: u32 = 1 << 7;
 }
 
-/// `ofp_config_flags` of [`SwitchConfig::flags`](crate::types::SwitchConfig::flags) (1.0.0 §5.3.2).
+/// `ofp_config_flags` of [`SwitchConfig::flags`](crate::switch_config::SwitchConfig::flags) (1.0.0 §5.3.2).
 pub mod config_flags {
     /// `OFPC_FRAG_NORMAL`: no special handling of IP fragments.
     pub const FRAG_NORMAL: u16 = 0;

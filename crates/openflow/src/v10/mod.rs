@@ -22,7 +22,8 @@ pub mod port;
 pub mod stats;
 pub mod view;
 
-pub use crate::types::{PortReason, SwitchConfig};
+pub use crate::switch_config::SwitchConfig;
+pub use crate::types::PortReason;
 pub use action::{Action, ActionIter, emit_actions};
 pub use messages::{
     ErrorMsg, FlowMod, FlowModCommand, FlowRemoved, FlowRemovedReason, PacketIn, PacketInReason,

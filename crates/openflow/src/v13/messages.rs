@@ -202,7 +202,7 @@ impl SwitchFeatures {
     }
 }
 
-/// `enum ofp_config_flags` values of [`SwitchConfig::flags`](crate::types::SwitchConfig::flags)
+/// `enum ofp_config_flags` values of [`SwitchConfig::flags`](crate::switch_config::SwitchConfig::flags)
 /// (1.3.5 §7.3.2).
 pub mod config_flags {
     /// OFPC_FRAG_NORMAL: no special handling for fragments.

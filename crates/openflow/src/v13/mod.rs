@@ -31,7 +31,8 @@ pub mod port;
 pub mod table_features;
 pub mod view;
 
-pub use crate::types::{PortReason, SwitchConfig};
+pub use crate::switch_config::SwitchConfig;
+pub use crate::types::PortReason;
 pub use action::{Action, ActionIter};
 pub use flow::{
     FlowMod, FlowModCommand, FlowModHead, FlowRemoved, FlowRemovedReason, PacketIn, PacketInReason,

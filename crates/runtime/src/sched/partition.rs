@@ -1,5 +1,5 @@
 //! Greedy re-partitioning of switches over workers by measured input rate
-//! (seed 000 §3.2.3, Fig. 3), used by the `dynamic-partition` scheduler.
+//! (Maestro §3.2.3, Fig. 3), used by the `dynamic-partition` scheduler.
 //!
 //! Sort switches by rate, highest first, and give each to the worker with
 //! the least load assigned so far. Optimal partitioning is NP-complete; the

@@ -3,7 +3,7 @@
 //!
 //! Each worker has its own epoll instance and run queue of ready switches,
 //! and serves each switch it pops to completion on its own core (no
-//! hand-off on the hot path, seed 000 §3.2.5, McNettle §5.1). A switch is
+//! hand-off on the hot path, Maestro §3.2.5, McNettle §5.1). A switch is
 //! queued when it becomes readable, served once per round (`weight` reads
 //! worth of input), and re-queued at the tail while input remains, so the
 //! switches of one queue share its worker round-robin.
@@ -27,18 +27,17 @@
 //!   has input (work conservation), which static partitioning cannot.
 
 use crate::config::SchedulerKind;
-use crate::engine::{Engine, Released, Shared};
-use crate::switch::{TaskState, lock};
-use mio::{Events, Poll, Token, Waker};
+use crate::controller::Controller;
+use crate::engine::{Engine, Released};
+use crate::io::poll_ready;
+use crate::sync::lock;
+use crate::table::{SwitchTable, TaskState};
+use mio::{Events, Poll, Waker};
 use std::collections::VecDeque;
-use std::io;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
-
-/// The token of each worker's waker (switch tokens are slot indices).
-pub(crate) const WAKER: Token = Token(usize::MAX - 1);
 
 /// How long an idle worker sleeps in epoll before re-checking for stop and
 /// stealable work.
@@ -170,15 +169,31 @@ impl RunQueues {
     pub fn len(&self, w: usize) -> usize {
         self.lens[w].load(Ordering::Acquire)
     }
+
+    /// Switch `idx` has input (or its session needs service): queue it on
+    /// its home worker unless it is queued or being served already.
+    pub fn ready(&self, table: &SwitchTable, idx: usize) {
+        let Some(slot) = table.slots.get(idx) else {
+            return;
+        };
+        if slot.notify() {
+            let entry = Entry {
+                idx: idx as u32,
+                generation: slot.generation.load(Ordering::Acquire),
+                round: self.current_round(),
+            };
+            self.push(slot.home.load(Ordering::Acquire), entry);
+        }
+    }
 }
 
 /// Runs worker `w` until the runtime stops.
-pub(crate) fn run_worker(shared: Arc<Shared>, queues: Arc<RunQueues>, w: usize, mut poll: Poll) {
-    let kind = shared.config.scheduler;
-    let table = shared.table.clone();
-    let mut engine = Engine::new(shared.clone(), w);
+pub(crate) fn run_worker(ctl: Arc<Controller>, queues: Arc<RunQueues>, w: usize, mut poll: Poll) {
+    let kind = ctl.config.scheduler;
+    let table = ctl.table.clone();
+    let mut engine = Engine::new(ctl.clone(), w);
     let mut events = Events::with_capacity(1024);
-    while shared.net.is_running() {
+    while ctl.is_running() {
         let busy = queues.has_work_for(w) || engine.batch_len() > 0;
         let timeout = if busy {
             Some(Duration::ZERO)
@@ -192,32 +207,13 @@ pub(crate) fn run_worker(shared: Arc<Shared>, queues: Arc<RunQueues>, w: usize, 
                 Some(IDLE_POLL)
             }
         };
-        if let Err(e) = poll.poll(&mut events, timeout) {
-            if e.kind() != io::ErrorKind::Interrupted {
-                tracing::error!(worker = w, error = %e, "epoll failed");
-                break;
-            }
-        }
+        let polled = poll_ready(&mut poll, &mut events, timeout, &table, |idx| {
+            queues.ready(&table, idx)
+        });
         queues.sleeping[w].store(false, Ordering::Release);
-        for ev in events.iter() {
-            if ev.token() == WAKER {
-                continue;
-            }
-            let idx = ev.token().0;
-            let Some(slot) = table.slots.get(idx) else {
-                continue;
-            };
-            if ev.is_writable() {
-                table.flush_pending(slot.id(idx), slot);
-            }
-            if (ev.is_readable() || ev.is_read_closed() || ev.is_error()) && slot.notify() {
-                let entry = Entry {
-                    idx: idx as u32,
-                    generation: slot.generation.load(Ordering::Acquire),
-                    round: queues.current_round(),
-                };
-                queues.push(slot.home.load(Ordering::Acquire), entry);
-            }
+        if let Err(e) = polled {
+            tracing::error!(worker = w, error = %e, "epoll failed");
+            break;
         }
         // One pass: serve as many switches as are queued now, then poll
         // again so that newly ready switches join the rotation.
@@ -234,15 +230,15 @@ pub(crate) fn run_worker(shared: Arc<Shared>, queues: Arc<RunQueues>, w: usize, 
                 continue;
             }
             slot.round.store(e.round, Ordering::Relaxed);
-            let Some(conn) = slot.take_conn() else {
+            let Some(task) = slot.take_task() else {
                 slot.finish_service(false);
                 continue;
             };
             let quantum = engine.quantum(queues.len(w) + 1);
-            engine.serve(idx, conn, quantum);
+            engine.serve(idx, task, quantum);
             if engine.batch_full() {
                 let pending = queues.has_work_for(w);
-                requeue(&shared, &queues, w, kind, engine.process(pending));
+                requeue(&ctl, &queues, w, kind, engine.process(pending));
             }
         }
         if engine.batch_len() > 0 || !queues.has_work_for(w) {
@@ -251,7 +247,7 @@ pub(crate) fn run_worker(shared: Arc<Shared>, queues: Arc<RunQueues>, w: usize, 
             while !engine.batch_full() && !queues.has_work_for(w) && engine.refill() > 0 {}
             let pending = queues.has_work_for(w);
             if engine.batch_full() || !pending {
-                requeue(&shared, &queues, w, kind, engine.process(pending));
+                requeue(&ctl, &queues, w, kind, engine.process(pending));
             }
         }
     }
@@ -260,13 +256,13 @@ pub(crate) fn run_worker(shared: Arc<Shared>, queues: Arc<RunQueues>, w: usize, 
 }
 
 fn requeue(
-    shared: &Shared,
+    ctl: &Controller,
     queues: &RunQueues,
     w: usize,
     kind: SchedulerKind,
     released: &[Released],
 ) {
-    let table = &shared.table;
+    let table = &ctl.table;
     for r in released {
         let slot = &table.slots[r.idx];
         if kind == SchedulerKind::DynamicPartition {
@@ -305,12 +301,12 @@ fn requeue(
 }
 
 /// Re-partitions switches by input rate every period (dynamic-partition).
-pub(crate) fn run_repartitioner(shared: Arc<Shared>, workers: usize) {
-    let table = &shared.table;
+pub(crate) fn run_repartitioner(ctl: Arc<Controller>, workers: usize) {
+    let table = &ctl.table;
     let mut last: Vec<u64> = Vec::new();
-    while shared.net.is_running() {
-        std::thread::park_timeout(shared.config.repartition_period);
-        if !shared.net.is_running() {
+    while ctl.is_running() {
+        std::thread::park_timeout(ctl.config.repartition_period);
+        if !ctl.is_running() {
             break;
         }
         let hw = table
@@ -376,7 +372,7 @@ mod tests {
 
     #[test]
     fn static_partition_gives_an_unlucky_worker_s_switches_less() {
-        // Three switches landed on worker 0, one on worker 1 (seed 000
+        // Three switches landed on worker 0, one on worker 1 (Maestro
         // §3.2.2: equal counts per worker are not equal load).
         let served = simulate(false, &[0, 0, 0, 1], 2, 3000);
         assert_eq!(served, vec![1000, 1000, 1000, 3000]);

@@ -1,4 +1,4 @@
-//! `round-robin`: Maestro-Round-Robin (seed 000 §3.2.4, thesis §4.2.2.4).
+//! `round-robin`: Maestro-Round-Robin (Maestro §3.2.4, Maestro thesis §4.2.2.4).
 //!
 //! Every worker runs its own round over *all* switches. A switch that
 //! another worker is serving is skipped and revisited once before the round
@@ -7,8 +7,11 @@
 //! reads. Fair (each ready switch gets `weight` chances per round per
 //! worker) at the price of every worker touching every switch's flags.
 
-use crate::engine::{Engine, Released, Shared as RuntimeShared};
-use crate::switch::{TaskState, lock};
+use crate::controller::Controller;
+use crate::engine::{Engine, Released};
+use crate::io::poll_ready;
+use crate::sync::lock;
+use crate::table::TaskState;
 use mio::{Events, Poll};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -17,18 +20,18 @@ use std::time::Duration;
 /// How long the polling worker blocks when no switch is ready.
 const IDLE_POLL: Duration = Duration::from_millis(20);
 
-/// What the workers share.
-pub(crate) struct Shared {
+/// What the round-robin workers share: readiness flags and the poller.
+pub(crate) struct Readiness {
     ready: Box<[AtomicBool]>,
     poll: Mutex<Poll>,
     idle: Mutex<()>,
     wake: Condvar,
 }
 
-impl Shared {
-    pub fn new(rt: &RuntimeShared, poll: Poll) -> Shared {
-        Shared {
-            ready: (0..rt.table.slots.len())
+impl Readiness {
+    pub fn new(ctl: &Controller, poll: Poll) -> Readiness {
+        Readiness {
+            ready: (0..ctl.table.slots.len())
                 .map(|_| AtomicBool::new(false))
                 .collect(),
             poll: Mutex::new(poll),
@@ -36,11 +39,19 @@ impl Shared {
             wake: Condvar::new(),
         }
     }
+
+    /// Switch `idx` needs service (its session's timer).
+    pub fn ready(&self, idx: usize) {
+        if let Some(r) = self.ready.get(idx) {
+            r.store(true, Ordering::Release);
+            self.wake.notify_all();
+        }
+    }
 }
 
-fn release(rt: &RuntimeShared, rr: &Shared, released: &[Released]) {
+fn release(ctl: &Controller, rr: &Readiness, released: &[Released]) {
     for r in released {
-        rt.table.slots[r.idx].finish_service(false);
+        ctl.table.slots[r.idx].finish_service(false);
         if r.ready {
             rr.ready[r.idx].store(true, Ordering::Release);
         }
@@ -49,45 +60,42 @@ fn release(rt: &RuntimeShared, rr: &Shared, released: &[Released]) {
 
 /// Takes switch `idx` if no other worker has it; false if busy.
 fn try_serve(
-    rt: &RuntimeShared,
-    rr: &Shared,
+    ctl: &Controller,
+    rr: &Readiness,
     engine: &mut Engine,
     idx: usize,
     ready: usize,
 ) -> bool {
-    let slot = &rt.table.slots[idx];
+    let slot = &ctl.table.slots[idx];
     if !slot.transition(TaskState::Idle, TaskState::Running) {
         return slot.state() == TaskState::Free;
     }
     rr.ready[idx].store(false, Ordering::Release);
-    let Some(conn) = slot.take_conn() else {
+    let Some(task) = slot.take_task() else {
         slot.finish_service(false);
         return true;
     };
     let quantum = engine.quantum(ready);
-    engine.serve(idx, conn, quantum);
+    engine.serve(idx, task, quantum);
     if engine.batch_full() {
         let released = engine.process(true);
-        release(rt, rr, released);
+        release(ctl, rr, released);
     }
     true
 }
 
 /// Runs worker `w` until the runtime stops.
-pub(crate) fn run_worker(rt: Arc<RuntimeShared>, rr: Arc<Shared>, w: usize) {
-    let table = rt.table.clone();
-    let workers = rt.workers.len().max(1);
-    let mut engine = Engine::new(rt.clone(), w);
+pub(crate) fn run_worker(ctl: Arc<Controller>, rr: Arc<Readiness>, w: usize) {
+    let table = ctl.table.clone();
+    let workers = ctl.workers.len().max(1);
+    let mut engine = Engine::new(ctl.clone(), w);
     let mut skipped = Vec::new();
     let mut events = Events::with_capacity(1024);
     // Switches found ready in the previous round: the read quantum divides
     // a BDU's worth of input among them.
     let mut ready_last_round = 1;
-    while rt.net.is_running() {
-        let hw = table
-            .high_water
-            .load(Ordering::Acquire)
-            .min(table.slots.len());
+    while ctl.is_running() {
+        let hw = table.high_water();
         let mut found = false;
         let mut ready_now = 0;
         if hw > 0 {
@@ -101,7 +109,7 @@ pub(crate) fn run_worker(rt: Arc<RuntimeShared>, rr: Arc<Shared>, w: usize) {
                 }
                 found = true;
                 ready_now += 1;
-                if !try_serve(&rt, &rr, &mut engine, idx, ready_last_round) {
+                if !try_serve(&ctl, &rr, &mut engine, idx, ready_last_round) {
                     skipped.push(idx);
                 }
             }
@@ -109,7 +117,7 @@ pub(crate) fn run_worker(rt: Arc<RuntimeShared>, rr: Arc<Shared>, w: usize) {
             // this round.
             for idx in skipped.drain(..) {
                 if rr.ready[idx].load(Ordering::Acquire) {
-                    try_serve(&rt, &rr, &mut engine, idx, ready_last_round);
+                    try_serve(&ctl, &rr, &mut engine, idx, ready_last_round);
                 }
             }
         }
@@ -121,29 +129,21 @@ pub(crate) fn run_worker(rt: Arc<RuntimeShared>, rr: Arc<Shared>, w: usize) {
             while !engine.batch_full() && engine.held_len() >= ready_now && engine.refill() > 0 {}
             let pending = rr.ready.iter().take(hw).any(|r| r.load(Ordering::Relaxed));
             let released = engine.process(pending);
-            release(&rt, &rr, released);
+            release(&ctl, &rr, released);
         }
         // End of round: one worker polls and shares readiness.
         if let Ok(mut poll) = rr.poll.try_lock() {
             let timeout = if found { Duration::ZERO } else { IDLE_POLL };
-            if poll.poll(&mut events, Some(timeout)).is_ok() {
-                let mut any = false;
-                for ev in events.iter() {
-                    let idx = ev.token().0;
-                    let Some(slot) = table.slots.get(idx) else {
-                        continue;
-                    };
-                    if ev.is_writable() {
-                        table.flush_pending(slot.id(idx), slot);
-                    }
-                    if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
-                        rr.ready[idx].store(true, Ordering::Release);
-                        any = true;
-                    }
-                }
-                if any {
-                    rr.wake.notify_all();
-                }
+            let mut any = false;
+            let polled = poll_ready(&mut poll, &mut events, Some(timeout), &table, |idx| {
+                rr.ready[idx].store(true, Ordering::Release);
+                any = true;
+            });
+            if let Err(e) = polled {
+                tracing::error!(error = %e, "epoll failed");
+            }
+            if any {
+                rr.wake.notify_all();
             }
         } else if !found {
             let guard = lock(&rr.idle);
@@ -151,6 +151,6 @@ pub(crate) fn run_worker(rt: Arc<RuntimeShared>, rr: Arc<Shared>, w: usize) {
         }
     }
     let released = engine.process(false);
-    release(&rt, &rr, released);
+    release(&ctl, &rr, released);
     rr.wake.notify_all();
 }

@@ -1,4 +1,4 @@
-//! `shared-queue`: Maestro-Shared-Queue (seed 000 §3.2.1).
+//! `shared-queue`: Maestro-Shared-Queue (Maestro §3.2.1).
 //!
 //! One reader thread polls every switch, reads at most the read size from
 //! each ready one in turn (an equal chance in bytes), chops the bytes into
@@ -13,8 +13,11 @@
 //! promises, and hands the chunk over without copying (the chunk is the
 //! connection itself, with the positions of its messages).
 
-use crate::engine::{Chunk, Engine, Shared};
-use crate::switch::{TaskState, lock};
+use crate::controller::Controller;
+use crate::engine::{Chunk, Engine};
+use crate::io::poll_ready;
+use crate::sync::lock;
+use crate::table::TaskState;
 use mio::{Events, Poll, Waker};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -47,47 +50,54 @@ impl Queue {
     }
 }
 
+impl Queue {
+    /// Switch `idx` needs service (its session's timer): the reader serves
+    /// it in its next pass.
+    pub fn ready(&self, idx: usize) {
+        {
+            let mut ready = lock(&self.ready);
+            if ready.len() <= idx {
+                ready.resize(idx + 1, false);
+            }
+            ready[idx] = true;
+        }
+        let _ = self.reader.wake();
+    }
+}
+
 /// The reader ("select") thread.
-pub(crate) fn run_reader(shared: Arc<Shared>, q: Arc<Queue>, mut poll: Poll) {
-    let table = shared.table.clone();
-    let mut engine = Engine::new(shared.clone(), 0);
+pub(crate) fn run_reader(ctl: Arc<Controller>, q: Arc<Queue>, mut poll: Poll) {
+    let table = ctl.table.clone();
+    let mut engine = Engine::new(ctl.clone(), 0);
     let mut events = Events::with_capacity(1024);
     let mut ready: Vec<bool> = vec![false; table.slots.len()];
     let mut served_last_pass = false;
-    while shared.net.is_running() {
+    while ctl.is_running() {
         let timeout = if served_last_pass {
             Duration::ZERO
         } else {
             IDLE_POLL
         };
         q.reader_asleep.store(!served_last_pass, Ordering::Release);
-        let _ = poll.poll(&mut events, Some(timeout));
+        let polled = poll_ready(&mut poll, &mut events, Some(timeout), &table, |idx| {
+            ready[idx] = true
+        });
         q.reader_asleep.store(false, Ordering::Release);
-        for ev in events.iter() {
-            let idx = ev.token().0;
-            let Some(slot) = table.slots.get(idx) else {
-                continue;
-            };
-            if ev.is_writable() {
-                table.flush_pending(slot.id(idx), slot);
-            }
-            if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
-                ready[idx] = true;
-            }
+        if let Err(e) = polled {
+            tracing::error!(error = %e, "epoll failed");
+            break;
         }
-        // Switches released by workers with input still pending.
+        // Switches released by workers with input still pending, or whose
+        // sessions need service.
         for (idx, r) in lock(&q.ready).iter_mut().enumerate() {
             if std::mem::take(r) {
                 ready[idx] = true;
             }
         }
         served_last_pass = false;
-        let hw = table
-            .high_water
-            .load(Ordering::Acquire)
-            .min(table.slots.len());
+        let hw = table.high_water();
         // The reader never processes batches, so it has no input rate of
-        // its own: it reads `min_read`, Maestro-Shared-Queue's 2 KB.
+        // its own: it reads `min_read`.
         let quantum = engine.quantum(hw.max(1));
         for (idx, is_ready) in ready.iter_mut().enumerate().take(hw) {
             if !*is_ready {
@@ -101,11 +111,11 @@ pub(crate) fn run_reader(shared: Arc<Shared>, q: Arc<Queue>, mut poll: Poll) {
                 continue;
             }
             *is_ready = false;
-            let Some(conn) = slot.take_conn() else {
+            let Some(task) = slot.take_task() else {
                 slot.finish_service(false);
                 continue;
             };
-            engine.serve(idx, conn, quantum);
+            engine.serve(idx, task, quantum);
             let spare = lock(&q.spare).pop().unwrap_or_default();
             let Some(chunk) = engine.take_chunk(spare) else {
                 continue;
@@ -119,13 +129,13 @@ pub(crate) fn run_reader(shared: Arc<Shared>, q: Arc<Queue>, mut poll: Poll) {
 }
 
 /// A worker: takes chunks up to the IBT, processes, releases.
-pub(crate) fn run_worker(shared: Arc<Shared>, q: Arc<Queue>, w: usize) {
-    let table = shared.table.clone();
-    let mut engine = Engine::new(shared.clone(), w);
-    while shared.net.is_running() {
+pub(crate) fn run_worker(ctl: Arc<Controller>, q: Arc<Queue>, w: usize) {
+    let table = ctl.table.clone();
+    let mut engine = Engine::new(ctl.clone(), w);
+    while ctl.is_running() {
         {
             let mut chunks = lock(&q.chunks);
-            while chunks.is_empty() && shared.net.is_running() {
+            while chunks.is_empty() && ctl.is_running() {
                 chunks = q
                     .available
                     .wait_timeout(chunks, IDLE_POLL)

@@ -3,9 +3,9 @@
 //! tests assert behaviour, never timing).
 #![allow(dead_code)]
 
-use baton_openflow::hello::{Hello, HelloElement, bitmap_of};
-use baton_openflow::v13::oxm::Oxm;
-use baton_openflow::{BufferId, Cookie, DatapathId, PortNo, Version, Xid, v10, v13};
+use baton_openflow::hello::Hello;
+use baton_openflow::{BufferId, DatapathId, PortNo, Version, Xid, v10, v13};
+use baton_runtime::testing;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
@@ -56,12 +56,7 @@ impl TestSwitch {
         match version {
             // cbench: a 1.0 HELLO without a bitmap.
             Version::V10 => Hello::default().encode(Version::V10, Xid(1), &mut out),
-            Version::V13 => Hello {
-                elements: vec![HelloElement::VersionBitmap(vec![bitmap_of(&[
-                    Version::V13,
-                ])])],
-            }
-            .encode(Version::V13, Xid(1), &mut out),
+            Version::V13 => out = testing::hello(Version::V13),
         }
         sw.send(&out);
         let req = sw.recv_raw().expect("FEATURES_REQUEST");
@@ -69,25 +64,7 @@ impl TestSwitch {
         assert_eq!(req[1], 5, "FEATURES_REQUEST");
         let xid = Xid(u32::from_be_bytes([req[4], req[5], req[6], req[7]]));
         out.clear();
-        match version {
-            Version::V10 => v10::Message::FeaturesReply(v10::SwitchFeatures {
-                datapath_id: DatapathId(dpid),
-                n_buffers: 256,
-                n_tables: 1,
-                capabilities: 0,
-                actions: 0xfff,
-                ports: Vec::new(),
-            })
-            .encode(xid, &mut out),
-            Version::V13 => v13::Message::FeaturesReply(v13::SwitchFeatures {
-                datapath_id: DatapathId(dpid),
-                n_buffers: 256,
-                n_tables: 254,
-                auxiliary_id: 0,
-                capabilities: 0,
-            })
-            .encode(xid, &mut out),
-        }
+        testing::features_reply(version, DatapathId(dpid)).encode(xid, &mut out);
         sw.send(&out);
         // SET_CONFIG (type 9 in both versions) ends the controller's part.
         let cfg = sw.recv_until(|m| m[1] == 9);
@@ -184,28 +161,7 @@ impl TestSwitch {
         in_port: u32,
         frame: &[u8],
     ) {
-        match self.version {
-            Version::V10 => v10::encode_packet_in(
-                out,
-                Xid(0),
-                buffer_id,
-                frame.len() as u16,
-                PortNo(in_port),
-                v10::PacketInReason::NoMatch,
-                frame,
-            ),
-            Version::V13 => v13::encode_packet_in(
-                out,
-                Xid(0),
-                buffer_id,
-                frame.len() as u16,
-                v13::PacketInReason::NoMatch,
-                0,
-                Cookie(0),
-                &[Oxm::InPort(PortNo(in_port))],
-                frame,
-            ),
-        }
+        testing::encode_packet_in(out, self.version, buffer_id, PortNo(in_port), frame);
     }
 
     /// True when the controller closed the connection (EOF within

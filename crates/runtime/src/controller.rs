@@ -1,0 +1,189 @@
+//! [`Controller`]: what every thread of one runtime shares (the switch
+//! table, the pipeline, the configuration, the clock, the statistics),
+//! and the bookkeeping when a switch comes up or goes.
+
+use crate::config::Config;
+use crate::conn::Connection;
+use crate::io::{Clock, shut};
+use crate::network::{Fabric, Network, SendError, SwitchId, SwitchInfo, Timers};
+use crate::pipeline::Pipeline;
+use crate::session::{CloseReason, SessionConfig};
+use crate::stats::WorkerStats;
+use crate::sync::lock;
+use crate::table::{Kill, SwitchTable, Task, TaskState};
+use baton_openflow::DatapathId;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// The running controller, as its threads share it.
+pub(crate) struct Controller {
+    pub table: Arc<SwitchTable>,
+    pub pipeline: Pipeline,
+    pub config: Config,
+    pub session: SessionConfig,
+    pub net: Network,
+    pub fabric: Arc<RuntimeFabric>,
+    /// Which connection holds each datapath id.
+    pub dpids: Mutex<HashMap<DatapathId, SwitchId>>,
+    pub workers: Vec<Arc<WorkerStats>>,
+    /// The BDU in nanoseconds; changeable while running.
+    pub bdu_ns: AtomicU64,
+    pub clock: Clock,
+}
+
+/// The [`Network`] of a running controller.
+pub(crate) struct RuntimeFabric {
+    pub table: Arc<SwitchTable>,
+    pub running: AtomicBool,
+    pub timers: Timers,
+}
+
+impl Fabric for RuntimeFabric {
+    fn send(&self, id: SwitchId, bytes: &[u8]) -> Result<(), SendError> {
+        self.table.send(id, bytes)
+    }
+
+    fn switches(&self) -> Vec<SwitchInfo> {
+        self.table.switches()
+    }
+
+    fn set_weight(&self, id: SwitchId, weight: u32) -> bool {
+        match self.table.get(id) {
+            Some(slot) => {
+                slot.weight.store(weight.max(1), Ordering::Relaxed);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn is_running(&self) -> bool {
+        self.running.load(Ordering::Acquire)
+    }
+
+    fn now(&self) -> Instant {
+        Instant::now()
+    }
+
+    fn timers(&self) -> &Timers {
+        &self.timers
+    }
+}
+
+impl Controller {
+    pub fn new(table: Arc<SwitchTable>, pipeline: Pipeline, config: Config) -> Controller {
+        let fabric = Arc::new(RuntimeFabric {
+            table: table.clone(),
+            running: AtomicBool::new(true),
+            timers: Timers::default(),
+        });
+        let workers = config.workers.max(1);
+        Controller {
+            table,
+            pipeline,
+            session: SessionConfig {
+                echo_interval: config.echo_interval,
+                echo_timeout: config.echo_timeout,
+                miss_send_len: config.miss_send_len,
+                table_miss_13: config.table_miss_13,
+            },
+            bdu_ns: AtomicU64::new(config.bdu.as_nanos() as u64),
+            config,
+            net: Network::new(fabric.clone()),
+            fabric,
+            dpids: Mutex::new(HashMap::new()),
+            workers: (0..workers)
+                .map(|_| Arc::new(WorkerStats::default()))
+                .collect(),
+            clock: Clock::new(),
+        }
+    }
+
+    /// True until the runtime stops.
+    pub fn is_running(&self) -> bool {
+        self.fabric.is_running()
+    }
+
+    /// Switch `idx` finished its handshake: list it, apply its configured
+    /// weight, and replace an older connection of the same datapath. Runs
+    /// before applications hear of it.
+    pub fn switch_up(&self, idx: usize, conn: &Connection) {
+        let info = conn.info();
+        let slot = &self.table.slots[idx];
+        slot.dpid.store(info.dpid.0, Ordering::Release);
+        slot.version.store(info.version.wire(), Ordering::Release);
+        if let Some(&(_, w)) = self.config.weights.iter().find(|(d, _)| *d == info.dpid) {
+            slot.weight.store(w, Ordering::Relaxed);
+        }
+        slot.up.store(true, Ordering::Release);
+        // A switch that reconnects replaces its old connection. The new one
+        // is listed first, so the network never shows the datapath missing.
+        let old = lock(&self.dpids).insert(info.dpid, info.id);
+        if let Some(old) = old.filter(|&o| o != info.id) {
+            if let Some(old_slot) = self.table.get(old) {
+                tracing::info!(
+                    dpid = %info.dpid,
+                    old = %old,
+                    new = %info.id,
+                    "datapath reconnected; closing its previous connection"
+                );
+                old_slot.kill(Kill::Replaced);
+                if let Some(s) = lock(&old_slot.out).stream.as_ref() {
+                    shut(s);
+                }
+            }
+        }
+        tracing::info!(
+            dpid = %info.dpid,
+            switch = %info.id,
+            version = %info.version,
+            peer = ?info.peer,
+            "switch connected"
+        );
+    }
+
+    /// Closes a task the caller owns (it moved the switch to `Running`):
+    /// unregisters the socket, tells the applications, frees the slot,
+    /// and logs one line.
+    pub fn close(&self, idx: usize, task: Task, reason: &CloseReason) {
+        let table = &self.table;
+        let slot = &table.slots[idx];
+        let Task { mut conn, stream } = task;
+        let id = conn.id;
+        // Off the network view before the applications hear of it, so an
+        // application (or test) that sees `switch_down` never still finds
+        // the switch listed.
+        slot.up.store(false, Ordering::Release);
+        table.deregister(id, &stream);
+        shut(&stream);
+        lock(&slot.out).stream = None;
+        let was_up = conn.session.features().is_some();
+        conn.session.close();
+        let info = conn.info();
+        if was_up {
+            let mut dpids = lock(&self.dpids);
+            if dpids.get(&info.dpid) == Some(&id) {
+                dpids.remove(&info.dpid);
+            }
+            drop(dpids);
+            self.pipeline
+                .switch_down(&info, std::mem::take(&mut conn.states));
+            tracing::info!(dpid = %info.dpid, switch = %id, peer = ?info.peer, %reason, "switch disconnected");
+        } else {
+            tracing::info!(switch = %id, peer = ?info.peer, %reason, "connection closed before the handshake finished");
+        }
+        drop(conn);
+        debug_assert!(matches!(
+            slot.state(),
+            TaskState::Running | TaskState::Notified
+        ));
+        table.release(idx);
+    }
+
+    /// The current batching-delay upper bound.
+    pub fn bdu(&self) -> std::time::Duration {
+        std::time::Duration::from_nanos(self.bdu_ns.load(Ordering::Relaxed))
+    }
+}

@@ -1,0 +1,273 @@
+//! A switch's receive buffer: bytes in, whole OpenFlow messages out
+//! (chunked reads and reusable per-switch buffers, McNettle §5.2-5.3;
+//! Maestro §3.3's small reads). No sockets: bytes come from any
+//! [`Read`] ([`RecvBuffer::fill_from`]) or are handed in
+//! ([`RecvBuffer::push`]), so tests feed it byte slices.
+//!
+//! Messages are chopped in place: [`RecvBuffer::next_message`] returns
+//! where a message lies, and the bytes stay where they are until the next
+//! [`RecvBuffer::compact_for`], so a batch can refer to messages of
+//! several reads without copying them.
+
+use baton_openflow::DecodeError;
+use baton_openflow::header::MAX_MESSAGE_LEN;
+use std::io::{self, Read};
+
+/// Initial buffer; grows (once, not per read) when a larger message or
+/// read size needs it.
+const INITIAL_LEN: usize = 4096;
+
+/// What one read produced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReadOutcome {
+    /// Read some bytes ([`RecvBuffer::busy`] says whether they filled the
+    /// space offered, so that more input is probably waiting).
+    Data,
+    /// Nothing to read right now.
+    WouldBlock,
+    /// The peer closed the connection.
+    Eof,
+}
+
+/// Received bytes; `[start, end)` is not yet handed out as messages.
+#[derive(Debug)]
+pub(crate) struct RecvBuffer {
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    /// The last read filled the space offered: the peer sends faster than
+    /// it is served, so it is read ahead (see `Engine::fill`).
+    pub busy: bool,
+}
+
+impl Default for RecvBuffer {
+    fn default() -> Self {
+        RecvBuffer {
+            buf: vec![0; INITIAL_LEN],
+            start: 0,
+            end: 0,
+            busy: false,
+        }
+    }
+}
+
+impl RecvBuffer {
+    /// Makes room for a read of `want` bytes: moves the unconsumed bytes
+    /// (complete messages read ahead, and a partial one) to the front of
+    /// the buffer when the space after them is short, and only then, so a
+    /// switch read ahead is not copied on every service. Call it only when
+    /// no message of this buffer is in a batch: it moves bytes that batch
+    /// entries would point into.
+    pub fn compact_for(&mut self, want: usize) {
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+        } else if self.start > 0 && self.buf.len() - self.end < want {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+        }
+    }
+
+    /// Bytes received but not yet handed out.
+    pub fn unconsumed(&self) -> usize {
+        self.end - self.start
+    }
+
+    /// Bytes held, handed out or not.
+    pub fn buffered(&self) -> usize {
+        self.end
+    }
+
+    /// Whether a complete message (or a framing error, which the next
+    /// [`RecvBuffer::next_message`] reports) is buffered.
+    pub fn has_message(&self) -> bool {
+        !matches!(
+            baton_openflow::frame(&self.buf[self.start..self.end]),
+            Ok(None)
+        )
+    }
+
+    /// Grows the buffer for `want` more bytes and for the whole of a
+    /// partial message whose header says it is larger; returns the space
+    /// after the received bytes, at most `want` (and at least 1).
+    fn reserve(&mut self, want: usize) -> usize {
+        let partial_len = self.partial_message_len().unwrap_or(0);
+        let need = (self.end + want).max(self.start + partial_len);
+        if need > self.buf.len() {
+            let cap = need
+                .min(self.start + MAX_MESSAGE_LEN + want)
+                .max(INITIAL_LEN);
+            self.buf.resize(cap, 0);
+        }
+        (self.buf.len() - self.end).min(want.max(1))
+    }
+
+    /// Reads at most `want` bytes from `source` with one call (fewer if a
+    /// partial message already occupies the buffer's front).
+    pub fn fill_from(&mut self, mut source: impl Read, want: usize) -> io::Result<ReadOutcome> {
+        let space = self.reserve(want);
+        loop {
+            match source.read(&mut self.buf[self.end..self.end + space]) {
+                Ok(0) => return Ok(ReadOutcome::Eof),
+                Ok(n) => {
+                    self.end += n;
+                    self.busy = n == space;
+                    return Ok(ReadOutcome::Data);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.busy = false;
+                    return Ok(ReadOutcome::WouldBlock);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Appends `bytes` as if they had been read (for tests and in-process
+    /// switches).
+    pub fn push(&mut self, bytes: &[u8]) {
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            let space = self.reserve(rest.len());
+            let n = space.min(rest.len());
+            self.buf[self.end..self.end + n].copy_from_slice(&rest[..n]);
+            self.end += n;
+            rest = &rest[n..];
+        }
+    }
+
+    fn partial_message_len(&self) -> Option<usize> {
+        let b = self.buf.get(self.start..self.end)?;
+        if b.len() < 4 {
+            return None;
+        }
+        Some(u16::from_be_bytes([b[2], b[3]]) as usize)
+    }
+
+    /// Chops the next complete message: returns its position and length.
+    /// The bytes stay in place until the next [`RecvBuffer::compact_for`].
+    /// An error means the stream cannot be framed any further.
+    pub fn next_message(&mut self) -> Result<Option<(u32, u32)>, DecodeError> {
+        let avail = &self.buf[self.start..self.end];
+        match baton_openflow::frame(avail)? {
+            Some(len) => {
+                let at = self.start;
+                self.start += len;
+                Ok(Some((at as u32, len as u32)))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// The bytes at a position [`RecvBuffer::next_message`] returned.
+    #[inline]
+    pub fn slice(&self, at: u32, len: u32) -> &[u8] {
+        let (at, len) = (at as usize, len as usize);
+        self.buf.get(at..at + len).unwrap_or(&[])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader that hands out its bytes in chunks of at most `step`.
+    struct Trickle<'a> {
+        bytes: &'a [u8],
+        step: usize,
+    }
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            if self.bytes.is_empty() {
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+            let n = self.step.min(out.len()).min(self.bytes.len());
+            out[..n].copy_from_slice(&self.bytes[..n]);
+            self.bytes = &self.bytes[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn chops_messages_across_reads() {
+        let mut r = RecvBuffer::default();
+        // Two HELLOs and the first 5 bytes of an ECHO of 12 bytes.
+        let mut bytes = vec![1, 0, 0, 8, 0, 0, 0, 1, 1, 0, 0, 8, 0, 0, 0, 2];
+        bytes.extend_from_slice(&[1, 2, 0, 12, 0]);
+        assert_eq!(r.fill_from(&bytes[..], 2048).unwrap(), ReadOutcome::Data);
+        assert!(!r.busy, "the read did not fill the space offered");
+        let a = r.next_message().unwrap().unwrap();
+        let b = r.next_message().unwrap().unwrap();
+        assert_eq!(r.slice(a.0, a.1)[7], 1);
+        assert_eq!(r.slice(b.0, b.1)[7], 2);
+        assert_eq!(r.next_message().unwrap(), None);
+        assert_eq!(r.unconsumed(), 5);
+        assert!(!r.has_message());
+        r.compact_for(2048);
+        r.push(&[0, 0, 3, b'a', b'b', b'c', b'd']);
+        let e = r.next_message().unwrap().unwrap();
+        assert_eq!(
+            r.slice(e.0, e.1),
+            &[1, 2, 0, 12, 0, 0, 0, 3, b'a', b'b', b'c', b'd']
+        );
+        assert_eq!(r.unconsumed(), 0);
+    }
+
+    #[test]
+    fn a_full_read_marks_the_peer_busy_and_would_block_clears_it() {
+        let mut r = RecvBuffer::default();
+        let hellos: Vec<u8> = (0..8).flat_map(|x| [1, 0, 0, 8, 0, 0, 0, x]).collect();
+        let mut src = Trickle {
+            bytes: &hellos,
+            step: 64,
+        };
+        assert_eq!(r.fill_from(&mut src, 16).unwrap(), ReadOutcome::Data);
+        assert!(r.busy);
+        assert_eq!(r.unconsumed(), 16);
+        assert_eq!(r.fill_from(&mut src, 64).unwrap(), ReadOutcome::Data);
+        assert_eq!(r.fill_from(&mut src, 64).unwrap(), ReadOutcome::WouldBlock);
+        assert!(!r.busy);
+        let mut n = 0;
+        while let Some((at, len)) = r.next_message().unwrap() {
+            assert_eq!(r.slice(at, len)[7], n);
+            n += 1;
+        }
+        assert_eq!(n, 8);
+    }
+
+    #[test]
+    fn grows_for_a_large_message_and_rejects_bad_lengths() {
+        let mut r = RecvBuffer::default();
+        let mut big = vec![1, 2, 0xff, 0xff, 0, 0, 0, 9];
+        big.resize(0xffff, 7);
+        let mut src = Trickle {
+            bytes: &big,
+            step: 3000,
+        };
+        let mut got = None;
+        for _ in 0..100 {
+            let _ = r.fill_from(&mut src, 2048).unwrap();
+            if let Some(m) = r.next_message().unwrap() {
+                got = Some(m);
+                break;
+            }
+        }
+        assert_eq!(got.unwrap().1, 0xffff);
+        r.compact_for(2048);
+        r.push(&[1, 0, 0, 4]);
+        assert!(
+            r.has_message(),
+            "a framing error counts as something to report"
+        );
+        assert!(r.next_message().is_err());
+    }
+
+    #[test]
+    fn reports_eof() {
+        let mut r = RecvBuffer::default();
+        assert_eq!(r.fill_from(&[][..], 64).unwrap(), ReadOutcome::Eof);
+    }
+}

@@ -1,0 +1,524 @@
+//! A test harness for applications: the pipeline, in-memory switches of
+//! either version, and simulated time, with no sockets and no threads.
+//!
+//! ```
+//! use baton_runtime::testing::Harness;
+//! use baton_runtime::{AnyApp, App, PacketInBatch, SwitchCtx};
+//! use baton_openflow::neutral::{ActionSpec, Message, PacketOut};
+//! use baton_openflow::{PortNo, Version, v10};
+//!
+//! /// Floods every packet.
+//! struct Flood;
+//! impl App for Flood {
+//!     type Switch = ();
+//!     fn name(&self) -> &str { "flood" }
+//!     fn switch_up(&self, _sw: &mut SwitchCtx<'_>) {}
+//!     fn packet_in(&self, batch: &mut PacketInBatch<'_, ()>) {
+//!         batch.for_each(|sw, _, pi| {
+//!             sw.packet_out(&PacketOut {
+//!                 payload: pi.payload(),
+//!                 in_port: pi.in_port(),
+//!                 actions: &[ActionSpec::output(PortNo::FLOOD)],
+//!             })
+//!         });
+//!     }
+//! }
+//!
+//! let mut h = Harness::new(vec![AnyApp::new(Flood)]);
+//! let sw = h.connect(1, Version::V10);
+//! h.packet_in(sw, 3, &[0xff; 60]);
+//! match &h.sent(sw)[..] {
+//!     [Message::V10(v10::Message::PacketOut(po))] => assert_eq!(po.in_port, PortNo(3)),
+//!     other => panic!("{other:?}"),
+//! }
+//! ```
+//!
+//! Every message goes through the same session and pipeline code as in
+//! the running controller (`pipeline.rs`): a PACKET_IN the harness sends
+//! is framed, checked and parsed by the session, handed to the
+//! applications in a batch, and what they send back is decoded for the
+//! test to look at. Time passes only when the test says so
+//! ([`Harness::advance`]), which runs due timers and the sessions'
+//! keepalive.
+
+use crate::app::AnyApp;
+use crate::conn::Connection;
+use crate::context::BatchSwitches;
+use crate::network::{Fabric, Network, SendError, SwitchId, SwitchInfo, Timers};
+use crate::pipeline::{Batch, MsgRef, Pipeline};
+use crate::session::{CloseReason, Session, SessionConfig};
+use crate::sync::lock;
+use baton_openflow::hello::{Hello, HelloElement, bitmap_of};
+use baton_openflow::neutral::Message;
+use baton_openflow::v13::oxm::Oxm;
+use baton_openflow::{BufferId, Cookie, DatapathId, PortNo, Version, Xid, v10, v13};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// One PACKET_IN for [`Harness::batch_of`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PacketInSpec<'a> {
+    /// The switch port it arrived on.
+    pub in_port: u32,
+    /// The switch kept it in a buffer (a fresh buffer id is given).
+    pub buffered: bool,
+    /// The frame.
+    pub frame: &'a [u8],
+}
+
+/// The in-memory network behind a harness's [`Network`].
+struct TestFabric {
+    now: Mutex<Instant>,
+    up: Mutex<Vec<SwitchInfo>>,
+    /// Bytes sent to each switch, in order, not yet read by the test.
+    sent: Mutex<HashMap<SwitchId, Vec<u8>>>,
+    weights: Mutex<HashMap<SwitchId, u32>>,
+    timers: Timers,
+}
+
+impl Fabric for TestFabric {
+    fn send(&self, id: SwitchId, bytes: &[u8]) -> Result<(), SendError> {
+        if !lock(&self.up).iter().any(|s| s.id == id) {
+            return Err(SendError::Gone);
+        }
+        lock(&self.sent)
+            .entry(id)
+            .or_default()
+            .extend_from_slice(bytes);
+        Ok(())
+    }
+
+    fn switches(&self) -> Vec<SwitchInfo> {
+        lock(&self.up).clone()
+    }
+
+    fn set_weight(&self, id: SwitchId, weight: u32) -> bool {
+        if !lock(&self.up).iter().any(|s| s.id == id) {
+            return false;
+        }
+        lock(&self.weights).insert(id, weight.max(1));
+        true
+    }
+
+    fn is_running(&self) -> bool {
+        true
+    }
+
+    fn now(&self) -> Instant {
+        *lock(&self.now)
+    }
+
+    fn timers(&self) -> &Timers {
+        &self.timers
+    }
+}
+
+/// One in-memory switch.
+struct TestSwitch {
+    conn: Connection,
+    closing: Option<CloseReason>,
+    next_buffer: u32,
+}
+
+/// The switches as a batch sees them.
+struct Switches<'a> {
+    list: &'a mut [Option<TestSwitch>],
+    fabric: &'a TestFabric,
+}
+
+impl BatchSwitches for Switches<'_> {
+    fn get(&mut self, i: usize) -> Option<&mut Connection> {
+        let s = self.list.get_mut(i)?.as_mut()?;
+        if s.closing.is_some() {
+            return None;
+        }
+        Some(&mut s.conn)
+    }
+
+    fn close(&mut self, i: usize, reason: CloseReason) {
+        if let Some(Some(s)) = self.list.get_mut(i) {
+            s.closing.get_or_insert(reason);
+        }
+    }
+
+    fn switch_up(&mut self, i: usize) {
+        if let Some(Some(s)) = self.list.get(i) {
+            lock(&self.fabric.up).push(s.conn.info());
+        }
+    }
+}
+
+/// Applications, switches and a clock, all in memory.
+pub struct Harness {
+    pipeline: Pipeline,
+    fabric: Arc<TestFabric>,
+    net: Network,
+    session: SessionConfig,
+    switches: Vec<Option<TestSwitch>>,
+    batch: Batch,
+    /// Why each switch that left was closed.
+    closed: HashMap<SwitchId, CloseReason>,
+}
+
+impl Harness {
+    /// A harness running `apps` in this order, started at once, with the
+    /// controller's default session settings.
+    pub fn new(apps: Vec<AnyApp>) -> Harness {
+        Harness::with_session(apps, SessionConfig::default())
+    }
+
+    /// [`Harness::new`] with other session settings (keepalive times,
+    /// `miss_send_len`, the 1.3 table-miss flow).
+    pub fn with_session(apps: Vec<AnyApp>, session: SessionConfig) -> Harness {
+        let fabric = Arc::new(TestFabric {
+            now: Mutex::new(Instant::now()),
+            up: Mutex::new(Vec::new()),
+            sent: Mutex::new(HashMap::new()),
+            weights: Mutex::new(HashMap::new()),
+            timers: Timers::default(),
+        });
+        let net = Network::new(fabric.clone());
+        let pipeline = Pipeline::new(apps);
+        pipeline.start(&net);
+        Harness {
+            pipeline,
+            fabric,
+            net,
+            session,
+            switches: Vec::new(),
+            batch: Batch::default(),
+            closed: HashMap::new(),
+        }
+    }
+
+    /// The network as the applications see it.
+    pub fn network(&self) -> Network {
+        self.net.clone()
+    }
+
+    /// The simulated time.
+    pub fn now(&self) -> Instant {
+        self.fabric.now()
+    }
+
+    /// Connects a switch of `version` with datapath id `dpid` and runs its
+    /// handshake (a switch's HELLO, then FEATURES_REPLY), so applications
+    /// see it come up. What the controller sent during the handshake
+    /// itself (HELLO, FEATURES_REQUEST, SET_CONFIG, the 1.3 table-miss
+    /// flow) is discarded; what applications sent at `switch_up` is kept
+    /// for [`Harness::sent`].
+    pub fn connect(&mut self, dpid: u64, version: Version) -> SwitchId {
+        let idx = self.switches.len();
+        let id = SwitchId::new(idx as u32, 0);
+        let mut discard = Vec::new();
+        let session = Session::new(self.session, self.now(), &mut discard);
+        self.switches.push(Some(TestSwitch {
+            conn: Connection::new(id, None, session),
+            closing: None,
+            next_buffer: 0,
+        }));
+        self.receive_bytes(id, &hello(version));
+        // The session's own handshake messages come first in the log.
+        let handshake = 2 + usize::from(version == Version::V13 && self.session.table_miss_13);
+        self.receive(id, features_reply(version, DatapathId(dpid)));
+        let mut log = lock(&self.fabric.sent).remove(&id).unwrap_or_default();
+        let mut skip = 0;
+        for _ in 0..handshake {
+            match baton_openflow::frame(&log[skip..]) {
+                Ok(Some(len)) => skip += len,
+                _ => break,
+            }
+        }
+        log.drain(..skip);
+        if !log.is_empty() {
+            lock(&self.fabric.sent).insert(id, log);
+        }
+        id
+    }
+
+    /// The switch sends one PACKET_IN of `frame` that arrived on
+    /// `in_port`, kept in a fresh buffer (whose id is returned).
+    pub fn packet_in(&mut self, sw: SwitchId, in_port: u32, frame: &[u8]) -> BufferId {
+        self.batch_of(&[(
+            sw,
+            PacketInSpec {
+                in_port,
+                buffered: true,
+                frame,
+            },
+        )])[0]
+    }
+
+    /// The switch sends one PACKET_IN carrying the whole frame, not
+    /// buffered.
+    pub fn packet_in_unbuffered(&mut self, sw: SwitchId, in_port: u32, frame: &[u8]) {
+        self.batch_of(&[(
+            sw,
+            PacketInSpec {
+                in_port,
+                buffered: false,
+                frame,
+            },
+        )]);
+    }
+
+    /// Several PACKET_INs, from one switch or several, handled as one
+    /// batch; returns each one's buffer id ([`BufferId::NONE`] when not
+    /// buffered).
+    pub fn batch_of(&mut self, packet_ins: &[(SwitchId, PacketInSpec<'_>)]) -> Vec<BufferId> {
+        let mut ids = Vec::with_capacity(packet_ins.len());
+        let mut bytes = Vec::new();
+        for &(sw, spec) in packet_ins {
+            let Some(Some(s)) = self.switches.get_mut(sw.index()) else {
+                ids.push(BufferId::NONE);
+                continue;
+            };
+            let buffer_id = if spec.buffered {
+                s.next_buffer += 1;
+                BufferId(s.next_buffer)
+            } else {
+                BufferId::NONE
+            };
+            ids.push(buffer_id);
+            bytes.clear();
+            encode_packet_in(
+                &mut bytes,
+                s.conn.session.version(),
+                buffer_id,
+                PortNo(spec.in_port),
+                spec.frame,
+            );
+            self.queue_bytes(sw, &bytes);
+        }
+        self.run_batch();
+        ids
+    }
+
+    /// The switch sends `msg` (a PORT_STATUS, FLOW_REMOVED, ERROR, a
+    /// statistics reply, ...).
+    pub fn receive(&mut self, sw: SwitchId, msg: impl Into<Message>) {
+        let mut bytes = Vec::new();
+        msg.into().encode(Xid(0), &mut bytes);
+        self.receive_bytes(sw, &bytes);
+    }
+
+    /// The switch sends these bytes, which need not be well formed.
+    pub fn receive_bytes(&mut self, sw: SwitchId, bytes: &[u8]) {
+        self.queue_bytes(sw, bytes);
+        self.run_batch();
+    }
+
+    /// Adds bytes to a switch's receive buffer and its complete messages
+    /// to the batch.
+    fn queue_bytes(&mut self, sw: SwitchId, bytes: &[u8]) {
+        let Some(Some(s)) = self.switches.get_mut(sw.index()) else {
+            return;
+        };
+        if s.closing.is_some() {
+            return;
+        }
+        s.conn.recv.push(bytes);
+        loop {
+            match s.conn.recv.next_message() {
+                Ok(Some((at, len))) => self.batch.push(MsgRef {
+                    conn: sw.index() as u32,
+                    at,
+                    len,
+                }),
+                Ok(None) => break,
+                Err(e) => {
+                    s.closing = Some(CloseReason::Unframeable(e));
+                    break;
+                }
+            }
+        }
+    }
+
+    fn run_batch(&mut self) {
+        let now = self.now();
+        self.batch.process(
+            &mut Switches {
+                list: &mut self.switches,
+                fabric: &self.fabric,
+            },
+            &self.pipeline,
+            &self.net,
+            now,
+        );
+        self.settle();
+    }
+
+    /// Moves staged output to the switches' logs, compacts their buffers,
+    /// and closes the switches that must close.
+    fn settle(&mut self) {
+        for i in 0..self.switches.len() {
+            let Some(s) = self.switches[i].as_mut() else {
+                continue;
+            };
+            if !s.conn.out.is_empty() {
+                let out = std::mem::take(&mut s.conn.out);
+                lock(&self.fabric.sent)
+                    .entry(s.conn.id)
+                    .or_default()
+                    .extend_from_slice(&out);
+            }
+            s.conn.recv.compact_for(0);
+            if s.closing.is_some() {
+                self.close(i);
+            }
+        }
+    }
+
+    fn close(&mut self, i: usize) {
+        let Some(mut s) = self.switches[i].take() else {
+            return;
+        };
+        let info = s.conn.info();
+        lock(&self.fabric.up).retain(|u| u.id != info.id);
+        let states = std::mem::take(&mut s.conn.states);
+        self.pipeline.switch_down(&info, states);
+        let reason = s.closing.unwrap_or(CloseReason::PeerClosed);
+        self.closed.insert(info.id, reason);
+    }
+
+    /// The switch closes its connection; applications see it go.
+    pub fn disconnect(&mut self, sw: SwitchId) {
+        if let Some(Some(s)) = self.switches.get_mut(sw.index()) {
+            s.closing = Some(CloseReason::PeerClosed);
+            self.close(sw.index());
+        }
+    }
+
+    /// Whether the switch is still connected.
+    pub fn is_connected(&self, sw: SwitchId) -> bool {
+        matches!(self.switches.get(sw.index()), Some(Some(_)))
+    }
+
+    /// Why the controller closed a switch's connection, if it did.
+    pub fn close_reason(&self, sw: SwitchId) -> Option<&CloseReason> {
+        self.closed.get(&sw)
+    }
+
+    /// Everything sent to the switch since the last call, decoded, in
+    /// order.
+    pub fn sent(&mut self, sw: SwitchId) -> Vec<Message> {
+        let bytes = lock(&self.fabric.sent).remove(&sw).unwrap_or_default();
+        let mut msgs = Vec::new();
+        let mut rest = &bytes[..];
+        while let Ok(Some(len)) = baton_openflow::frame(rest) {
+            match Message::decode(&rest[..len]) {
+                Ok((_, m)) => msgs.push(m),
+                Err(e) => panic!("the controller sent a message that does not decode: {e}"),
+            }
+            rest = &rest[len..];
+        }
+        msgs
+    }
+
+    /// Lets `d` of simulated time pass: due application timers run, and
+    /// each switch's session does its keepalive (a switch that stays
+    /// silent past the echo timeout is closed).
+    pub fn advance(&mut self, d: Duration) {
+        let target = self.now() + d;
+        // Step through timer deadlines so periodic timers fire each period.
+        loop {
+            let next = self.fabric.timers.next_due().filter(|&t| t <= target);
+            let step_to = next.unwrap_or(target);
+            *lock(&self.fabric.now) = step_to;
+            self.fabric.timers.run_due(step_to, &self.net);
+            self.poll_timeouts(step_to);
+            if next.is_none() {
+                break;
+            }
+        }
+    }
+
+    fn poll_timeouts(&mut self, now: Instant) {
+        for s in self.switches.iter_mut().flatten() {
+            if s.closing.is_some() {
+                continue;
+            }
+            let conn = &mut s.conn;
+            if let Some(reason) = conn.session.poll_timeout(now, &mut conn.out) {
+                s.closing = Some(reason);
+            }
+        }
+        self.settle();
+    }
+
+    /// The weight an application gave a switch ([`Network::set_weight`]),
+    /// if it gave one.
+    pub fn weight(&self, sw: SwitchId) -> Option<u32> {
+        lock(&self.fabric.weights).get(&sw).copied()
+    }
+}
+
+/// A switch's HELLO offering only `version` (with a version bitmap).
+pub fn hello(version: Version) -> Vec<u8> {
+    let mut out = Vec::new();
+    Hello {
+        elements: vec![HelloElement::VersionBitmap(vec![bitmap_of(&[version])])],
+    }
+    .encode(version, Xid(1), &mut out);
+    out
+}
+
+/// A switch's FEATURES_REPLY: datapath `dpid`, 256 buffers, one table
+/// (1.0) or 254 (1.3), no ports.
+pub fn features_reply(version: Version, dpid: DatapathId) -> Message {
+    match version {
+        Version::V10 => v10::Message::FeaturesReply(v10::SwitchFeatures {
+            datapath_id: dpid,
+            n_buffers: 256,
+            n_tables: 1,
+            capabilities: 0,
+            actions: 0xfff,
+            ports: Vec::new(),
+        })
+        .into(),
+        Version::V13 => v13::Message::FeaturesReply(v13::SwitchFeatures {
+            datapath_id: dpid,
+            n_buffers: 256,
+            n_tables: 254,
+            auxiliary_id: 0,
+            capabilities: 0,
+        })
+        .into(),
+    }
+}
+
+/// Appends the PACKET_IN a switch of `version` sends for `frame`, which
+/// arrived on `in_port` and is kept in `buffer_id` ([`BufferId::NONE`]:
+/// carried whole). 1.3's match carries `IN_PORT`, as 1.3.5 §7.4.1 asks.
+pub fn encode_packet_in(
+    out: &mut Vec<u8>,
+    version: Version,
+    buffer_id: BufferId,
+    in_port: PortNo,
+    frame: &[u8],
+) {
+    let total_len = frame.len().min(u16::MAX as usize) as u16;
+    match version {
+        Version::V10 => v10::encode_packet_in(
+            out,
+            Xid(0),
+            buffer_id,
+            total_len,
+            in_port,
+            v10::PacketInReason::NoMatch,
+            frame,
+        ),
+        Version::V13 => v13::encode_packet_in(
+            out,
+            Xid(0),
+            buffer_id,
+            total_len,
+            v13::PacketInReason::NoMatch,
+            0,
+            Cookie(0),
+            &[Oxm::InPort(in_port)],
+            frame,
+        ),
+    }
+}
