@@ -48,10 +48,6 @@ impl Default for LearningConfig {
     }
 }
 
-/// Cookie on flows the learning switches install, so operators can find
-/// (and delete) them.
-pub const LEARNING_COOKIE: Cookie = Cookie(0x6261_746f_6e4c_5357); // "batonLSW"
-
 const FLOOD: [ActionSpec; 1] = [ActionSpec::Output {
     port: PortNo::FLOOD,
     max_len: 0,
@@ -85,7 +81,8 @@ fn respond(
         priority: cfg.priority,
         idle_timeout,
         hard_timeout,
-        cookie: LEARNING_COOKIE,
+        // The runtime tags it with the application's cookie.
+        cookie: Cookie(0),
         buffer_id: pi.buffer_id(),
         flags: 0,
         actions,

@@ -18,7 +18,8 @@
 
 use crate::context::{PacketInBatch, RawBatch, SwitchCtx};
 use crate::network::{Network, SwitchInfo};
-use baton_openflow::neutral::Message;
+use crate::session::PortChange;
+use baton_openflow::neutral::{Message, PortDesc};
 use std::any::Any;
 use std::sync::Arc;
 
@@ -57,6 +58,15 @@ pub trait App: Send + Sync + 'static {
     /// A switch disconnected; its state is handed back for the last time.
     fn switch_down(&self, _sw: &SwitchInfo, _state: Self::Switch) {}
 
+    /// A port became live: every live port of a switch once it is up (on
+    /// 1.3 when its port description arrives), then whenever a port is
+    /// added or comes back (link up, admin up, unblocked).
+    fn port_up(&self, _sw: &mut SwitchCtx<'_>, _state: &mut Self::Switch, _port: &PortDesc) {}
+
+    /// A live port went down (link down, admin down, blocked) or was
+    /// removed.
+    fn port_down(&self, _sw: &mut SwitchCtx<'_>, _state: &mut Self::Switch, _port: &PortDesc) {}
+
     /// A batch of PACKET_INs (see [`PacketInBatch::for_each`]).
     fn packet_in(&self, _batch: &mut PacketInBatch<'_, Self::Switch>) {}
 
@@ -76,27 +86,56 @@ pub trait App: Send + Sync + 'static {
 /// (`AnyApp::new(LearningSwitch::default())`, or from an `Arc` to keep a
 /// handle on it).
 #[derive(Clone)]
-pub struct AnyApp(Arc<dyn ErasedApp>);
+pub struct AnyApp {
+    app: Arc<dyn ErasedApp>,
+    tag: u16,
+}
 
 impl AnyApp {
     /// Wraps `app`.
     pub fn new<A: App>(app: A) -> AnyApp {
-        AnyApp(Arc::new(Typed(Arc::new(app))))
+        AnyApp::from(Arc::new(app))
     }
 
     /// The application's name.
     pub fn name(&self) -> &str {
-        self.0.name()
+        self.app.name()
+    }
+
+    /// The top 16 bits of the cookie of every flow this application
+    /// installs ([`crate::SwitchCtx::add_flow`]), so its flows can be found
+    /// and removed apart from other applications': a hash of its name,
+    /// the same from run to run, never 0.
+    pub fn cookie_tag(&self) -> u16 {
+        self.tag
     }
 
     pub(crate) fn erased(&self) -> &dyn ErasedApp {
-        &*self.0
+        &*self.app
     }
 }
 
 impl<A: App> From<Arc<A>> for AnyApp {
     fn from(app: Arc<A>) -> AnyApp {
-        AnyApp(Arc::new(Typed(app)))
+        let tag = cookie_tag(app.name());
+        AnyApp {
+            app: Arc::new(Typed(app)),
+            tag,
+        }
+    }
+}
+
+/// FNV-1a of `name`, folded to 16 bits; 0 is left for flows no
+/// application installed.
+fn cookie_tag(name: &str) -> u16 {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in name.bytes() {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    match (h ^ (h >> 16)) as u16 {
+        0 => 1,
+        t => t,
     }
 }
 
@@ -113,6 +152,7 @@ pub(crate) trait ErasedApp: Send + Sync {
     fn start(&self, net: &Network);
     fn switch_up(&self, sw: &mut SwitchCtx<'_>) -> Box<dyn Any + Send>;
     fn switch_down(&self, sw: &SwitchInfo, state: Box<dyn Any + Send>);
+    fn port(&self, sw: &mut SwitchCtx<'_>, state: &mut (dyn Any + Send), change: &PortChange);
     fn packet_in(&self, batch: RawBatch<'_>);
     fn message(
         &self,
@@ -143,6 +183,15 @@ impl<A: App> ErasedApp for Typed<A> {
         }
     }
 
+    fn port(&self, sw: &mut SwitchCtx<'_>, state: &mut (dyn Any + Send), change: &PortChange) {
+        if let Some(state) = state.downcast_mut::<A::Switch>() {
+            match change {
+                PortChange::Up(p) => self.0.port_up(sw, state, p),
+                PortChange::Down(p) => self.0.port_down(sw, state, p),
+            }
+        }
+    }
+
     fn packet_in(&self, batch: RawBatch<'_>) {
         self.0.packet_in(&mut PacketInBatch::new(batch));
     }
@@ -157,5 +206,28 @@ impl<A: App> ErasedApp for Typed<A> {
             Some(state) => self.0.message(sw, state, msg),
             None => Verdict::Continue,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cookie_tag;
+
+    #[test]
+    fn cookie_tags_are_stable_nonzero_and_tell_names_apart() {
+        assert_eq!(cookie_tag("routing"), cookie_tag("routing"));
+        let names = [
+            "hub",
+            "learning-switch",
+            "topology",
+            "devices",
+            "routing",
+            "",
+        ];
+        let mut tags: Vec<u16> = names.iter().map(|n| cookie_tag(n)).collect();
+        assert!(tags.iter().all(|&t| t != 0));
+        tags.sort();
+        tags.dedup();
+        assert_eq!(tags.len(), names.len());
     }
 }

@@ -12,7 +12,7 @@ use crate::event::{PacketIn, PacketInRecord};
 use crate::framing::RecvBuffer;
 use crate::network::{Network, SwitchId, SwitchInfo};
 use crate::session::{CloseReason, Session};
-use baton_openflow::neutral::{self, FlowSpec, MatchSpec, Message, PacketOut, Payload};
+use baton_openflow::neutral::{self, FlowSpec, MatchSpec, Message, PacketOut, Payload, PortDesc};
 use baton_openflow::{DatapathId, PortNo, Version, Xid};
 use std::fmt;
 use std::marker::PhantomData;
@@ -86,6 +86,16 @@ impl<'a> SwitchCtx<'a> {
         self.session.version()
     }
 
+    /// The switch's ports, in number order, as last described.
+    pub fn ports(&self) -> impl Iterator<Item = &PortDesc> {
+        self.session.ports()
+    }
+
+    /// One of the switch's ports.
+    pub fn port(&self, no: PortNo) -> Option<&PortDesc> {
+        self.session.port(no)
+    }
+
     /// The whole network, to reach other switches.
     pub fn net(&self) -> &Network {
         self.net
@@ -99,9 +109,30 @@ impl<'a> SwitchCtx<'a> {
     /// Installs a flow (an OFPC_ADD FLOW_MOD; on 1.3 in table 0 with one
     /// APPLY_ACTIONS instruction). A `buffer_id` in `flow` also sends the
     /// buffered packet through the new flow.
+    ///
+    /// The flow's cookie carries this application's tag in its top 16 bits
+    /// ([`crate::AnyApp::cookie_tag`]) and `flow.cookie`'s low 48 bits, so
+    /// the application's flows can be found and removed apart from others'
+    /// ([`SwitchCtx::delete_own_flows`]).
     pub fn add_flow(&mut self, flow: &FlowSpec<'_>) {
         let (version, xid) = (self.version(), self.xid());
-        neutral::encode_flow_add(self.out, version, xid, flow);
+        let flow = FlowSpec {
+            cookie: self.net.tag_cookie(flow.cookie),
+            ..*flow
+        };
+        neutral::encode_flow_add(self.out, version, xid, &flow);
+    }
+
+    /// Deletes every flow this application installed on the switch, by
+    /// its cookie tag. OpenFlow 1.0 cannot delete by cookie; there this
+    /// sends nothing and returns false.
+    pub fn delete_own_flows(&mut self) -> bool {
+        let (Version::V13, Some((cookie, mask))) = (self.version(), self.net.own_cookie()) else {
+            return false;
+        };
+        let xid = self.xid();
+        neutral::encode_flow_delete_by_cookie(self.out, xid, cookie, mask);
+        true
     }
 
     /// Deletes every flow that `match_` covers (not strict), only those

@@ -2,6 +2,7 @@
 //! table, the pipeline, the configuration, the clock, the statistics),
 //! and the bookkeeping when a switch comes up or goes.
 
+use crate::app::AnyApp;
 use crate::config::Config;
 use crate::conn::Connection;
 use crate::io::{Clock, shut};
@@ -11,9 +12,9 @@ use crate::session::{CloseReason, SessionConfig};
 use crate::stats::WorkerStats;
 use crate::sync::lock;
 use crate::table::{Kill, SwitchTable, Task, TaskState};
-use baton_openflow::DatapathId;
+use baton_openflow::{DatapathId, Version, Xid};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -38,6 +39,7 @@ pub(crate) struct RuntimeFabric {
     pub table: Arc<SwitchTable>,
     pub running: AtomicBool,
     pub timers: Timers,
+    xids: AtomicU32,
 }
 
 impl Fabric for RuntimeFabric {
@@ -70,19 +72,34 @@ impl Fabric for RuntimeFabric {
     fn timers(&self) -> &Timers {
         &self.timers
     }
+
+    fn version(&self, id: SwitchId) -> Option<Version> {
+        let slot = self.table.get(id)?;
+        if !slot.up.load(Ordering::Acquire) {
+            return None;
+        }
+        Version::from_wire(slot.version.load(Ordering::Acquire))
+    }
+
+    fn next_xid(&self) -> Xid {
+        // The top bit apart from the sessions' own counters.
+        Xid(self.xids.fetch_add(1, Ordering::Relaxed) | 1 << 31)
+    }
 }
 
 impl Controller {
-    pub fn new(table: Arc<SwitchTable>, pipeline: Pipeline, config: Config) -> Controller {
+    pub fn new(table: Arc<SwitchTable>, apps: Vec<AnyApp>, config: Config) -> Controller {
         let fabric = Arc::new(RuntimeFabric {
             table: table.clone(),
             running: AtomicBool::new(true),
             timers: Timers::default(),
+            xids: AtomicU32::new(1),
         });
+        let net = Network::new(fabric.clone());
         let workers = config.workers.max(1);
         Controller {
             table,
-            pipeline,
+            pipeline: Pipeline::new(apps, &net),
             session: SessionConfig {
                 echo_interval: config.echo_interval,
                 echo_timeout: config.echo_timeout,
@@ -91,7 +108,7 @@ impl Controller {
             },
             bdu_ns: AtomicU64::new(config.bdu.as_nanos() as u64),
             config,
-            net: Network::new(fabric.clone()),
+            net,
             fabric,
             dpids: Mutex::new(HashMap::new()),
             workers: (0..workers)

@@ -297,7 +297,6 @@ impl Engine {
                 ctl: &ctl,
             },
             &ctl.pipeline,
-            &ctl.net,
             now,
         );
         self.poll_timeouts(now);

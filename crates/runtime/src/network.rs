@@ -8,7 +8,8 @@
 //! which, so the same code runs in both.
 
 use crate::sync::lock;
-use baton_openflow::{DatapathId, Version};
+use baton_openflow::neutral::{self, FlowSpec, MatchSpec, PacketOut};
+use baton_openflow::{Cookie, DatapathId, PortNo, Version, Xid};
 use std::fmt;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -92,6 +93,10 @@ pub(crate) trait Fabric: Send + Sync + 'static {
     fn now(&self) -> Instant;
     /// The timers registered with [`Network::every`].
     fn timers(&self) -> &Timers;
+    /// The negotiated version of a switch, if it is up.
+    fn version(&self, id: SwitchId) -> Option<Version>;
+    /// A transaction id for a message the network handle sends.
+    fn next_xid(&self) -> Xid;
 }
 
 /// A handle on the running network for background threads, timers and
@@ -99,11 +104,84 @@ pub(crate) trait Fabric: Send + Sync + 'static {
 #[derive(Clone)]
 pub struct Network {
     fabric: Arc<dyn Fabric>,
+    /// The cookie bits of the application this handle belongs to
+    /// (`AnyApp::cookie_tag` << 48), 0 for the controller's own.
+    cookie: u64,
 }
+
+/// The cookie bits an application's flows carry besides its tag.
+const COOKIE_LOW: u64 = (1 << 48) - 1;
 
 impl Network {
     pub(crate) fn new(fabric: Arc<dyn Fabric>) -> Network {
-        Network { fabric }
+        Network { fabric, cookie: 0 }
+    }
+
+    /// The handle of the application whose cookie tag is `tag`.
+    pub(crate) fn for_app(&self, tag: u16) -> Network {
+        Network {
+            fabric: self.fabric.clone(),
+            cookie: u64::from(tag) << 48,
+        }
+    }
+
+    /// `cookie` as the application of this handle installs it: its tag in
+    /// the top 16 bits, the application's own value in the rest.
+    pub(crate) fn tag_cookie(&self, cookie: Cookie) -> Cookie {
+        if self.cookie == 0 {
+            return cookie;
+        }
+        Cookie(self.cookie | (cookie.0 & COOKIE_LOW))
+    }
+
+    /// The cookie value and mask that select exactly this application's
+    /// flows (`None` for the controller's own handle).
+    pub fn own_cookie(&self) -> Option<(Cookie, u64)> {
+        (self.cookie != 0).then_some((Cookie(self.cookie), !COOKIE_LOW))
+    }
+
+    /// Encodes with `write` for switch `id`'s version and sends.
+    fn send_with(
+        &self,
+        id: SwitchId,
+        write: impl FnOnce(&mut Vec<u8>, Version, Xid),
+    ) -> Result<(), SendError> {
+        let version = self.fabric.version(id).ok_or(SendError::Gone)?;
+        let mut out = Vec::with_capacity(128);
+        write(&mut out, version, self.fabric.next_xid());
+        self.fabric.send(id, &out)
+    }
+
+    /// Installs a flow on switch `id`, tagged with this application's
+    /// cookie as [`crate::SwitchCtx::add_flow`] does.
+    pub fn add_flow(&self, id: SwitchId, flow: &FlowSpec<'_>) -> Result<(), SendError> {
+        let flow = FlowSpec {
+            cookie: self.tag_cookie(flow.cookie),
+            ..*flow
+        };
+        self.send_with(id, |out, v, xid| {
+            neutral::encode_flow_add(out, v, xid, &flow)
+        })
+    }
+
+    /// Deletes the flows of switch `id` that `match_` covers (not strict),
+    /// only those that output to `out_port` unless it is [`PortNo::ANY`].
+    pub fn delete_flows(
+        &self,
+        id: SwitchId,
+        match_: &MatchSpec,
+        out_port: PortNo,
+    ) -> Result<(), SendError> {
+        self.send_with(id, |out, v, xid| {
+            neutral::encode_flow_delete(out, v, xid, match_, out_port)
+        })
+    }
+
+    /// Sends a packet out of switch `id`.
+    pub fn packet_out(&self, id: SwitchId, po: &PacketOut<'_>) -> Result<(), SendError> {
+        self.send_with(id, |out, v, xid| {
+            neutral::encode_packet_out(out, v, xid, po)
+        })
     }
 
     /// Sends encoded messages to a switch now (one `write`, or queued if
@@ -160,6 +238,7 @@ impl Network {
             name: name.to_string(),
             period,
             next: self.now() + period,
+            cookie: self.cookie,
             run: Box::new(f),
         });
     }
@@ -170,6 +249,8 @@ pub(crate) struct Timer {
     name: String,
     period: Duration,
     next: Instant,
+    /// The cookie bits of the application that set it.
+    cookie: u64,
     run: Box<dyn FnMut(&Network) + Send>,
 }
 
@@ -202,7 +283,12 @@ impl Timers {
         };
         for t in &mut due {
             tracing::trace!(timer = %t.name, "timer fires");
-            (t.run)(net);
+            // Each application's timer runs with its own handle.
+            let own = Network {
+                fabric: net.fabric.clone(),
+                cookie: t.cookie,
+            };
+            (t.run)(&own);
             // Catch up without firing again for each missed period.
             while t.next <= now {
                 t.next += t.period;

@@ -11,45 +11,79 @@ use crate::conn::{AppState, Connection};
 use crate::context::{BatchSwitches, RawBatch, SwitchCtx};
 use crate::event::PacketInRecord;
 use crate::network::{Network, SwitchInfo};
-use crate::session::Event;
+use crate::session::{Event, PortChange};
 use baton_openflow::neutral::Message;
 use std::time::Instant;
 
-/// The applications, in pipeline order.
+/// The applications, in pipeline order, each with its own handle on the
+/// network (which tags the flows it installs with its cookie).
 pub(crate) struct Pipeline {
-    apps: Vec<AnyApp>,
+    apps: Vec<(AnyApp, Network)>,
 }
 
 impl Pipeline {
-    pub fn new(apps: Vec<AnyApp>) -> Pipeline {
+    pub fn new(apps: Vec<AnyApp>, net: &Network) -> Pipeline {
+        let apps = apps
+            .into_iter()
+            .map(|a| {
+                let own = net.for_app(a.cookie_tag());
+                (a, own)
+            })
+            .collect();
         Pipeline { apps }
     }
 
     /// The applications' names, in order.
     pub fn names(&self) -> Vec<String> {
-        self.apps.iter().map(|a| a.name().to_string()).collect()
+        self.apps
+            .iter()
+            .map(|(a, _)| a.name().to_string())
+            .collect()
     }
 
     /// Starts every application, in order.
-    pub fn start(&self, net: &Network) {
-        for app in &self.apps {
+    pub fn start(&self) {
+        for (app, net) in &self.apps {
             app.erased().start(net);
         }
     }
 
-    /// A switch came up: each application makes its state for it.
-    pub fn switch_up(&self, conn: &mut Connection, net: &Network) {
+    /// A switch came up: each application makes its state for it, then
+    /// hears of each port already known to be live (1.0 lists them in
+    /// FEATURES_REPLY).
+    pub fn switch_up(&self, conn: &mut Connection) {
         let mut states = Vec::with_capacity(self.apps.len());
-        for app in &self.apps {
+        for (app, net) in &self.apps {
             let mut sw = SwitchCtx::new(conn, net);
             states.push(Some(app.erased().switch_up(&mut sw)));
         }
         conn.states = states;
+        let live: Vec<PortChange> = conn
+            .session
+            .ports()
+            .filter(|p| p.is_live())
+            .map(|p| PortChange::Up(p.clone()))
+            .collect();
+        self.ports(conn, &live);
+    }
+
+    /// Ports went up or down: each application hears of each change.
+    fn ports(&self, conn: &mut Connection, changes: &[PortChange]) {
+        for change in changes {
+            for (i, (app, net)) in self.apps.iter().enumerate() {
+                let Some(mut state) = conn.states.get_mut(i).and_then(Option::take) else {
+                    continue;
+                };
+                app.erased()
+                    .port(&mut SwitchCtx::new(conn, net), &mut *state, change);
+                conn.states[i] = Some(state);
+            }
+        }
     }
 
     /// A switch went down: each application gets its state back.
     pub fn switch_down(&self, info: &SwitchInfo, states: Vec<AppState>) {
-        for (app, state) in self.apps.iter().zip(states) {
+        for ((app, _), state) in self.apps.iter().zip(states) {
             if let Some(state) = state {
                 app.erased().switch_down(info, state);
             }
@@ -58,13 +92,8 @@ impl Pipeline {
 
     /// Hands `records` to each application in turn, until every one of
     /// them has been stopped.
-    fn packet_ins(
-        &self,
-        switches: &mut dyn BatchSwitches,
-        records: &[PacketInRecord],
-        net: &Network,
-    ) {
-        for (app, a) in self.apps.iter().enumerate() {
+    fn packet_ins(&self, switches: &mut dyn BatchSwitches, records: &[PacketInRecord]) {
+        for (app, (a, net)) in self.apps.iter().enumerate() {
             if records.iter().all(|r| r.stopped.get()) {
                 break;
             }
@@ -78,8 +107,8 @@ impl Pipeline {
     }
 
     /// Hands a message to each application in turn, until one stops it.
-    fn message(&self, conn: &mut Connection, msg: &Message, net: &Network) {
-        for (i, app) in self.apps.iter().enumerate() {
+    fn message(&self, conn: &mut Connection, msg: &Message) {
+        for (i, (app, net)) in self.apps.iter().enumerate() {
             // Out of the connection while the handler borrows the rest.
             let Some(mut state) = conn.states.get_mut(i).and_then(Option::take) else {
                 continue;
@@ -112,6 +141,11 @@ enum Other {
     Up {
         conn: u32,
         after: usize,
+    },
+    Ports {
+        conn: u32,
+        after: usize,
+        changes: Vec<PortChange>,
     },
     Message {
         conn: u32,
@@ -148,13 +182,7 @@ impl Batch {
     /// Runs the batch: each message through its switch's session at `now`,
     /// then the events through the pipeline (packet-ins in runs, other
     /// events between them where they arrived). Empties the batch.
-    pub fn process(
-        &mut self,
-        switches: &mut dyn BatchSwitches,
-        pipeline: &Pipeline,
-        net: &Network,
-        now: Instant,
-    ) {
+    pub fn process(&mut self, switches: &mut dyn BatchSwitches, pipeline: &Pipeline, now: Instant) {
         for i in 0..self.msgs.len() {
             let m = self.msgs[i];
             let Some(conn) = switches.get(m.conn as usize) else {
@@ -175,6 +203,15 @@ impl Batch {
                     self.others.push(Other::Up {
                         conn: m.conn,
                         after,
+                    });
+                    None
+                }
+                Event::Ports(changes) => {
+                    let after = self.records.len();
+                    self.others.push(Other::Ports {
+                        conn: m.conn,
+                        after,
+                        changes,
                     });
                     None
                 }
@@ -199,29 +236,36 @@ impl Batch {
         let mut others = std::mem::take(&mut self.others);
         for other in others.drain(..) {
             let after = match other {
-                Other::Up { after, .. } | Other::Message { after, .. } => after,
+                Other::Up { after, .. }
+                | Other::Ports { after, .. }
+                | Other::Message { after, .. } => after,
             };
             if after > from {
-                pipeline.packet_ins(switches, &self.records[from..after], net);
+                pipeline.packet_ins(switches, &self.records[from..after]);
                 from = after;
             }
             match other {
                 Other::Up { conn, .. } => {
                     switches.switch_up(conn as usize);
                     if let Some(c) = switches.get(conn as usize) {
-                        pipeline.switch_up(c, net);
+                        pipeline.switch_up(c);
+                    }
+                }
+                Other::Ports { conn, changes, .. } => {
+                    if let Some(c) = switches.get(conn as usize) {
+                        pipeline.ports(c, &changes);
                     }
                 }
                 Other::Message { conn, msg, .. } => {
                     if let Some(c) = switches.get(conn as usize) {
-                        pipeline.message(c, &msg, net);
+                        pipeline.message(c, &msg);
                     }
                 }
             }
         }
         self.others = others;
         if from < self.records.len() {
-            pipeline.packet_ins(switches, &self.records[from..], net);
+            pipeline.packet_ins(switches, &self.records[from..]);
         }
         self.records.clear();
     }

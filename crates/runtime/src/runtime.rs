@@ -8,7 +8,6 @@ use crate::conn::Connection;
 use crate::controller::Controller;
 use crate::io::{WAKER, shut};
 use crate::network::Network;
-use crate::pipeline::Pipeline;
 use crate::sched::{Readiness, queues, round_robin, shared_queue};
 use crate::session::{CloseReason, Session};
 use crate::stats::Snapshot;
@@ -59,7 +58,7 @@ impl Runtime {
             registries,
             config.max_output,
         ));
-        let ctl = Arc::new(Controller::new(table, Pipeline::new(apps), config));
+        let ctl = Arc::new(Controller::new(table, apps, config));
 
         // Listeners.
         let accept_poll = Poll::new()?;
@@ -78,7 +77,7 @@ impl Runtime {
         }
         let accept_waker = Arc::new(Waker::new(accept_poll.registry(), WAKER)?);
 
-        ctl.pipeline.start(&ctl.net);
+        ctl.pipeline.start();
 
         let mut threads = Vec::new();
         let cores = if ctl.config.pin {

@@ -49,10 +49,13 @@ use crate::pipeline::{Batch, MsgRef, Pipeline};
 use crate::session::{CloseReason, Session, SessionConfig};
 use crate::sync::lock;
 use baton_openflow::hello::{Hello, HelloElement, bitmap_of};
-use baton_openflow::neutral::Message;
+use baton_openflow::neutral::{Message, PortDesc};
+use baton_openflow::types::PortReason;
+use baton_openflow::v13::multipart::{MultipartReply, MultipartReplyBody};
 use baton_openflow::v13::oxm::Oxm;
-use baton_openflow::{BufferId, Cookie, DatapathId, PortNo, Version, Xid, v10, v13};
+use baton_openflow::{BufferId, Cookie, DatapathId, MacAddr, PortNo, Version, Xid, v10, v13};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -75,6 +78,7 @@ struct TestFabric {
     sent: Mutex<HashMap<SwitchId, Vec<u8>>>,
     weights: Mutex<HashMap<SwitchId, u32>>,
     timers: Timers,
+    xids: AtomicU32,
 }
 
 impl Fabric for TestFabric {
@@ -111,6 +115,17 @@ impl Fabric for TestFabric {
 
     fn timers(&self) -> &Timers {
         &self.timers
+    }
+
+    fn version(&self, id: SwitchId) -> Option<Version> {
+        lock(&self.up)
+            .iter()
+            .find(|s| s.id == id)
+            .map(|s| s.version)
+    }
+
+    fn next_xid(&self) -> Xid {
+        Xid(self.xids.fetch_add(1, Ordering::Relaxed) | 1 << 31)
     }
 }
 
@@ -177,10 +192,11 @@ impl Harness {
             sent: Mutex::new(HashMap::new()),
             weights: Mutex::new(HashMap::new()),
             timers: Timers::default(),
+            xids: AtomicU32::new(1),
         });
         let net = Network::new(fabric.clone());
-        let pipeline = Pipeline::new(apps);
-        pipeline.start(&net);
+        let pipeline = Pipeline::new(apps, &net);
+        pipeline.start();
         Harness {
             pipeline,
             fabric,
@@ -209,6 +225,18 @@ impl Harness {
     /// flow) is discarded; what applications sent at `switch_up` is kept
     /// for [`Harness::sent`].
     pub fn connect(&mut self, dpid: u64, version: Version) -> SwitchId {
+        self.connect_with_ports(dpid, version, &[])
+    }
+
+    /// [`Harness::connect`] for a switch with these ports (1.0: listed in
+    /// FEATURES_REPLY; 1.3: in the reply to the port description request
+    /// the controller sends after FEATURES_REPLY).
+    pub fn connect_with_ports(
+        &mut self,
+        dpid: u64,
+        version: Version,
+        ports: &[PortDesc],
+    ) -> SwitchId {
         let idx = self.switches.len();
         let id = SwitchId::new(idx as u32, 0);
         let mut discard = Vec::new();
@@ -219,22 +247,67 @@ impl Harness {
             next_buffer: 0,
         }));
         self.receive_bytes(id, &hello(version));
-        // The session's own handshake messages come first in the log.
-        let handshake = 2 + usize::from(version == Version::V13 && self.session.table_miss_13);
-        self.receive(id, features_reply(version, DatapathId(dpid)));
+        let mut features = features_reply(version, DatapathId(dpid));
+        if let Message::V10(v10::Message::FeaturesReply(f)) = &mut features {
+            f.ports = ports.iter().map(phy_port).collect();
+        }
+        self.receive(id, features);
+        // The session's own handshake messages come first in the log:
+        // FEATURES_REQUEST, SET_CONFIG, and on 1.3 the table-miss flow and
+        // the port description request, which is answered.
+        let mut handshake = 2;
+        if version == Version::V13 {
+            handshake += 1 + usize::from(self.session.table_miss_13);
+        }
         let mut log = lock(&self.fabric.sent).remove(&id).unwrap_or_default();
         let mut skip = 0;
+        let mut port_desc_xid = None;
         for _ in 0..handshake {
-            match baton_openflow::frame(&log[skip..]) {
-                Ok(Some(len)) => skip += len,
-                _ => break,
+            let Ok(Some(len)) = baton_openflow::frame(&log[skip..]) else {
+                break;
+            };
+            if let Ok((xid, Message::V13(v13::Message::MultipartRequest(_)))) =
+                Message::decode(&log[skip..skip + len])
+            {
+                port_desc_xid = Some(xid);
             }
+            skip += len;
         }
         log.drain(..skip);
         if !log.is_empty() {
             lock(&self.fabric.sent).insert(id, log);
         }
+        if let Some(xid) = port_desc_xid {
+            let mut reply = Vec::new();
+            v13::Message::MultipartReply(MultipartReply {
+                flags: 0,
+                body: MultipartReplyBody::PortDesc(ports.iter().map(port13).collect()),
+            })
+            .encode(xid, &mut reply);
+            self.receive_bytes(id, &reply);
+        }
         id
+    }
+
+    /// The switch reports a port change (PORT_STATUS): `Add` or `Modify`
+    /// with the port's new description, or `Delete`.
+    pub fn port_status(&mut self, sw: SwitchId, reason: PortReason, port: &PortDesc) {
+        let Some(Some(s)) = self.switches.get(sw.index()) else {
+            return;
+        };
+        let msg: Message = match s.conn.session.version() {
+            Version::V10 => v10::Message::PortStatus(v10::PortStatus {
+                reason,
+                desc: phy_port(port),
+            })
+            .into(),
+            Version::V13 => v13::Message::PortStatus(v13::PortStatus {
+                reason,
+                desc: port13(port),
+            })
+            .into(),
+        };
+        self.receive(sw, msg);
     }
 
     /// The switch sends one PACKET_IN of `frame` that arrived on
@@ -343,7 +416,6 @@ impl Harness {
                 fabric: &self.fabric,
             },
             &self.pipeline,
-            &self.net,
             now,
         );
         self.settle();
@@ -451,6 +523,62 @@ impl Harness {
     /// if it gave one.
     pub fn weight(&self, sw: SwitchId) -> Option<u32> {
         lock(&self.fabric.weights).get(&sw).copied()
+    }
+}
+
+/// A port with this number, named `eth<no>`, live.
+pub fn port(no: u32) -> PortDesc {
+    PortDesc {
+        no: PortNo(no),
+        name: format!("eth{no}"),
+        hw_addr: MacAddr([2, 0, 0, 0, (no >> 8) as u8, no as u8]),
+        admin_down: false,
+        link_down: false,
+        blocked: false,
+        speed_kbps: None,
+    }
+}
+
+/// `p` as a 1.0 `ofp_phy_port`.
+fn phy_port(p: &PortDesc) -> v10::PhyPort {
+    use v10::port::{config, state};
+    v10::PhyPort {
+        port_no: p.no,
+        hw_addr: p.hw_addr,
+        name: p.name.clone(),
+        config: if p.admin_down { config::PORT_DOWN } else { 0 },
+        state: if p.link_down { state::LINK_DOWN } else { 0 }
+            | if p.blocked { state::STP_BLOCK } else { 0 },
+        curr: 0,
+        advertised: 0,
+        supported: 0,
+        peer: 0,
+    }
+}
+
+/// `p` as a 1.3 `ofp_port`.
+fn port13(p: &PortDesc) -> v13::Port {
+    use v13::port::{port_config, port_state};
+    v13::Port {
+        port_no: p.no,
+        hw_addr: p.hw_addr,
+        name: p.name.clone(),
+        config: if p.admin_down {
+            port_config::PORT_DOWN
+        } else {
+            0
+        },
+        state: if p.link_down {
+            port_state::LINK_DOWN
+        } else {
+            0
+        } | if p.blocked { port_state::BLOCKED } else { 0 },
+        curr: 0,
+        advertised: 0,
+        supported: 0,
+        peer: 0,
+        curr_speed: p.speed_kbps.unwrap_or(0),
+        max_speed: 0,
     }
 }
 

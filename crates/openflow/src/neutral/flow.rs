@@ -149,6 +149,22 @@ pub fn encode_flow_delete(
     }
 }
 
+/// Appends a 1.3 FLOW_MOD that deletes, from every table, every flow whose
+/// cookie matches `cookie` in the bits of `mask` (1.3.5 §7.3.4.1: OFPFC_DELETE
+/// with `cookie_mask`). 1.0 cannot delete by cookie.
+pub fn encode_flow_delete_by_cookie(out: &mut Vec<u8>, xid: Xid, cookie: Cookie, mask: u64) {
+    let head = v13::FlowModHead {
+        table_id: v13::messages::table_id::ALL,
+        command: v13::FlowModCommand::Delete,
+        cookie,
+        cookie_mask: mask,
+        priority: 0,
+        out_port: PortNo::ANY,
+        ..v13::FlowModHead::default()
+    };
+    encode_flow_mod13(out, xid, &head, &MatchSpec::all(), &[]);
+}
+
 /// Appends the 1.3 table-miss flow: priority 0, match everything in table
 /// 0, output the whole packet to the controller (1.3.5 §5.4). An OpenFlow
 /// 1.3 switch sends no PACKET_IN without it.

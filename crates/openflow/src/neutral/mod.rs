@@ -7,7 +7,8 @@
 //! "install this match -> these actions" ([`FlowSpec`],
 //! [`encode_flow_add`]); "send this packet out" ([`PacketOut`],
 //! [`encode_packet_out`]); the handshake and liveness messages; and any
-//! other message decoded in its version's owned form ([`Message`]). This
+//! other message decoded in its version's owned form ([`Message`]); ports
+//! as either version describes them ([`PortDesc`]). This
 //! module gives those, dispatching on the connection's
 //! [`Version`](crate::Version) to the per-version views and encoders of
 //! [`crate::v10`] and [`crate::v13`] (it writes no wire structure of its
@@ -28,6 +29,7 @@ mod matching;
 mod message;
 mod packet_in;
 mod packet_out;
+mod port;
 
 pub use action::ActionSpec;
 pub use control::{
@@ -36,12 +38,13 @@ pub use control::{
 };
 pub use flow::{
     FLOW_CHECK_OVERLAP, FLOW_SEND_FLOW_REM, FlowSpec, encode_flow_add, encode_flow_delete,
-    encode_table_miss,
+    encode_flow_delete_by_cookie, encode_table_miss,
 };
 pub use matching::{Ipv4Prefix, L4Match, MatchFields, MatchSpec, NetMatch, VlanMatch};
 pub use message::Message;
 pub use packet_in::{PacketIn, PacketInReason};
 pub use packet_out::{PacketOut, Payload, encode_packet_out};
+pub use port::{PortDesc, encode_port_desc_request};
 
 #[cfg(test)]
 mod tests;

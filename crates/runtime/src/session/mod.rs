@@ -1,7 +1,8 @@
 //! One switch's OpenFlow session, with no I/O: the handshake (HELLO and
 //! version negotiation, FEATURES, SET_CONFIG and, on 1.3, the table-miss
-//! flow), echo keepalive and dead-switch detection, error replies, and the
-//! phase the connection is in.
+//! flow and the port description), the switch's ports kept current from
+//! PORT_STATUS, echo keepalive and dead-switch detection, error replies,
+//! and the phase the connection is in.
 //!
 //! The shape is quinn-proto's `Connection` (see `shared/STYLE.md`): bytes
 //! and time go in ([`Session::handle`] with one whole message and the
@@ -15,9 +16,14 @@
 //! and read once, here ([`Event::PacketIn`] carries the parsed fields).
 
 use baton_openflow::hello::{Hello, negotiate};
-use baton_openflow::neutral::{self, Message, PacketIn};
-use baton_openflow::{DatapathId, DecodeError, ErrorCode, ErrorKind, MsgKind, Version, Xid};
+use baton_openflow::neutral::{self, Message, PacketIn, PortDesc};
+use baton_openflow::types::PortReason;
+use baton_openflow::v13::multipart::MultipartReplyBody;
+use baton_openflow::{
+    DatapathId, DecodeError, ErrorCode, ErrorKind, MsgKind, PortNo, Version, Xid,
+};
 use baton_openflow::{v10, v13};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::time::{Duration, Instant};
 
@@ -154,6 +160,15 @@ impl fmt::Display for CloseReason {
     }
 }
 
+/// A port that became able to carry traffic, or stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PortChange {
+    /// The port is live ([`PortDesc::is_live`]): new, or back up.
+    Up(PortDesc),
+    /// The port is no longer live, or was removed.
+    Down(PortDesc),
+}
+
 /// What one message or one timeout produced.
 #[derive(Debug)]
 pub enum Event<'a> {
@@ -165,6 +180,9 @@ pub enum Event<'a> {
     SwitchUp,
     /// A checked PACKET_IN, its fields read once.
     PacketIn(PacketIn<'a>),
+    /// Ports went up or down (the 1.3 port description, PORT_STATUS).
+    /// [`Session::ports`] is already current.
+    Ports(Vec<PortChange>),
     /// Any other message after the handshake, decoded.
     Message(Message),
     /// The connection must be closed.
@@ -178,6 +196,9 @@ pub struct Session {
     phase: Phase,
     version: Version,
     features: Option<Features>,
+    ports: BTreeMap<PortNo, PortDesc>,
+    /// The xid of the 1.3 port description request, until its last reply.
+    port_desc_xid: Option<Xid>,
     next_xid: u32,
     last_heard: Instant,
     echo_sent: Option<Instant>,
@@ -195,6 +216,8 @@ impl Session {
             phase: Phase::AwaitHello,
             version: Version::V10,
             features: None,
+            ports: BTreeMap::new(),
+            port_desc_xid: None,
             next_xid: 0,
             last_heard: now,
             echo_sent: None,
@@ -219,6 +242,18 @@ impl Session {
     /// The datapath id, once the handshake finished (0 before).
     pub fn dpid(&self) -> DatapathId {
         self.features.map_or(DatapathId(0), |f| f.dpid)
+    }
+
+    /// The switch's ports, by number, as last described (1.0: from
+    /// FEATURES_REPLY; 1.3: from the port description requested after it),
+    /// kept current from PORT_STATUS.
+    pub fn ports(&self) -> impl Iterator<Item = &PortDesc> {
+        self.ports.values()
+    }
+
+    /// One port, if the switch has it.
+    pub fn port(&self, no: PortNo) -> Option<&PortDesc> {
+        self.ports.get(&no)
     }
 
     /// A fresh transaction id for a message to this switch.
@@ -271,7 +306,7 @@ impl Session {
             (MsgKind::EchoReply | MsgKind::Hello, _) => Event::Nothing,
             (MsgKind::FeaturesReply, Phase::AwaitFeatures) => self.on_features(msg, out),
             (_, Phase::Up) => match Message::decode(msg) {
-                Ok((_, m)) => Event::Message(m),
+                Ok((xid, m)) => self.on_message(xid, m),
                 Err(e) => {
                     tracing::debug!(error = %e, "malformed message");
                     self.reply_error(msg, xid, e.reply(self.version), out);
@@ -329,13 +364,20 @@ impl Session {
 
     fn on_features<'a>(&mut self, msg: &[u8], out: &mut Vec<u8>) -> Event<'a> {
         let features = match Message::decode(msg) {
-            Ok((_, Message::V10(v10::Message::FeaturesReply(f)))) => Features {
-                dpid: f.datapath_id,
-                n_buffers: f.n_buffers,
-                n_tables: f.n_tables,
-                capabilities: f.capabilities,
-                auxiliary_id: 0,
-            },
+            Ok((_, Message::V10(v10::Message::FeaturesReply(f)))) => {
+                self.ports = f
+                    .ports
+                    .iter()
+                    .map(|p| (p.port_no, PortDesc::from(p)))
+                    .collect();
+                Features {
+                    dpid: f.datapath_id,
+                    n_buffers: f.n_buffers,
+                    n_tables: f.n_tables,
+                    capabilities: f.capabilities,
+                    auxiliary_id: 0,
+                }
+            }
             Ok((_, Message::V13(v13::Message::FeaturesReply(f)))) => Features {
                 dpid: f.datapath_id,
                 n_buffers: f.n_buffers,
@@ -355,11 +397,80 @@ impl Session {
         self.phase = Phase::Up;
         let xid = self.next_xid();
         neutral::encode_set_config(out, self.version, xid, self.config.miss_send_len);
-        if self.version == Version::V13 && self.config.table_miss_13 {
+        if self.version == Version::V13 {
+            if self.config.table_miss_13 {
+                let xid = self.next_xid();
+                neutral::encode_table_miss(out, xid);
+            }
+            // 1.3 lists no ports in FEATURES_REPLY; the handshake does not
+            // wait for them (1.3.5 §7.3.5.7).
             let xid = self.next_xid();
-            neutral::encode_table_miss(out, xid);
+            neutral::encode_port_desc_request(out, self.version, xid);
+            self.port_desc_xid = Some(xid);
         }
         Event::SwitchUp
+    }
+
+    /// A decoded message after the handshake: port news are the session's
+    /// own; the rest goes to applications.
+    fn on_message<'a>(&mut self, xid: Xid, m: Message) -> Event<'a> {
+        match m {
+            Message::V10(v10::Message::PortStatus(ps)) => {
+                self.port_status(ps.reason, PortDesc::from(&ps.desc))
+            }
+            Message::V13(v13::Message::PortStatus(ps)) => {
+                self.port_status(ps.reason, PortDesc::from(&ps.desc))
+            }
+            Message::V13(v13::Message::MultipartReply(r))
+                if self.port_desc_xid == Some(xid)
+                    && matches!(r.body, MultipartReplyBody::PortDesc(_)) =>
+            {
+                if !r.more() {
+                    self.port_desc_xid = None;
+                }
+                let MultipartReplyBody::PortDesc(ports) = r.body else {
+                    return Event::Nothing;
+                };
+                let changes: Vec<PortChange> = ports
+                    .iter()
+                    .filter_map(|p| self.update_port(PortDesc::from(p)))
+                    .collect();
+                if changes.is_empty() {
+                    Event::Nothing
+                } else {
+                    Event::Ports(changes)
+                }
+            }
+            m => Event::Message(m),
+        }
+    }
+
+    fn port_status<'a>(&mut self, reason: PortReason, desc: PortDesc) -> Event<'a> {
+        let change = match reason {
+            PortReason::Delete => self
+                .ports
+                .remove(&desc.no)
+                .filter(PortDesc::is_live)
+                .map(|_| PortChange::Down(desc)),
+            _ => self.update_port(desc),
+        };
+        match change {
+            Some(c) => Event::Ports(vec![c]),
+            None => Event::Nothing,
+        }
+    }
+
+    /// Records a port's description; returns the change in liveness, if
+    /// any.
+    fn update_port(&mut self, desc: PortDesc) -> Option<PortChange> {
+        let was_live = self.ports.get(&desc.no).is_some_and(PortDesc::is_live);
+        let live = desc.is_live();
+        self.ports.insert(desc.no, desc.clone());
+        match (was_live, live) {
+            (false, true) => Some(PortChange::Up(desc)),
+            (true, false) => Some(PortChange::Down(desc)),
+            _ => None,
+        }
     }
 
     fn reply_error(&self, msg: &[u8], xid: Xid, code: ErrorCode, out: &mut Vec<u8>) {

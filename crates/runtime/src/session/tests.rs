@@ -6,7 +6,9 @@ use super::*;
 use crate::testing;
 use baton_openflow::hello::Hello;
 use baton_openflow::neutral::PacketInReason;
-use baton_openflow::{BufferId, PortNo, frame};
+use baton_openflow::types::PortReason;
+use baton_openflow::v13::multipart::{MultipartReply, MultipartReplyBody, MultipartRequestBody};
+use baton_openflow::{BufferId, MacAddr, PortNo, frame};
 
 const CONFIG: SessionConfig = SessionConfig {
     echo_interval: Duration::from_secs(5),
@@ -104,10 +106,16 @@ fn handshake_v13_installs_the_table_miss_flow() {
     let (s, _, written) = up(Version::V13, true);
     assert_eq!(s.version(), Version::V13);
     assert_eq!(s.features().unwrap().n_tables, 254);
-    assert_eq!(written.len(), 4);
+    // HELLO, FEATURES_REQUEST, SET_CONFIG, the table-miss flow, and the
+    // port description request.
+    assert_eq!(written.len(), 5);
     assert!(matches!(
         written[2].1,
         Message::V13(v13::Message::SetConfig(_))
+    ));
+    assert!(matches!(
+        &written[4].1,
+        Message::V13(v13::Message::MultipartRequest(r)) if r.body == MultipartRequestBody::PortDesc
     ));
     match &written[3].1 {
         Message::V13(v13::Message::FlowMod(fm)) => {
@@ -127,7 +135,11 @@ fn handshake_v13_installs_the_table_miss_flow() {
     s.handle(&hello(Version::V13, true), t0, &mut out);
     let xid = drain(&mut out).last().unwrap().0;
     s.handle(&features_reply(Version::V13, xid, 1), t0, &mut out);
-    assert_eq!(drain(&mut out).len(), 1, "SET_CONFIG only");
+    assert_eq!(
+        drain(&mut out).len(),
+        2,
+        "SET_CONFIG and the port description request"
+    );
 }
 
 #[test]
@@ -352,4 +364,134 @@ fn out_of_phase_messages_are_ignored_until_the_handshake_finishes() {
         s.handle(&bad, t0, &mut out),
         Event::Close(CloseReason::BadFeatures(_))
     ));
+}
+
+fn phy_port(no: u16, link_down: bool) -> v10::PhyPort {
+    v10::PhyPort {
+        port_no: PortNo(u32::from(no)),
+        hw_addr: MacAddr([2, 0, 0, 0, 0, no as u8]),
+        name: format!("s1-eth{no}"),
+        config: 0,
+        state: if link_down {
+            v10::port::state::LINK_DOWN
+        } else {
+            0
+        },
+        curr: 0,
+        advertised: 0,
+        supported: 0,
+        peer: 0,
+    }
+}
+
+fn port13(no: u32, link_down: bool) -> v13::Port {
+    v13::Port {
+        port_no: PortNo(no),
+        hw_addr: MacAddr([2, 0, 0, 0, 0, no as u8]),
+        name: format!("s1-eth{no}"),
+        config: 0,
+        state: if link_down {
+            v13::port::port_state::LINK_DOWN
+        } else {
+            0
+        },
+        curr: 0,
+        advertised: 0,
+        supported: 0,
+        peer: 0,
+        curr_speed: 1_000_000,
+        max_speed: 0,
+    }
+}
+
+/// Handles `msg` and returns the port numbers it brought up and down.
+fn port_changes(s: &mut Session, msg: &[u8]) -> (Vec<u32>, Vec<u32>) {
+    let mut out = Vec::new();
+    let mut up = Vec::new();
+    let mut down = Vec::new();
+    match s.handle(msg, Instant::now(), &mut out) {
+        Event::Ports(changes) => {
+            for c in changes {
+                match c {
+                    PortChange::Up(p) => up.push(p.no.0),
+                    PortChange::Down(p) => down.push(p.no.0),
+                }
+            }
+        }
+        Event::Nothing => {}
+        other => panic!("expected port changes, got {other:?}"),
+    }
+    assert!(out.is_empty(), "port news need no reply");
+    (up, down)
+}
+
+#[test]
+fn ports_v10_come_with_features_and_follow_port_status() {
+    let t0 = Instant::now();
+    let mut out = Vec::new();
+    let mut s = Session::new(CONFIG, t0, &mut out);
+    s.handle(&hello(Version::V10, false), t0, &mut out);
+    let xid = drain(&mut out)[1].0;
+    let mut reply = Vec::new();
+    v10::Message::FeaturesReply(v10::SwitchFeatures {
+        datapath_id: DatapathId(1),
+        n_buffers: 0,
+        n_tables: 1,
+        capabilities: 0,
+        actions: 0,
+        ports: vec![phy_port(1, false), phy_port(2, true)],
+    })
+    .encode(xid, &mut reply);
+    assert!(matches!(s.handle(&reply, t0, &mut out), Event::SwitchUp));
+    let names: Vec<_> = s.ports().map(|p| (p.no.0, p.is_live())).collect();
+    assert_eq!(names, vec![(1, true), (2, false)]);
+    let status = |reason, p: v10::PhyPort| {
+        let mut b = Vec::new();
+        v10::Message::PortStatus(v10::PortStatus { reason, desc: p }).encode(Xid(0), &mut b);
+        b
+    };
+    // Port 2's link comes up, port 1's goes down, port 3 is added, a
+    // change that keeps port 3 live says nothing, port 3 is removed.
+    let m = status(PortReason::Modify, phy_port(2, false));
+    assert_eq!(port_changes(&mut s, &m), (vec![2], vec![]));
+    let m = status(PortReason::Modify, phy_port(1, true));
+    assert_eq!(port_changes(&mut s, &m), (vec![], vec![1]));
+    let m = status(PortReason::Add, phy_port(3, false));
+    assert_eq!(port_changes(&mut s, &m), (vec![3], vec![]));
+    let mut renamed = phy_port(3, false);
+    renamed.name = "other".into();
+    let m = status(PortReason::Modify, renamed);
+    assert_eq!(port_changes(&mut s, &m), (vec![], vec![]));
+    assert_eq!(s.port(PortNo(3)).unwrap().name, "other");
+    let m = status(PortReason::Delete, phy_port(3, false));
+    assert_eq!(port_changes(&mut s, &m), (vec![], vec![3]));
+    assert!(s.port(PortNo(3)).is_none());
+}
+
+#[test]
+fn ports_v13_come_from_the_port_description_in_parts() {
+    let (mut s, _, written) = up(Version::V13, true);
+    let req_xid = written[4].0;
+    assert_eq!(s.ports().count(), 0, "1.3 FEATURES_REPLY lists no ports");
+    let reply = |xid: Xid, more: bool, ports: Vec<v13::Port>| {
+        let mut b = Vec::new();
+        v13::Message::MultipartReply(MultipartReply {
+            flags: u16::from(more),
+            body: MultipartReplyBody::PortDesc(ports),
+        })
+        .encode(xid, &mut b);
+        b
+    };
+    let m = reply(req_xid, true, vec![port13(1, false)]);
+    assert_eq!(port_changes(&mut s, &m), (vec![1], vec![]));
+    let m = reply(req_xid, false, vec![port13(2, true), port13(3, false)]);
+    assert_eq!(port_changes(&mut s, &m), (vec![3], vec![]));
+    assert_eq!(s.ports().count(), 3);
+    assert_eq!(s.port(PortNo(1)).unwrap().speed_kbps, Some(1_000_000));
+    // A port description nobody asked for is an application's business.
+    let m = reply(Xid(999), false, vec![port13(4, false)]);
+    let mut out = Vec::new();
+    let ev = s.handle(&m, Instant::now(), &mut out);
+    assert!(matches!(ev, Event::Message(_)), "{ev:?}");
+    assert!(s.port(PortNo(4)).is_none());
 }

@@ -111,7 +111,8 @@ impl TestSwitch {
         panic!("expected message did not arrive");
     }
 
-    /// Next message that is not an ECHO_REQUEST, decoded.
+    /// Next message that is not an ECHO_REQUEST or a 1.3 port description
+    /// request (both answered, as a switch would), decoded.
     pub fn recv(&mut self) -> Option<Msg> {
         loop {
             let m = self.recv_raw()?;
@@ -119,7 +120,21 @@ impl TestSwitch {
                 self.answer_echo(&m);
                 continue;
             }
-            return Some(self.decode(&m));
+            let msg = self.decode(&m);
+            if let Msg::V13(v13::Message::MultipartRequest(r)) = &msg {
+                if r.body == v13::multipart::MultipartRequestBody::PortDesc {
+                    let xid = Xid(u32::from_be_bytes([m[4], m[5], m[6], m[7]]));
+                    let mut out = Vec::new();
+                    v13::Message::MultipartReply(v13::MultipartReply {
+                        flags: 0,
+                        body: v13::multipart::MultipartReplyBody::PortDesc(Vec::new()),
+                    })
+                    .encode(xid, &mut out);
+                    self.send(&out);
+                    continue;
+                }
+            }
+            return Some(msg);
         }
     }
 

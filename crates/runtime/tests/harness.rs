@@ -1,0 +1,284 @@
+//! The application API through the test harness (no sockets): events in
+//! order, port events in both versions, per-switch state, timers and
+//! keepalive in simulated time, and hostile input.
+
+use baton_openflow::neutral::{ActionSpec, Message, PacketOut, PortDesc};
+use baton_openflow::types::PortReason;
+use baton_openflow::{PortNo, Version, Xid, v10, v13};
+use baton_runtime::session::CloseReason;
+use baton_runtime::testing::{Harness, port};
+use baton_runtime::{AnyApp, App, PacketInBatch, SwitchCtx, SwitchInfo, Verdict};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Records what it hears, in order, and floods packet-ins.
+#[derive(Default)]
+struct Recorder {
+    log: Mutex<Vec<String>>,
+}
+
+impl Recorder {
+    fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.log.lock().unwrap())
+    }
+    fn note(&self, s: String) {
+        self.log.lock().unwrap().push(s);
+    }
+}
+
+impl App for Recorder {
+    /// Packet-ins seen from this switch.
+    type Switch = u32;
+
+    fn name(&self) -> &str {
+        "recorder"
+    }
+
+    fn switch_up(&self, sw: &mut SwitchCtx<'_>) -> u32 {
+        self.note(format!("up {} {}", sw.dpid().0, sw.version()));
+        0
+    }
+
+    fn switch_down(&self, sw: &SwitchInfo, seen: u32) {
+        self.note(format!("down {} after {seen}", sw.dpid.0));
+    }
+
+    fn port_up(&self, sw: &mut SwitchCtx<'_>, _: &mut u32, port: &PortDesc) {
+        self.note(format!("port up {} {}", sw.dpid().0, port.no.0));
+    }
+
+    fn port_down(&self, sw: &mut SwitchCtx<'_>, _: &mut u32, port: &PortDesc) {
+        self.note(format!("port down {} {}", sw.dpid().0, port.no.0));
+    }
+
+    fn packet_in(&self, batch: &mut PacketInBatch<'_, u32>) {
+        batch.for_each(|sw, seen, pi| {
+            *seen += 1;
+            self.note(format!("packet-in {} port {}", sw.dpid().0, pi.in_port().0));
+            sw.packet_out(&PacketOut {
+                payload: pi.payload(),
+                in_port: pi.in_port(),
+                actions: &[ActionSpec::output(PortNo::FLOOD)],
+            });
+        });
+    }
+
+    fn message(&self, sw: &mut SwitchCtx<'_>, _: &mut u32, msg: &Message) -> Verdict {
+        let what = match msg {
+            Message::V10(v10::Message::BarrierReply) | Message::V13(v13::Message::BarrierReply) => {
+                "barrier reply".to_string()
+            }
+            other => format!("{other:?}"),
+        };
+        self.note(format!("message {} {what}", sw.dpid().0));
+        Verdict::Stop
+    }
+}
+
+#[test]
+fn ports_come_up_with_the_switch_and_follow_port_status_in_both_versions() {
+    for version in [Version::V10, Version::V13] {
+        let rec = Arc::new(Recorder::default());
+        let mut h = Harness::new(vec![AnyApp::from(rec.clone())]);
+        let down = PortDesc {
+            link_down: true,
+            ..port(2)
+        };
+        let sw = h.connect_with_ports(7, version, &[port(1), down.clone(), port(3)]);
+        assert_eq!(
+            rec.take(),
+            vec![
+                format!("up 7 {version}"),
+                "port up 7 1".to_string(),
+                "port up 7 3".to_string()
+            ],
+            "{version}"
+        );
+        h.port_status(sw, PortReason::Modify, &port(2));
+        h.port_status(
+            sw,
+            PortReason::Modify,
+            &PortDesc {
+                admin_down: true,
+                ..port(1)
+            },
+        );
+        h.port_status(sw, PortReason::Delete, &port(3));
+        h.port_status(sw, PortReason::Add, &port(4));
+        assert_eq!(
+            rec.take(),
+            [
+                "port up 7 2",
+                "port down 7 1",
+                "port down 7 3",
+                "port up 7 4"
+            ],
+            "{version}"
+        );
+        assert!(
+            h.sent(sw).is_empty(),
+            "{version}: nothing to say to the switch"
+        );
+    }
+}
+
+#[test]
+fn events_reach_applications_in_arrival_order_with_their_state() {
+    let rec = Arc::new(Recorder::default());
+    let mut h = Harness::new(vec![AnyApp::from(rec.clone())]);
+    let sw = h.connect(1, Version::V10);
+    rec.take();
+    h.packet_in(sw, 1, &[0xff; 60]);
+    let mut barrier = Vec::new();
+    v10::Message::BarrierReply.encode(Xid(9), &mut barrier);
+    let mut pi = Vec::new();
+    baton_runtime::testing::encode_packet_in(
+        &mut pi,
+        Version::V10,
+        baton_openflow::BufferId::NONE,
+        PortNo(2),
+        &[0xff; 60],
+    );
+    // A packet-in, a barrier reply and another packet-in in one read.
+    let mut bytes = pi.clone();
+    bytes.extend_from_slice(&barrier);
+    bytes.extend_from_slice(&pi);
+    h.receive_bytes(sw, &bytes);
+    h.disconnect(sw);
+    assert_eq!(
+        rec.take(),
+        [
+            "packet-in 1 port 1",
+            "packet-in 1 port 2",
+            "message 1 barrier reply",
+            "packet-in 1 port 2",
+            "down 1 after 3"
+        ]
+    );
+}
+
+/// Sends an ECHO_REQUEST to every switch from a timer.
+struct Pinger;
+
+impl App for Pinger {
+    type Switch = ();
+    fn name(&self) -> &str {
+        "pinger"
+    }
+    fn switch_up(&self, _sw: &mut SwitchCtx<'_>) {}
+    fn start(&self, net: &baton_runtime::Network) {
+        net.every("ping", Duration::from_secs(1), |net| {
+            for s in net.switches() {
+                let mut out = Vec::new();
+                baton_openflow::neutral::encode_echo_request(&mut out, s.version, Xid(42), b"hi");
+                net.send(s.id, &out).unwrap();
+            }
+        });
+    }
+}
+
+#[test]
+fn timers_and_keepalive_run_in_simulated_time() {
+    let mut h = Harness::new(vec![AnyApp::new(Pinger)]);
+    let sw = h.connect(1, Version::V13);
+    h.advance(Duration::from_millis(2500));
+    let echoes = h
+        .sent(sw)
+        .into_iter()
+        .filter(|m| matches!(m, Message::V13(v13::Message::EchoRequest(p)) if p == b"hi"))
+        .count();
+    assert_eq!(echoes, 2, "the timer fired at 1 s and 2 s");
+    // The session sends its own ECHO_REQUEST after 5 s of silence and
+    // gives up after 15 s.
+    h.advance(Duration::from_secs(3));
+    assert!(
+        h.sent(sw)
+            .iter()
+            .any(|m| matches!(m, Message::V13(v13::Message::EchoRequest(p)) if p == b"baton"))
+    );
+    assert!(h.is_connected(sw));
+    h.advance(Duration::from_secs(10));
+    assert!(!h.is_connected(sw));
+    assert!(matches!(
+        h.close_reason(sw),
+        Some(CloseReason::Silent { .. })
+    ));
+}
+
+#[test]
+fn hostile_input_gets_errors_or_a_close_and_never_harms_other_switches() {
+    let rec = Arc::new(Recorder::default());
+    let mut h = Harness::new(vec![AnyApp::from(rec.clone())]);
+    let bad = h.connect(1, Version::V10);
+    let good = h.connect(2, Version::V13);
+    rec.take();
+    // Unknown type: BAD_REQUEST / BAD_TYPE.
+    h.receive_bytes(bad, &[1, 99, 0, 8, 0, 0, 0, 5]);
+    match &h.sent(bad)[..] {
+        [Message::V10(v10::Message::Error(e))] => assert_eq!((e.error_type, e.code), (1, 1)),
+        other => panic!("{other:?}"),
+    }
+    // Half a message waits for the rest.
+    h.receive_bytes(bad, &[1, 2, 0, 12]);
+    assert!(h.sent(bad).is_empty() && h.is_connected(bad));
+    h.receive_bytes(bad, &[0, 0, 0, 1, b'a', b'b', b'c', b'd']);
+    assert_eq!(
+        h.sent(bad),
+        [Message::V10(v10::Message::EchoReply(b"abcd".to_vec()))]
+    );
+    // A length below the header size cannot be framed: closed.
+    h.receive_bytes(bad, &[1, 2, 0, 4]);
+    assert!(!h.is_connected(bad));
+    assert!(matches!(
+        h.close_reason(bad),
+        Some(CloseReason::Unframeable(_))
+    ));
+    // The other switch is served.
+    h.packet_in(good, 3, &[0xff; 60]);
+    assert_eq!(h.sent(good).len(), 1);
+    assert_eq!(rec.take(), ["down 1 after 0", "packet-in 2 port 3"]);
+}
+
+/// Installs one flow per switch at switch-up and deletes its own flows on
+/// request.
+struct Installer;
+
+impl App for Installer {
+    type Switch = ();
+    fn name(&self) -> &str {
+        "installer"
+    }
+    fn switch_up(&self, sw: &mut SwitchCtx<'_>) {
+        let drop_all = baton_openflow::neutral::FlowSpec {
+            cookie: baton_openflow::Cookie(0x1234),
+            ..baton_openflow::neutral::FlowSpec::new(baton_openflow::neutral::MatchSpec::all(), &[])
+        };
+        sw.add_flow(&drop_all);
+    }
+    fn message(&self, sw: &mut SwitchCtx<'_>, _: &mut (), msg: &Message) -> Verdict {
+        if matches!(msg, Message::V13(v13::Message::BarrierReply)) {
+            assert!(sw.delete_own_flows());
+        }
+        Verdict::Continue
+    }
+}
+
+#[test]
+fn an_application_s_flows_carry_its_cookie_tag_and_can_be_deleted_by_it() {
+    let app = AnyApp::new(Installer);
+    let tag = u64::from(app.cookie_tag()) << 48;
+    let mut h = Harness::new(vec![app]);
+    let sw = h.connect(1, Version::V13);
+    match &h.sent(sw)[..] {
+        [Message::V13(v13::Message::FlowMod(f))] => assert_eq!(f.cookie.0, tag | 0x1234),
+        other => panic!("{other:?}"),
+    }
+    h.receive(sw, v13::Message::BarrierReply);
+    match &h.sent(sw)[..] {
+        [Message::V13(v13::Message::FlowMod(f))] => {
+            assert_eq!(f.command, v13::FlowModCommand::Delete);
+            assert_eq!((f.cookie.0, f.cookie_mask), (tag, 0xffff << 48));
+        }
+        other => panic!("{other:?}"),
+    }
+}
