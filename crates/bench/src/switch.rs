@@ -24,7 +24,8 @@
 use crate::frames::{PORTS, host_mac};
 use baton_openflow::header::{HEADER_LEN, Header, MsgType10, MsgType13};
 use baton_openflow::hello::{self, Hello, HelloElement};
-use baton_openflow::types::{BufferId, DatapathId, MacAddr, PortNo, Version, Xid};
+use baton_openflow::types::{BufferId, DatapathId, MacAddr, PortNo, Xid};
+use baton_openflow::version::Version;
 use baton_openflow::{v10, v13};
 
 /// Which message answered a request.
@@ -140,7 +141,7 @@ impl SwitchProto {
                 v10::PacketInReason::NoMatch,
                 frame,
             ),
-            Version::V13 => v13::view::encode_packet_in(
+            Version::V13 => v13::encode_packet_in(
                 out,
                 xid,
                 buffer_id,
@@ -189,7 +190,7 @@ impl SwitchProto {
     fn handle10(&mut self, h: &Header, msg: &[u8], out: &mut Vec<u8>) -> Incoming {
         use v10::Message as M;
         match MsgType10::from(h.msg_type) {
-            MsgType10::FlowMod => match v10::FlowModView::parse(msg) {
+            MsgType10::FlowMod => match v10::FlowModView::new_checked(msg) {
                 Ok(v) => flow_mod(
                     matches!(
                         v.command(),
@@ -199,11 +200,11 @@ impl SwitchProto {
                 ),
                 Err(_) => malformed(ResponseKind::FlowMod),
             },
-            MsgType10::PacketOut => match v10::PacketOutView::parse(msg) {
+            MsgType10::PacketOut => match v10::PacketOutView::new_checked(msg) {
                 Ok(v) => packet_out(v.buffer_id(), v.data()),
                 Err(_) => malformed(ResponseKind::PacketOut),
             },
-            MsgType10::EchoRequest => match v10::EchoView::parse(msg) {
+            MsgType10::EchoRequest => match v10::EchoView::new_checked(msg) {
                 Ok(v) => {
                     v10::encode_echo_reply(out, v.xid(), v.payload());
                     Incoming::Handled
@@ -256,7 +257,7 @@ impl SwitchProto {
         use v13::Message as M;
         use v13::multipart::{MultipartReply, MultipartReplyBody, MultipartRequestBody};
         match MsgType13::from(h.msg_type) {
-            MsgType13::FlowMod => match v13::FlowModView::parse(msg) {
+            MsgType13::FlowMod => match v13::FlowModView::new_checked(msg) {
                 Ok(v) => flow_mod(
                     matches!(
                         v.command(),
@@ -266,19 +267,19 @@ impl SwitchProto {
                 ),
                 Err(_) => malformed(ResponseKind::FlowMod),
             },
-            MsgType13::PacketOut => match v13::PacketOutView::parse(msg) {
+            MsgType13::PacketOut => match v13::PacketOutView::new_checked(msg) {
                 Ok(v) => packet_out(v.buffer_id(), v.data()),
                 Err(_) => malformed(ResponseKind::PacketOut),
             },
-            MsgType13::EchoRequest => match v13::EchoView::parse(msg) {
+            MsgType13::EchoRequest => match v13::EchoView::new_checked(msg) {
                 Ok(v) => {
-                    v13::view::encode_echo_reply(out, v.xid(), v.data());
+                    v13::encode_echo_reply(out, v.xid(), v.payload());
                     Incoming::Handled
                 }
                 Err(e) => Incoming::Fatal(format!("bad ECHO_REQUEST: {e}")),
             },
             MsgType13::BarrierRequest => {
-                v13::view::encode_barrier_reply(out, h.xid);
+                v13::encode_barrier_reply(out, h.xid);
                 Incoming::Handled
             }
             _ => match v13::decode(msg) {
@@ -595,7 +596,7 @@ mod tests {
             flags: 0,
         };
         b.clear();
-        v13::view::encode_flow_mod_apply(&mut b, Xid(1), &head, &[], &[]);
+        v13::encode_flow_mod_apply(&mut b, Xid(1), &head, &[], &[]);
         assert_eq!(
             sw.handle(&b, &mut out),
             Incoming::Response {
@@ -619,13 +620,13 @@ mod tests {
             sw.encode_packet_in(&mut out, BufferId(42), PortNo(3), frame.bytes());
             match v {
                 Version::V10 => {
-                    let p = v10::PacketInView::parse(one(&out)).unwrap();
+                    let p = v10::PacketInView::new_checked(one(&out)).unwrap();
                     assert_eq!(p.buffer_id(), BufferId(42));
                     assert_eq!(p.in_port(), PortNo(3));
                     assert_eq!(p.data(), frame.bytes());
                 }
                 Version::V13 => {
-                    let p = v13::PacketInView::parse(one(&out)).unwrap();
+                    let p = v13::PacketInView::new_checked(one(&out)).unwrap();
                     assert_eq!(p.buffer_id(), BufferId(42));
                     assert_eq!(p.in_port(), Some(PortNo(3)));
                     assert_eq!(p.data(), frame.bytes());

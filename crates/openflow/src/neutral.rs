@@ -25,8 +25,9 @@ pub use matching::{Ipv4Prefix, L4Match, MatchFields, MatchSpec, NetMatch, VlanMa
 use crate::error::{DecodeError, ErrorCode, ErrorKind};
 use crate::hello::Hello;
 use crate::packet::FlowKey;
-use crate::types::{BufferId, Cookie, MacAddr, PortNo, Version, Xid};
+use crate::types::{BufferId, Cookie, MacAddr, PortNo, Xid};
 use crate::v13::oxm::{OFPVID_PRESENT, Oxm};
+use crate::version::Version;
 use crate::{v10, v13};
 use std::net::Ipv4Addr;
 
@@ -71,9 +72,9 @@ impl From<v13::PacketInReason> for PacketInReason {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PacketIn<'a> {
     /// An OpenFlow 1.0 packet-in.
-    V10(v10::PacketInView<'a>),
+    V10(v10::PacketInView<&'a [u8]>),
     /// An OpenFlow 1.3 packet-in.
-    V13(v13::PacketInView<'a>),
+    V13(v13::PacketInView<&'a [u8]>),
 }
 
 impl<'a> PacketIn<'a> {
@@ -84,8 +85,8 @@ impl<'a> PacketIn<'a> {
         const V10: u8 = Version::V10.wire();
         const V13: u8 = Version::V13.wire();
         match msg.first() {
-            Some(&V10) => v10::PacketInView::parse(msg).map(PacketIn::V10),
-            Some(&V13) => v13::PacketInView::parse(msg).map(PacketIn::V13),
+            Some(&V10) => v10::PacketInView::new_checked(msg).map(PacketIn::V10),
+            Some(&V13) => v13::PacketInView::new_checked(msg).map(PacketIn::V13),
             _ => Err(Self::bad_version(msg)),
         }
     }
@@ -396,7 +397,7 @@ fn encode_flow_mod13(
     actions: &[ActionSpec],
 ) {
     use v13::instruction::{InstructionType, emit_actions_instruction_with};
-    let at = v13::view::start_flow_mod(out, xid, head);
+    let at = v13::start_flow_mod(out, xid, head);
     match_.emit_oxm_match(out);
     if !actions.is_empty() {
         emit_actions_instruction_with(out, InstructionType::ApplyActions, |out| {
@@ -487,7 +488,7 @@ pub fn encode_packet_out(
             },
             data,
         ),
-        Version::V13 => v13::view::encode_packet_out_with(
+        Version::V13 => v13::encode_packet_out_with(
             out,
             xid,
             buffer_id,
@@ -503,7 +504,7 @@ pub fn encode_packet_out(
 pub fn encode_echo_reply(out: &mut Vec<u8>, version: Version, xid: Xid, payload: &[u8]) {
     match version {
         Version::V10 => v10::encode_echo_reply(out, xid, payload),
-        Version::V13 => v13::view::encode_echo_reply(out, xid, payload),
+        Version::V13 => v13::encode_echo_reply(out, xid, payload),
     }
 }
 
@@ -511,7 +512,7 @@ pub fn encode_echo_reply(out: &mut Vec<u8>, version: Version, xid: Xid, payload:
 pub fn encode_echo_request(out: &mut Vec<u8>, version: Version, xid: Xid, payload: &[u8]) {
     match version {
         Version::V10 => v10::encode_echo_request(out, xid, payload),
-        Version::V13 => v13::view::encode_echo_request(out, xid, payload),
+        Version::V13 => v13::encode_echo_request(out, xid, payload),
     }
 }
 
@@ -543,7 +544,7 @@ pub fn encode_error(out: &mut Vec<u8>, version: Version, xid: Xid, code: ErrorCo
 pub fn encode_barrier_request(out: &mut Vec<u8>, version: Version, xid: Xid) {
     match version {
         Version::V10 => v10::encode_barrier_request(out, xid),
-        Version::V13 => v13::view::encode_barrier_request(out, xid),
+        Version::V13 => v13::encode_barrier_request(out, xid),
     }
 }
 

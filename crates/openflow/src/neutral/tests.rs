@@ -36,7 +36,7 @@ fn packet_in10(frame: &[u8]) -> Vec<u8> {
 
 fn packet_in13(frame: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
-    v13::view::encode_packet_in(
+    v13::encode_packet_in(
         &mut out,
         Xid(12),
         BufferId::NONE,
@@ -135,7 +135,7 @@ fn flow_add_exact_v10() {
     assert_eq!(
         m,
         v10::Message::FlowMod(v10::FlowMod {
-            match_: key.to_match10(),
+            match_: Match10::exact(&key),
             cookie: Cookie(9),
             command: v10::FlowModCommand::Add,
             idle_timeout: 5,
@@ -170,7 +170,7 @@ fn flow_add_exact_v13() {
     };
     let want = v13::FlowMod::from_parts(
         head,
-        key.to_match13(),
+        Match13::exact(&key),
         vec![Instruction::ApplyActions(vec![v13::Action::Output {
             port: PortNo::FLOOD,
             max_len: 0xffff,

@@ -584,7 +584,7 @@ mod tests {
         assert_eq!(e.kind(), &ErrorKind::BadTablePropLength(8));
         assert_eq!(e.offset(), 4);
         // OFPET_TABLE_FEATURES_FAILED / OFPTFFC_BAD_LEN.
-        let code = e.reply(crate::types::Version::V13);
+        let code = e.reply(crate::version::Version::V13);
         assert_eq!((code.error_type, code.code), (13, 3));
     }
 

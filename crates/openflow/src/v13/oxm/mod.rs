@@ -10,8 +10,10 @@
 //! before reading a byte of the value. Prerequisites (§7.2.3.6) are the
 //! switch's business and are not checked here.
 
+mod exact;
 mod value;
 
+pub use exact::{emit_exact_match, for_each_exact_oxm};
 pub use value::Oxm;
 
 use crate::error::{DecodeError, ErrorKind};
@@ -442,7 +444,6 @@ impl<'a> Iterator for OxmIter<'a> {
 pub struct MatchRef<'a> {
     oxms: &'a [u8],
     base: usize,
-    in_port: Option<PortNo>,
 }
 
 impl<'a> MatchRef<'a> {
@@ -473,16 +474,19 @@ impl<'a> MatchRef<'a> {
             })?;
         let base = r.offset();
         let oxms = r.bytes(body_len, "ofp_match.oxm_fields")?;
-        let mut in_port = None;
         for tlv in OxmIter::new(oxms, base) {
-            in_port = in_port.or(tlv?.in_port());
+            tlv?;
         }
         r.skip(pad8(length as usize), "ofp_match padding")?;
-        Ok(MatchRef {
-            oxms,
-            base,
-            in_port,
-        })
+        Ok(MatchRef { oxms, base })
+    }
+
+    /// The match whose OXMs are `oxms`, at byte `base` of the message,
+    /// without checking them: for views whose `new_checked` ran
+    /// [`MatchRef::parse`] over the same bytes.
+    #[inline]
+    pub(crate) const fn new_unchecked(oxms: &'a [u8], base: usize) -> MatchRef<'a> {
+        MatchRef { oxms, base }
     }
 
     /// The TLVs. Never yields an error once [`MatchRef::parse`] succeeded.
@@ -497,11 +501,23 @@ impl<'a> MatchRef<'a> {
         self.oxms
     }
 
-    /// The `IN_PORT` value, if the match has one (found while checking, so
-    /// this is free).
+    /// The `IN_PORT` value, if the match has one. Switches write it first
+    /// (Open vSwitch does), where it is read without a scan.
     #[inline]
     pub fn in_port(&self) -> Option<PortNo> {
-        self.in_port
+        // OXM_OF_IN_PORT: class OPENFLOW_BASIC, field 0, no mask, 4 bytes.
+        const IN_PORT: [u8; 4] = 0x8000_0004u32.to_be_bytes();
+        match *self.oxms {
+            [h0, h1, h2, h3, p0, p1, p2, p3, ..] if [h0, h1, h2, h3] == IN_PORT => {
+                Some(PortNo(u32::from_be_bytes([p0, p1, p2, p3])))
+            }
+            _ => self.in_port_slow(),
+        }
+    }
+
+    #[cold]
+    fn in_port_slow(&self) -> Option<PortNo> {
+        self.iter().find_map(|t| t.ok()?.in_port())
     }
 
     /// The owned form.
