@@ -25,6 +25,7 @@
 //! per-switch rates comes from `--rates` (uniform when absent); each phase
 //! scales it to its aggregate.
 
+use baton_openflow::Version;
 use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
@@ -416,6 +417,26 @@ impl Schedule {
     /// The number of counted segments (phases).
     pub fn phases(&self) -> usize {
         self.segments.len().saturating_sub(1)
+    }
+}
+
+/// The OpenFlow version the emulated switches speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OfVersion {
+    /// OpenFlow 1.0 (cbench).
+    #[value(name = "10")]
+    V10,
+    /// OpenFlow 1.3.
+    #[value(name = "13")]
+    V13,
+}
+
+impl From<OfVersion> for Version {
+    fn from(v: OfVersion) -> Version {
+        match v {
+            OfVersion::V10 => Version::V10,
+            OfVersion::V13 => Version::V13,
+        }
     }
 }
 

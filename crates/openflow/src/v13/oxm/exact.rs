@@ -3,7 +3,9 @@
 //! every field follows its prerequisites (1.3.5 §7.2.3.6), so the flow
 //! matches exactly the packets whose key is this one.
 
-use super::{Match13, OFPVID_NONE, OFPVID_PRESENT, Oxm, emit_match_with};
+use super::field::{OFPVID_NONE, OFPVID_PRESENT};
+use super::ofmatch::{Match13, emit_match_with};
+use super::value::Oxm;
 use crate::packet::consts::*;
 use crate::packet::{FlowKey, Network, Transport};
 
