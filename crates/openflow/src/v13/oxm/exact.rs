@@ -3,14 +3,16 @@
 //! every field follows its prerequisites (1.3.5 §7.2.3.6), so the flow
 //! matches exactly the packets whose key is this one.
 
-use super::field::{OFPVID_NONE, OFPVID_PRESENT};
-use super::ofmatch::{Match13, emit_match_with};
+use super::field::{OFPVID_NONE, OFPVID_PRESENT, OFPXMC_OPENFLOW_BASIC, OxmField, OxmHeader};
+use super::ofmatch::{MATCH_BUF, Match13, emit_match_with};
 use super::value::Oxm;
 use crate::packet::consts::*;
 use crate::packet::{FlowKey, Network, Transport};
+use crate::wire::{Fixed, Put};
 
-/// Calls `f` with each OXM TLV of the exact match of a frame's `key`, in an order where every field follows its prerequisites
-/// (1.3.5 §7.2.3.6), without allocating.
+/// Calls `f` with each OXM TLV of the exact match of a frame's `key`, in an
+/// order where every field follows its prerequisites (1.3.5 §7.2.3.6),
+/// without allocating.
 ///
 /// `IN_PORT`, `ETH_DST`, `ETH_SRC`, `ETH_TYPE` and `VLAN_VID` (with
 /// `OFPVID_PRESENT`, or `OFPVID_NONE` when untagged) always; `VLAN_PCP`
@@ -20,91 +22,16 @@ use crate::packet::{FlowKey, Network, Transport};
 /// transport; `IPV6_ND_TARGET` and `IPV6_ND_SLL` (solicitations) /
 /// `IPV6_ND_TLL` (advertisements) for neighbour discovery. Fields the
 /// frame lacks are left out.
-pub fn for_each_exact_oxm(key: &FlowKey, mut f: impl FnMut(Oxm)) {
-    f(Oxm::InPort(key.in_port));
-    f(Oxm::EthDst {
-        value: key.eth_dst,
-        mask: None,
-    });
-    f(Oxm::EthSrc {
-        value: key.eth_src,
-        mask: None,
-    });
-    f(Oxm::EthType(key.eth_type));
-    match key.vlan {
-        Some(tag) => {
-            f(Oxm::VlanVid {
-                value: OFPVID_PRESENT | (tag.vid & 0x0fff),
-                mask: None,
-            });
-            f(Oxm::VlanPcp(tag.pcp));
-        }
-        None => f(Oxm::VlanVid {
-            value: OFPVID_NONE,
-            mask: None,
-        }),
-    }
-    match &key.network {
-        Network::Other => {}
-        Network::Arp(arp) => {
-            f(Oxm::ArpOp(arp.op));
-            f(Oxm::ArpSpa {
-                value: arp.spa,
-                mask: None,
-            });
-            f(Oxm::ArpTpa {
-                value: arp.tpa,
-                mask: None,
-            });
-            f(Oxm::ArpSha {
-                value: arp.sha,
-                mask: None,
-            });
-            f(Oxm::ArpTha {
-                value: arp.tha,
-                mask: None,
-            });
-        }
-        Network::Ipv4(ip) => {
-            f(Oxm::IpDscp(ip.dscp));
-            f(Oxm::IpEcn(ip.ecn));
-            f(Oxm::IpProto(ip.proto));
-            f(Oxm::Ipv4Src {
-                value: ip.src,
-                mask: None,
-            });
-            f(Oxm::Ipv4Dst {
-                value: ip.dst,
-                mask: None,
-            });
-            transport_oxms(ip.transport, &mut f);
-        }
-        Network::Ipv6(ip) => {
-            f(Oxm::IpDscp(ip.dscp));
-            f(Oxm::IpEcn(ip.ecn));
-            f(Oxm::IpProto(ip.next_header));
-            f(Oxm::Ipv6Src {
-                value: ip.src,
-                mask: None,
-            });
-            f(Oxm::Ipv6Dst {
-                value: ip.dst,
-                mask: None,
-            });
-            f(Oxm::Ipv6Flabel {
-                value: ip.flow_label,
-                mask: None,
-            });
-            transport_oxms(ip.transport, &mut f);
-        }
-    }
+pub fn for_each_exact_oxm(key: &FlowKey, f: impl FnMut(Oxm)) {
+    exact_tlvs(key, &mut Values(f));
 }
 
-/// Appends the exact `ofp_match` of a frame's `key` (1.3.5 §7.2.3; TLVs
-/// as [`for_each_exact_oxm`] lists them), padded to 8 bytes, without
-/// allocating beyond `out`'s growth.
+/// Appends the exact `ofp_match` of a frame's `key` (1.3.5 §7.2.3; the
+/// TLVs [`for_each_exact_oxm`] lists), padded to 8 bytes, without
+/// allocating beyond `out`'s growth. Each TLV is written straight from the
+/// key, without building an [`Oxm`].
 pub fn emit_exact_match(out: &mut Vec<u8>, key: &FlowKey) {
-    emit_match_with(out, |b| for_each_exact_oxm(key, |o| o.emit(b)));
+    emit_match_with(out, |b| exact_tlvs(key, &mut Wire(b)));
 }
 
 impl Match13 {
@@ -117,38 +44,128 @@ impl Match13 {
     }
 }
 
+/// Where the TLVs of an exact match go: each is an unmasked basic field
+/// and its value in wire order. [`Values`] turns them into [`Oxm`]s,
+/// [`Wire`] writes them into the match. The one list of TLVs
+/// ([`exact_tlvs`]) serves both, and writing through [`Wire`] builds no
+/// `Oxm` and dispatches on no variant: `Oxm::emit` was a third of a 1.3
+/// flow request's instructions (BENCHMARKS.md).
+trait TlvSink {
+    fn tlv<const N: usize>(&mut self, field: OxmField, value: [u8; N]);
+}
+
+/// The TLVs as [`Oxm`] values, for `f`.
+struct Values<F>(F);
+
+impl<F: FnMut(Oxm)> TlvSink for Values<F> {
+    fn tlv<const N: usize>(&mut self, field: OxmField, value: [u8; N]) {
+        // Each call in exact_tlvs passes a value of the field's length, so
+        // from_basic always has one (the round-trip tests check the wire
+        // form against the table).
+        if let Some(o) = Oxm::from_basic(field, false, &value) {
+            (self.0)(o);
+        }
+    }
+}
+
+/// The TLVs written into a match being built.
+struct Wire<'a>(&'a mut Fixed<MATCH_BUF>);
+
+impl TlvSink for Wire<'_> {
+    #[inline(always)]
+    fn tlv<const N: usize>(&mut self, field: OxmField, value: [u8; N]) {
+        let header = OxmHeader {
+            class: OFPXMC_OPENFLOW_BASIC,
+            field: field.into(),
+            has_mask: false,
+            length: N as u8,
+        };
+        self.0.put_u32(header.to_u32());
+        self.0.put_slice(&value);
+    }
+}
+
+/// The exact match's TLVs, in the order [`for_each_exact_oxm`] gives.
+#[inline]
+fn exact_tlvs(key: &FlowKey, s: &mut impl TlvSink) {
+    use OxmField as F;
+    s.tlv(F::InPort, key.in_port.0.to_be_bytes());
+    s.tlv(F::EthDst, key.eth_dst.0);
+    s.tlv(F::EthSrc, key.eth_src.0);
+    s.tlv(F::EthType, key.eth_type.to_be_bytes());
+    match key.vlan {
+        Some(tag) => {
+            s.tlv(
+                F::VlanVid,
+                (OFPVID_PRESENT | (tag.vid & 0x0fff)).to_be_bytes(),
+            );
+            s.tlv(F::VlanPcp, [tag.pcp]);
+        }
+        None => s.tlv(F::VlanVid, OFPVID_NONE.to_be_bytes()),
+    }
+    match &key.network {
+        Network::Other => {}
+        Network::Arp(arp) => {
+            s.tlv(F::ArpOp, arp.op.to_be_bytes());
+            s.tlv(F::ArpSpa, arp.spa.octets());
+            s.tlv(F::ArpTpa, arp.tpa.octets());
+            s.tlv(F::ArpSha, arp.sha.0);
+            s.tlv(F::ArpTha, arp.tha.0);
+        }
+        Network::Ipv4(ip) => {
+            s.tlv(F::IpDscp, [ip.dscp]);
+            s.tlv(F::IpEcn, [ip.ecn]);
+            s.tlv(F::IpProto, [ip.proto]);
+            s.tlv(F::Ipv4Src, ip.src.octets());
+            s.tlv(F::Ipv4Dst, ip.dst.octets());
+            transport_tlvs(ip.transport, s);
+        }
+        Network::Ipv6(ip) => {
+            s.tlv(F::IpDscp, [ip.dscp]);
+            s.tlv(F::IpEcn, [ip.ecn]);
+            s.tlv(F::IpProto, [ip.next_header]);
+            s.tlv(F::Ipv6Src, ip.src.octets());
+            s.tlv(F::Ipv6Dst, ip.dst.octets());
+            s.tlv(F::Ipv6Flabel, ip.flow_label.to_be_bytes());
+            transport_tlvs(ip.transport, s);
+        }
+    }
+}
+
 /// The transport-layer TLVs of an IP key.
-fn transport_oxms(t: Transport, f: &mut impl FnMut(Oxm)) {
+#[inline]
+fn transport_tlvs(t: Transport, s: &mut impl TlvSink) {
+    use OxmField as F;
     match t {
         Transport::None => {}
         Transport::Tcp { src, dst } => {
-            f(Oxm::TcpSrc(src));
-            f(Oxm::TcpDst(dst));
+            s.tlv(F::TcpSrc, src.to_be_bytes());
+            s.tlv(F::TcpDst, dst.to_be_bytes());
         }
         Transport::Udp { src, dst } => {
-            f(Oxm::UdpSrc(src));
-            f(Oxm::UdpDst(dst));
+            s.tlv(F::UdpSrc, src.to_be_bytes());
+            s.tlv(F::UdpDst, dst.to_be_bytes());
         }
         Transport::Sctp { src, dst } => {
-            f(Oxm::SctpSrc(src));
-            f(Oxm::SctpDst(dst));
+            s.tlv(F::SctpSrc, src.to_be_bytes());
+            s.tlv(F::SctpDst, dst.to_be_bytes());
         }
         Transport::Icmpv4 { icmp_type, code } => {
-            f(Oxm::Icmpv4Type(icmp_type));
-            f(Oxm::Icmpv4Code(code));
+            s.tlv(F::Icmpv4Type, [icmp_type]);
+            s.tlv(F::Icmpv4Code, [code]);
         }
         Transport::Icmpv6 {
             icmp_type,
             code,
             nd,
         } => {
-            f(Oxm::Icmpv6Type(icmp_type));
-            f(Oxm::Icmpv6Code(code));
+            s.tlv(F::Icmpv6Type, [icmp_type]);
+            s.tlv(F::Icmpv6Code, [code]);
             if let Some(nd) = nd {
-                f(Oxm::Ipv6NdTarget(nd.target));
+                s.tlv(F::Ipv6NdTarget, nd.target.octets());
                 match (icmp_type, nd.sll, nd.tll) {
-                    (ICMPV6_ND_SOLICIT, Some(sll), _) => f(Oxm::Ipv6NdSll(sll)),
-                    (ICMPV6_ND_ADVERT, _, Some(tll)) => f(Oxm::Ipv6NdTll(tll)),
+                    (ICMPV6_ND_SOLICIT, Some(sll), _) => s.tlv(F::Ipv6NdSll, sll.0),
+                    (ICMPV6_ND_ADVERT, _, Some(tll)) => s.tlv(F::Ipv6NdTll, tll.0),
                     _ => {}
                 }
             }
