@@ -258,7 +258,7 @@ impl FlowMod {
     }
 
     /// A flow mod from its fixed fields and actions.
-    pub fn from_head(h: FlowModHead, actions: Vec<Action>) -> FlowMod {
+    pub fn from_parts(h: FlowModHead, actions: Vec<Action>) -> FlowMod {
         FlowMod {
             match_: h.match_,
             cookie: h.cookie,
@@ -275,7 +275,7 @@ impl FlowMod {
 
     /// The owned form of a checked view; fails on the first bad action.
     pub fn parse<T: AsRef<[u8]> + ?Sized>(v: &FlowModView<&T>) -> Result<Self, DecodeError> {
-        Ok(FlowMod::from_head(v.head(), v.actions().collect_vec()?))
+        Ok(FlowMod::from_parts(v.head(), v.actions().collect_vec()?))
     }
 
     /// Appends the whole message, [`FlowMod::buffer_len`] bytes (through

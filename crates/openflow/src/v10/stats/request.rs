@@ -60,7 +60,7 @@ pub enum StatsRequestBody {
     Queue {
         /// Port; `OFPP_ALL` for all.
         port_no: PortNo,
-        /// Queue; [`OFPQ_ALL`] for all.
+        /// Queue; [`OFPQ_ALL`](super::OFPQ_ALL) for all.
         queue_id: u32,
     },
     /// `OFPST_VENDOR`: vendor id then vendor-defined bytes.

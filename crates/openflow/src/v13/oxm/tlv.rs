@@ -9,7 +9,7 @@ use crate::types::PortNo;
 use crate::wire::Reader;
 
 /// One OXM TLV borrowed from a received message, already checked against
-/// [`OXM_BASIC_FIELDS`] (or, for other classes, against its own length).
+/// [`OXM_BASIC_FIELDS`](super::OXM_BASIC_FIELDS) (or, for other classes, against its own length).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OxmRef<'a> {
     header: OxmHeader,
@@ -59,7 +59,7 @@ impl<'a> OxmRef<'a> {
 }
 
 /// Reads and checks one TLV (1.3.5 §7.2.3.2): basic fields must be in
-/// [`OXM_BASIC_FIELDS`] with exactly its length (doubled with a mask, which
+/// [`OXM_BASIC_FIELDS`](super::OXM_BASIC_FIELDS) with exactly its length (doubled with a mask, which
 /// only maskable fields may have); experimenter TLVs must hold their id.
 pub(super) fn parse_tlv<'a>(r: &mut Reader<'a>) -> Result<OxmRef<'a>, DecodeError> {
     let at = r.offset();
@@ -111,7 +111,7 @@ pub(super) fn parse_tlv<'a>(r: &mut Reader<'a>) -> Result<OxmRef<'a>, DecodeErro
 /// A zero-allocation iterator over the TLVs of an OXM region (the bytes of
 /// an `ofp_match` after its type and length, padding excluded).
 ///
-/// Yields each TLV checked against [`OXM_BASIC_FIELDS`], and stops after
+/// Yields each TLV checked against [`OXM_BASIC_FIELDS`](super::OXM_BASIC_FIELDS), and stops after
 /// the first error: [`ErrorKind::BadOxmField`] for an unknown basic field,
 /// [`ErrorKind::BadOxmLength`] for a length that does not fit the field or
 /// the region, [`ErrorKind::DuplicateOxmField`] for a basic field seen

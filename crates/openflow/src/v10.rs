@@ -381,7 +381,7 @@ mod tests {
     #[test]
     fn flow_mod_with_bad_action_is_bad_action() {
         let mut out = Vec::new();
-        let fm = FlowMod::from_head(
+        let fm = FlowMod::from_parts(
             FlowModHead {
                 match_: Match10::ALL,
                 cookie: crate::Cookie(0),

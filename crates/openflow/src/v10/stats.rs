@@ -4,7 +4,7 @@
 //!
 //! Replies that are arrays are decoded whole; every entry's length is
 //! checked against the bytes present before it is trusted. An unknown
-//! stats type is [`ErrorKind::UnknownStatsType`] (`OFPBRC_BAD_STAT`).
+//! stats type is [`ErrorKind::UnknownStatsType`](crate::ErrorKind::UnknownStatsType) (`OFPBRC_BAD_STAT`).
 //!
 //! Parts: `types.rs` (the stats type, constants and length checks),
 //! `request.rs` and `reply.rs`; this module gathers their public items.
