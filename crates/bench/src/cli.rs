@@ -7,11 +7,11 @@
 //! whole [`Report`], `--plot DIR` the charts.
 
 use crate::Error;
-use crate::emulator::{self, Config, default_threads};
+use crate::emulator::{self, Config, default_threads, resolve};
 use crate::report::Report;
-use crate::spec::{Mode, PhaseSpec, RateSpec, Schedule, parse_phases};
-use baton_openflow::Version;
-use std::net::{SocketAddr, ToSocketAddrs};
+use crate::report::render::write_json;
+use crate::spec::{Mode, OfVersion, PhaseSpec, RateSpec, Schedule, parse_phases};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -54,26 +54,6 @@ pub enum BenchCommand {
     Responder(ResponderArgs),
     /// Run a scenario against several controllers and compare them.
     Compare(Box<crate::compare::CompareArgs>),
-}
-
-/// The OpenFlow version the emulated switches speak.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum OfVersion {
-    /// OpenFlow 1.0 (cbench).
-    #[value(name = "10")]
-    V10,
-    /// OpenFlow 1.3.
-    #[value(name = "13")]
-    V13,
-}
-
-impl From<OfVersion> for Version {
-    fn from(v: OfVersion) -> Version {
-        match v {
-            OfVersion::V10 => Version::V10,
-            OfVersion::V13 => Version::V13,
-        }
-    }
 }
 
 /// A parsed `--phases`.
@@ -176,14 +156,6 @@ fn secs(s: f64, what: &str) -> Result<Duration, Error> {
     }
 }
 
-/// Resolves `ADDR:PORT` (a name such as `localhost:6653` is fine).
-pub fn resolve(addr: &str) -> Result<SocketAddr, Error> {
-    addr.to_socket_addrs()
-        .map_err(|e| Error::new(format!("cannot resolve {addr}: {e}")))?
-        .next()
-        .ok_or_else(|| Error::new(format!("{addr} resolves to no address")))
-}
-
 impl RunArgs {
     /// The mode these options mean.
     pub fn effective_mode(&self) -> Mode {
@@ -278,18 +250,6 @@ fn run_main(args: &RunArgs) -> Result<(), Error> {
     Ok(())
 }
 
-/// Writes `value` as pretty JSON to `path`.
-pub fn write_json(path: &std::path::Path, value: &impl serde::Serialize) -> Result<(), Error> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| Error::new(format!("cannot create {}: {e}", dir.display())))?;
-    }
-    let text = serde_json::to_string_pretty(value)
-        .map_err(|e| Error::new(format!("cannot serialise the report: {e}")))?;
-    std::fs::write(path, text)
-        .map_err(|e| Error::new(format!("cannot write {}: {e}", path.display())))
-}
-
 fn responder_main(args: &ResponderArgs) -> Result<(), Error> {
     let threads = args.threads.unwrap_or_else(default_threads);
     let r = crate::responder::Responder::start(args.listen, threads)
@@ -323,6 +283,7 @@ fn responder_main(args: &ResponderArgs) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use baton_openflow::Version;
     use clap::Parser;
 
     #[derive(Parser)]

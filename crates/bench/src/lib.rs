@@ -5,7 +5,7 @@
 //! send PACKET_INs carrying frames from M source MACs per switch, the way
 //! cbench does, and counts the FLOW_MODs and PACKET_OUTs that come back.
 //! On top of cbench's throughput and latency modes it offers the
-//! evaluation method of Maestro (seed 000 §4): switches sending at set,
+//! evaluation method of Maestro §4: switches sending at set,
 //! possibly skewed rates, schedules of changing aggregate rates, a
 //! low-rate probe switch whose end-to-end delay is reported apart, and
 //! each switch's deviation from its max-min fair share.

@@ -17,7 +17,8 @@
 use crate::frames::gateway_port;
 use baton_openflow::header::{Header, MsgType10, MsgType13};
 use baton_openflow::hello::{self, Hello};
-use baton_openflow::types::{BufferId, Cookie, MacAddr, PortNo, Version, Xid};
+use baton_openflow::types::{BufferId, Cookie, MacAddr, PortNo, Xid};
+use baton_openflow::version::Version;
 use baton_openflow::{v10, v13};
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
@@ -102,7 +103,7 @@ impl Template {
                         port: gateway_port(),
                         max_len: 0,
                     }];
-                    v13::view::encode_flow_mod_apply(&mut out, Xid(xid), &head, &oxms, &actions);
+                    v13::encode_flow_mod_apply(&mut out, Xid(xid), &head, &oxms, &actions);
                 }
             }
             out
@@ -184,13 +185,13 @@ impl RConn {
         match v {
             Version::V10 => match MsgType10::from(h.msg_type) {
                 MsgType10::PacketIn => {
-                    if let Ok(p) = v10::PacketInView::parse(msg) {
+                    if let Ok(p) = v10::PacketInView::new_checked(msg) {
                         t.append(&mut self.wbuf, p.xid(), p.buffer_id());
                         self.answered += 1;
                     }
                 }
                 MsgType10::EchoRequest => {
-                    if let Ok(e) = v10::EchoView::parse(msg) {
+                    if let Ok(e) = v10::EchoView::new_checked(msg) {
                         v10::encode_echo_reply(&mut self.wbuf, e.xid(), e.payload());
                     }
                 }
@@ -198,14 +199,14 @@ impl RConn {
             },
             Version::V13 => match MsgType13::from(h.msg_type) {
                 MsgType13::PacketIn => {
-                    if let Ok(p) = v13::PacketInView::parse(msg) {
+                    if let Ok(p) = v13::PacketInView::new_checked(msg) {
                         t.append(&mut self.wbuf, p.xid(), p.buffer_id());
                         self.answered += 1;
                     }
                 }
                 MsgType13::EchoRequest => {
-                    if let Ok(e) = v13::EchoView::parse(msg) {
-                        v13::view::encode_echo_reply(&mut self.wbuf, e.xid(), e.data());
+                    if let Ok(e) = v13::EchoView::new_checked(msg) {
+                        v13::encode_echo_reply(&mut self.wbuf, e.xid(), e.payload());
                     }
                 }
                 _ => {}
@@ -482,13 +483,13 @@ mod tests {
             assert_eq!(baton_openflow::frame(&out).unwrap(), Some(out.len()));
             match v {
                 Version::V10 => {
-                    let f = v10::FlowModView::parse(&out).unwrap();
+                    let f = v10::FlowModView::new_checked(&out).unwrap();
                     assert_eq!(f.xid(), Xid(0x0102_0304));
                     assert_eq!(f.buffer_id(), BufferId(0x0a0b_0c0d));
                     assert_eq!(f.command(), v10::FlowModCommand::Add);
                 }
                 Version::V13 => {
-                    let f = v13::FlowModView::parse(&out).unwrap();
+                    let f = v13::FlowModView::new_checked(&out).unwrap();
                     assert_eq!(f.xid(), Xid(0x0102_0304));
                     assert_eq!(f.buffer_id(), BufferId(0x0a0b_0c0d));
                 }

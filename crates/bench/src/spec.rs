@@ -11,7 +11,7 @@
 //!   of shape `SHAPE` (e.g. 1.1, heavily skewed), scaled to an aggregate of
 //!   `AGG` requests/s. The rates are the distribution's quantiles at
 //!   `(i + 0.5) / n`, assigned to switches by a shuffle with a fixed seed,
-//!   so a spec always gives the same rates (seed 000 §4.2, scenario two).
+//!   so a spec always gives the same rates (Maestro §4.2, scenario two).
 //! - `list:R1,R2,...`: explicit per-switch rates; a shorter list repeats.
 //!
 //! `AGG` may be a number (`200000`, `2e5`, `200k`, `1.5M`) or a multiple of
@@ -20,11 +20,12 @@
 //!
 //! ## `--phases SPEC`
 //! A comma-separated schedule of aggregate rates, each `RATExSECONDS`, e.g.
-//! `4cx10,0.8cx10,0.5cx10,0.8cx10,4cx10` (seed 000 §4.3: 4x capacity, then
+//! `4cx10,0.8cx10,0.5cx10,0.8cx10,4cx10` (Maestro §4.3: 4x capacity, then
 //! 80 %, 50 %, 80 % and 4x again, ten seconds each). The shape of the
 //! per-switch rates comes from `--rates` (uniform when absent); each phase
 //! scales it to its aggregate.
 
+use baton_openflow::Version;
 use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
@@ -416,6 +417,26 @@ impl Schedule {
     /// The number of counted segments (phases).
     pub fn phases(&self) -> usize {
         self.segments.len().saturating_sub(1)
+    }
+}
+
+/// The OpenFlow version the emulated switches speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OfVersion {
+    /// OpenFlow 1.0 (cbench).
+    #[value(name = "10")]
+    V10,
+    /// OpenFlow 1.3.
+    #[value(name = "13")]
+    V13,
+}
+
+impl From<OfVersion> for Version {
+    fn from(v: OfVersion) -> Version {
+        match v {
+            OfVersion::V10 => Version::V10,
+            OfVersion::V13 => Version::V13,
+        }
     }
 }
 

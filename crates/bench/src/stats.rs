@@ -1,6 +1,6 @@
 //! The statistics of a run: Jain's fairness index, max-min fair shares by
 //! water-filling, each switch's deviation from its fair share and their
-//! CDF (seed 000 §4.1), percentiles, and the controller's CPU time from
+//! CDF (Maestro §4.1), percentiles, and the controller's CPU time from
 //! `/proc/PID/stat`.
 //!
 //! Everything here is a pure function of its inputs except [`cpu_seconds`],
@@ -75,7 +75,7 @@ pub fn quantile(sorted: &[f64], q: f64) -> Option<f64> {
     sorted.get(rank.max(1) - 1).copied()
 }
 
-/// How fairly a capacity was shared (seed 000 §4.1).
+/// How fairly a capacity was shared (Maestro §4.1).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Fairness {
     /// Jain's index over `achieved / fair share` of the switches with a

@@ -200,7 +200,7 @@ fn serve(mut s: TcpStream, double: bool, echo_ids: bool) {
             }
             match version {
                 Some(Version::V10) if h.msg_type == u8::from(MsgType10::PacketIn) => {
-                    let p = v10::PacketInView::parse(msg).unwrap();
+                    let p = v10::PacketInView::new_checked(msg).unwrap();
                     let id = if echo_ids {
                         p.buffer_id()
                     } else {
@@ -240,7 +240,7 @@ fn serve(mut s: TcpStream, double: bool, echo_ids: bool) {
                         port: PortNo::CONTROLLER,
                         max_len: 0xffff,
                     }];
-                    v13::view::encode_flow_mod_apply(&mut out, Xid(3), &head, &[], &to_controller);
+                    v13::encode_flow_mod_apply(&mut out, Xid(3), &head, &[], &to_controller);
                 }
                 _ => {}
             }

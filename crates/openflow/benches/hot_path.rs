@@ -62,7 +62,7 @@ fn packet_in(version: Version, frame: &[u8]) -> Vec<u8> {
             v10::PacketInReason::NoMatch,
             frame,
         ),
-        Version::V13 => v13::view::encode_packet_in(
+        Version::V13 => v13::encode_packet_in(
             &mut out,
             Xid(1),
             BufferId(0x100),
@@ -113,12 +113,12 @@ fn bench(c: &mut Criterion) {
             g.bench_function(label, |b| match v {
                 Version::V10 => b.iter(|| {
                     let pi = PacketIn::parse(black_box(msg)).expect("packet-in");
-                    black_box(pi.key().to_match10())
+                    black_box(v10::Match10::exact(&pi.key()))
                 }),
                 Version::V13 => b.iter(|| {
                     let pi = PacketIn::parse(black_box(msg)).expect("packet-in");
                     out.clear();
-                    pi.key().emit_oxm_match(&mut out);
+                    v13::oxm::emit_exact_match(&mut out, &pi.key());
                     black_box(out.len())
                 }),
             });

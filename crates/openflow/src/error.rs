@@ -6,7 +6,7 @@
 //! maps it to the wire error for the connection's version, so the runtime
 //! never has to guess.
 
-use crate::types::Version;
+use crate::version::Version;
 use std::fmt;
 
 /// Everything that can be wrong with received bytes.

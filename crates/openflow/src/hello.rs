@@ -9,7 +9,8 @@
 
 use crate::error::{DecodeError, ErrorKind};
 use crate::header::{finish_message, start_message};
-use crate::types::{Version, Xid};
+use crate::types::Xid;
+use crate::version::Version;
 use crate::wire::{Put, Reader, pad8};
 
 /// `OFPHET_VERSIONBITMAP`.

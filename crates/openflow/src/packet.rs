@@ -26,15 +26,14 @@
 //!   parsed as far as its bytes go: length fields that claim more than is
 //!   present are trusted only as far as the data reaches.
 //!
-//! [`FlowKey::to_match10`] and [`FlowKey::emit_oxm_match`] turn a key into
-//! the exact match of each version (see `packet/exact.rs`).
+//! The key knows nothing of either version's match: the version modules
+//! turn it into their exact match ([`crate::v10::Match10::exact`],
+//! [`crate::v13::oxm::emit_exact_match`]).
 //!
 //! Cost: etherparse is not a bottleneck here. `benches/hot_path.rs`
 //! measures about 19 ns to extract the key of cbench's 60-byte TCP frame
 //! or of an ARP request (2-core x86 VM), against about 50 ns (1.0) and
 //! 110 ns (1.3) for the whole packet-in -> flow-mod request.
-
-mod exact;
 
 use crate::types::{MacAddr, PortNo};
 use etherparse::{

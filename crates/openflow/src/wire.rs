@@ -308,6 +308,82 @@ impl<const N: usize> Put for Fixed<N> {
     }
 }
 
+/// A field of a fixed-layout structure: its byte range, as the views'
+/// private `mod field` tables give it (smoltcp's `wire::field::Field`).
+pub type Field = core::ops::Range<usize>;
+
+/// What a structure holds from an offset to its end (smoltcp's `Rest`).
+pub type Rest = core::ops::RangeFrom<usize>;
+
+// Reads and writes of a view's fields. None of them panics: a field
+// outside the buffer (which a view's `new_checked` rules out) reads as
+// zero and is not written. With a constant field and a buffer whose
+// length the caller checked, the compiler removes the test.
+
+/// The byte at `at`.
+#[inline(always)]
+pub(crate) fn get_u8(b: &[u8], at: usize) -> u8 {
+    b.get(at).copied().unwrap_or(0)
+}
+
+/// The big-endian `u16` in `f`.
+#[inline(always)]
+pub(crate) fn get_u16(b: &[u8], f: Field) -> u16 {
+    get_array(b, f).map_or(0, u16::from_be_bytes)
+}
+
+/// The big-endian `u32` in `f`.
+#[inline(always)]
+pub(crate) fn get_u32(b: &[u8], f: Field) -> u32 {
+    get_array(b, f).map_or(0, u32::from_be_bytes)
+}
+
+/// The big-endian `u64` in `f`.
+#[inline(always)]
+pub(crate) fn get_u64(b: &[u8], f: Field) -> u64 {
+    get_array(b, f).map_or(0, u64::from_be_bytes)
+}
+
+/// The bytes of `f` as an array, if `f` is in `b` and `N` long.
+#[inline(always)]
+pub(crate) fn get_array<const N: usize>(b: &[u8], f: Field) -> Option<[u8; N]> {
+    b.get(f).and_then(|s| <[u8; N]>::try_from(s).ok())
+}
+
+/// Writes the byte at `at`.
+#[inline(always)]
+pub(crate) fn set_u8(b: &mut [u8], at: usize, v: u8) {
+    if let Some(x) = b.get_mut(at) {
+        *x = v;
+    }
+}
+
+/// Writes a big-endian `u16` into `f`.
+#[inline(always)]
+pub(crate) fn set_u16(b: &mut [u8], f: Field, v: u16) {
+    set_bytes(b, f, &v.to_be_bytes());
+}
+
+/// Writes a big-endian `u32` into `f`.
+#[inline(always)]
+pub(crate) fn set_u32(b: &mut [u8], f: Field, v: u32) {
+    set_bytes(b, f, &v.to_be_bytes());
+}
+
+/// Writes a big-endian `u64` into `f`.
+#[inline(always)]
+pub(crate) fn set_u64(b: &mut [u8], f: Field, v: u64) {
+    set_bytes(b, f, &v.to_be_bytes());
+}
+
+/// Writes `v` into `f` when both have the same length.
+#[inline(always)]
+pub(crate) fn set_bytes(b: &mut [u8], f: Field, v: &[u8]) {
+    if let Some(dst) = b.get_mut(f).filter(|d| d.len() == v.len()) {
+        dst.copy_from_slice(v);
+    }
+}
+
 /// Number of zero bytes that pad `len` up to a multiple of 8, as OpenFlow
 /// 1.3 requires for matches, actions lists and many structures.
 #[inline]

@@ -166,7 +166,7 @@ fn packet_in(version: Version, frame: &[u8]) -> Vec<u8> {
             v10::PacketInReason::NoMatch,
             frame,
         ),
-        Version::V13 => v13::view::encode_packet_in(
+        Version::V13 => v13::encode_packet_in(
             &mut out,
             Xid(1),
             BufferId(0x100),
@@ -237,9 +237,9 @@ fn hot_path_allocates_nothing() {
                 out.clear();
                 match v {
                     Version::V10 => {
-                        black_box(key.to_match10());
+                        black_box(v10::Match10::exact(&key));
                     }
-                    Version::V13 => key.emit_oxm_match(&mut out),
+                    Version::V13 => v13::oxm::emit_exact_match(&mut out, &key),
                 }
             });
             check(format!("{v}: packet-in + key + match, {name}"), n);

@@ -17,6 +17,7 @@
 //! `ovs-ofctl ofp-print` exits 0 even on a message it cannot decode, so
 //! everything here is checked on its text. It is installed with apt when
 //! missing.
+//! (Long by design: the expected `ovs-ofctl` rendering of every sample.)
 
 mod samples;
 
@@ -1371,7 +1372,7 @@ fn agreements() -> Vec<Agreement> {
                 assert_eq!((f.idle_timeout, f.hard_timeout, f.priority), (10, 0, 100));
                 assert_eq!(f.buffer_id, BufferId::NONE);
                 assert_eq!(f.out_port, PortNo::ANY);
-                assert_eq!(f.flags, v10::messages::OFPFF_SEND_FLOW_REM);
+                assert_eq!(f.flags, v10::flow_mod::OFPFF_SEND_FLOW_REM);
                 assert_eq!(
                     f.actions,
                     [
@@ -1496,7 +1497,7 @@ fn agreements() -> Vec<Agreement> {
                 assert_eq!((f.idle_timeout, f.hard_timeout, f.priority), (0, 3600, 512));
                 assert_eq!(f.buffer_id, BufferId::NONE);
                 assert_eq!((f.out_port, f.out_group), (PortNo::ANY, u32::MAX));
-                assert_eq!(f.flags, v13::flow::flow_mod_flags::SEND_FLOW_REM);
+                assert_eq!(f.flags, v13::flow_mod::flow_mod_flags::SEND_FLOW_REM);
                 assert_eq!(
                     f.match_.fields,
                     [

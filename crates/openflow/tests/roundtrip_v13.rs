@@ -4,10 +4,12 @@
 //! encode gives the bytes back, the hot-path views agree with the owned
 //! decode, cut or corrupted input is an error and never a panic, and
 //! hand-written vectors laid out from the spec decode as expected.
+//! (Long by design: one generator per 1.3 message and structure.)
 
 mod strategies_v13;
 
 use baton_openflow::error::ErrorKind;
+use baton_openflow::header::Direction;
 use baton_openflow::header::MsgType13;
 use baton_openflow::types::{BufferId, Cookie, PortNo, Xid};
 use baton_openflow::v13::action::{ActionIter, OFPCML_NO_BUFFER, emit_actions};
@@ -16,10 +18,10 @@ use baton_openflow::v13::instruction::{Instruction, parse_instructions};
 use baton_openflow::v13::meter::{MeterBand, parse_bands};
 use baton_openflow::v13::oxm::{Match13, Oxm, OxmIter};
 use baton_openflow::v13::port::Port;
-use baton_openflow::v13::view::{
-    self, EchoView, FlowModView, PacketInView, PacketOutView, encode_flow_mod_apply,
+use baton_openflow::v13::{
+    self, Action, EchoView, FlowModHead, FlowModView, Message, PacketInReason, PacketInView,
+    PacketOutView, encode_flow_mod_apply,
 };
-use baton_openflow::v13::{self, Action, FlowModHead, Message, PacketInReason};
 use baton_openflow::wire::Reader;
 use proptest::prelude::*;
 use strategies_v13::*;
@@ -56,29 +58,37 @@ fn check_stable(bytes: &[u8]) {
 fn check_views(bytes: &[u8], m: &Message) {
     match m {
         Message::PacketIn(p) => {
-            let v = PacketInView::parse(bytes).unwrap();
-            assert_eq!(&v.to_owned(), p);
+            let v = PacketInView::new_checked(bytes).unwrap();
+            assert_eq!(&v13::PacketIn::parse(&v).unwrap(), p);
+            assert_eq!(p.buffer_len(), bytes.len());
             assert_eq!(v.in_port(), p.match_.in_port());
             assert_eq!(v.data(), &p.data[..]);
             let oxms: Vec<Oxm> = v.match_fields().map(|o| o.unwrap().to_oxm()).collect();
             assert_eq!(oxms, p.match_.fields);
         }
         Message::FlowMod(f) => {
-            let v = FlowModView::parse(bytes).unwrap();
-            assert_eq!(&v.to_owned().unwrap(), f);
+            let v = FlowModView::new_checked(bytes).unwrap();
+            assert_eq!(&v13::FlowMod::parse(&v).unwrap(), f);
+            assert_eq!(f.buffer_len(), bytes.len());
             assert_eq!(v.head(), f.head());
             assert_eq!(v.instructions().count(), f.instructions.len());
         }
         Message::PacketOut(p) => {
-            let v = PacketOutView::parse(bytes).unwrap();
-            assert_eq!(&v.to_owned().unwrap(), p);
+            let v = PacketOutView::new_checked(bytes).unwrap();
+            assert_eq!(&v13::PacketOut::parse(&v).unwrap(), p);
+            assert_eq!(p.buffer_len(), bytes.len());
             assert_eq!(v.in_port(), p.in_port);
             assert_eq!(v.data(), &p.data[..]);
         }
         Message::EchoRequest(d) | Message::EchoReply(d) => {
-            let v = EchoView::parse(bytes).unwrap();
-            assert_eq!(v.data(), &d[..]);
-            assert_eq!(v.is_request(), matches!(m, Message::EchoRequest(_)));
+            let v = EchoView::new_checked(bytes).unwrap();
+            assert_eq!(v.payload(), &d[..]);
+            let want = if matches!(m, Message::EchoRequest(_)) {
+                Direction::Request
+            } else {
+                Direction::Reply
+            };
+            assert_eq!(v.direction(), want);
         }
         _ => {}
     }
@@ -96,6 +106,7 @@ proptest! {
         prop_assert_eq!(x, Xid(xid));
         prop_assert_eq!(&back, &m);
         prop_assert_eq!(encode(&back, xid), bytes.clone());
+        prop_assert_eq!(m.encoded_len(), bytes.len());
         check_views(&bytes, &m);
     }
 
@@ -109,10 +120,10 @@ proptest! {
             let mut cut = bytes[..n].to_vec();
             fix_len(&mut cut);
             check_stable(&cut);
-            let _ = PacketInView::parse(&cut);
-            let _ = FlowModView::parse(&cut);
-            let _ = PacketOutView::parse(&cut);
-            let _ = EchoView::parse(&cut);
+            let _ = PacketInView::new_checked(&cut);
+            let _ = FlowModView::new_checked(&cut);
+            let _ = PacketOutView::new_checked(&cut);
+            let _ = EchoView::new_checked(&cut);
         }
     }
 
@@ -127,12 +138,12 @@ proptest! {
             }
         }
         check_stable(&bytes);
-        if let Ok(v) = FlowModView::parse(&bytes) {
+        if let Ok(v) = FlowModView::new_checked(&bytes) {
             for i in v.instructions() {
                 let _ = i.and_then(|i| i.to_owned());
             }
         }
-        if let Ok(v) = PacketOutView::parse(&bytes) {
+        if let Ok(v) = PacketOutView::new_checked(&bytes) {
             let _ = v.actions().count();
         }
     }
@@ -271,7 +282,7 @@ fn packet_in_bytes() -> Vec<u8> {
 #[test]
 fn packet_in_vector() {
     let b = packet_in_bytes();
-    let v = PacketInView::parse(&b).unwrap();
+    let v = PacketInView::new_checked(&b).unwrap();
     assert_eq!(v.in_port(), Some(PortNo(1)));
     assert_eq!(v.buffer_id(), BufferId::NONE);
     assert_eq!(v.total_len(), 60);
@@ -285,7 +296,7 @@ fn packet_in_vector() {
     assert_eq!(p.match_.fields, [Oxm::InPort(PortNo(1))]);
     assert_eq!(encode(&m, 0), b);
     let mut out = Vec::new();
-    view::encode_packet_in(
+    v13::encode_packet_in(
         &mut out,
         Xid(0),
         BufferId::NONE,
@@ -336,7 +347,7 @@ fn table_miss_flow_mod_vector() {
     let mut out = Vec::new();
     encode_flow_mod_apply(&mut out, Xid(3), &head, &[], &[out_ctl]);
     assert_eq!(out, b);
-    let v = FlowModView::parse(&b).unwrap();
+    let v = FlowModView::new_checked(&b).unwrap();
     assert_eq!(v.priority(), 0);
     assert_eq!(v.match_fields().count(), 0);
 }
@@ -348,7 +359,7 @@ fn packet_out_vector() {
          ff ff ff ff ff ff ff fd  00 10 00 00 00 00 00 00
          00 00 00 10 ff ff ff fb  00 00 00 00 00 00 00 00
          ab cd");
-    let v = PacketOutView::parse(&b).unwrap();
+    let v = PacketOutView::new_checked(&b).unwrap();
     assert_eq!(v.in_port(), PortNo::CONTROLLER);
     assert_eq!(v.data(), &[0xab, 0xcd]);
     let actions: Vec<_> = v.actions().collect::<Result<_, _>>().unwrap();
@@ -360,7 +371,7 @@ fn packet_out_vector() {
         }]
     );
     let mut out = Vec::new();
-    view::encode_packet_out(
+    v13::encode_packet_out(
         &mut out,
         Xid(4),
         BufferId::NONE,
@@ -373,7 +384,7 @@ fn packet_out_vector() {
     let mut bad = b.clone();
     bad[17] = 0x30;
     assert_eq!(
-        PacketOutView::parse(&bad).unwrap_err().kind(),
+        PacketOutView::new_checked(&bad).unwrap_err().kind(),
         &ErrorKind::BadLength { claimed: 0x30 }
     );
 }
@@ -381,24 +392,24 @@ fn packet_out_vector() {
 #[test]
 fn echo_and_barrier_vectors() {
     let mut out = Vec::new();
-    view::encode_echo_request(&mut out, Xid(5), b"hi");
+    v13::encode_echo_request(&mut out, Xid(5), b"hi");
     assert_eq!(out, hex("04 02 00 0a 00 00 00 05 68 69"));
-    let v = EchoView::parse(&out).unwrap();
-    assert!(v.is_request());
+    let v = EchoView::new_checked(&out).unwrap();
+    assert_eq!(v.direction(), Direction::Request);
     assert_eq!(v.xid(), Xid(5));
     out.clear();
-    view::encode_echo_reply(&mut out, Xid(5), b"hi");
+    v13::encode_echo_reply(&mut out, Xid(5), b"hi");
     assert_eq!(
         v13::decode(&out),
         Ok((Xid(5), Message::EchoReply(b"hi".to_vec())))
     );
     out.clear();
-    view::encode_barrier_request(&mut out, Xid(6));
+    v13::encode_barrier_request(&mut out, Xid(6));
     assert_eq!(out, hex("04 14 00 08 00 00 00 06"));
     assert_eq!(v13::decode(&out), Ok((Xid(6), Message::BarrierRequest)));
     // A view of the wrong type.
     assert_eq!(
-        PacketInView::parse(&out).unwrap_err().kind(),
+        PacketInView::new_checked(&out).unwrap_err().kind(),
         &ErrorKind::UnknownType(20)
     );
 }

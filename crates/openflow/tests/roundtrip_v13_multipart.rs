@@ -3,6 +3,7 @@
 //! generated, encoded and decoded; decoding then re-encoding gives the same
 //! bytes; cut or corrupted input gives an error, never a panic; and
 //! hand-written vectors laid out from the spec decode as expected.
+//! (Long by design: one generator and one spec vector per multipart kind.)
 
 mod strategies_v13;
 

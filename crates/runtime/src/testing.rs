@@ -48,16 +48,19 @@ use crate::network::{Fabric, Network, SendError, SwitchId, SwitchInfo, Timers};
 use crate::pipeline::{Batch, MsgRef, Pipeline};
 use crate::session::{CloseReason, Session, SessionConfig};
 use crate::sync::lock;
-use baton_openflow::hello::{Hello, HelloElement, bitmap_of};
 use baton_openflow::neutral::{Message, PortDesc};
 use baton_openflow::types::PortReason;
 use baton_openflow::v13::multipart::{MultipartReply, MultipartReplyBody};
-use baton_openflow::v13::oxm::Oxm;
-use baton_openflow::{BufferId, Cookie, DatapathId, MacAddr, PortNo, Version, Xid, v10, v13};
+use baton_openflow::{BufferId, DatapathId, PortNo, Version, Xid, v10, v13};
+use switch_side::{phy_port, port13};
+
+mod switch_side;
+
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+pub use switch_side::{encode_packet_in, features_reply, hello, port};
 
 /// One PACKET_IN for [`Harness::batch_of`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -523,130 +526,5 @@ impl Harness {
     /// if it gave one.
     pub fn weight(&self, sw: SwitchId) -> Option<u32> {
         lock(&self.fabric.weights).get(&sw).copied()
-    }
-}
-
-/// A port with this number, named `eth<no>`, live.
-pub fn port(no: u32) -> PortDesc {
-    PortDesc {
-        no: PortNo(no),
-        name: format!("eth{no}"),
-        hw_addr: MacAddr([2, 0, 0, 0, (no >> 8) as u8, no as u8]),
-        admin_down: false,
-        link_down: false,
-        blocked: false,
-        speed_kbps: None,
-    }
-}
-
-/// `p` as a 1.0 `ofp_phy_port`.
-fn phy_port(p: &PortDesc) -> v10::PhyPort {
-    use v10::port::{config, state};
-    v10::PhyPort {
-        port_no: p.no,
-        hw_addr: p.hw_addr,
-        name: p.name.clone(),
-        config: if p.admin_down { config::PORT_DOWN } else { 0 },
-        state: if p.link_down { state::LINK_DOWN } else { 0 }
-            | if p.blocked { state::STP_BLOCK } else { 0 },
-        curr: 0,
-        advertised: 0,
-        supported: 0,
-        peer: 0,
-    }
-}
-
-/// `p` as a 1.3 `ofp_port`.
-fn port13(p: &PortDesc) -> v13::Port {
-    use v13::port::{port_config, port_state};
-    v13::Port {
-        port_no: p.no,
-        hw_addr: p.hw_addr,
-        name: p.name.clone(),
-        config: if p.admin_down {
-            port_config::PORT_DOWN
-        } else {
-            0
-        },
-        state: if p.link_down {
-            port_state::LINK_DOWN
-        } else {
-            0
-        } | if p.blocked { port_state::BLOCKED } else { 0 },
-        curr: 0,
-        advertised: 0,
-        supported: 0,
-        peer: 0,
-        curr_speed: p.speed_kbps.unwrap_or(0),
-        max_speed: 0,
-    }
-}
-
-/// A switch's HELLO offering only `version` (with a version bitmap).
-pub fn hello(version: Version) -> Vec<u8> {
-    let mut out = Vec::new();
-    Hello {
-        elements: vec![HelloElement::VersionBitmap(vec![bitmap_of(&[version])])],
-    }
-    .encode(version, Xid(1), &mut out);
-    out
-}
-
-/// A switch's FEATURES_REPLY: datapath `dpid`, 256 buffers, one table
-/// (1.0) or 254 (1.3), no ports.
-pub fn features_reply(version: Version, dpid: DatapathId) -> Message {
-    match version {
-        Version::V10 => v10::Message::FeaturesReply(v10::SwitchFeatures {
-            datapath_id: dpid,
-            n_buffers: 256,
-            n_tables: 1,
-            capabilities: 0,
-            actions: 0xfff,
-            ports: Vec::new(),
-        })
-        .into(),
-        Version::V13 => v13::Message::FeaturesReply(v13::SwitchFeatures {
-            datapath_id: dpid,
-            n_buffers: 256,
-            n_tables: 254,
-            auxiliary_id: 0,
-            capabilities: 0,
-        })
-        .into(),
-    }
-}
-
-/// Appends the PACKET_IN a switch of `version` sends for `frame`, which
-/// arrived on `in_port` and is kept in `buffer_id` ([`BufferId::NONE`]:
-/// carried whole). 1.3's match carries `IN_PORT`, as 1.3.5 §7.4.1 asks.
-pub fn encode_packet_in(
-    out: &mut Vec<u8>,
-    version: Version,
-    buffer_id: BufferId,
-    in_port: PortNo,
-    frame: &[u8],
-) {
-    let total_len = frame.len().min(u16::MAX as usize) as u16;
-    match version {
-        Version::V10 => v10::encode_packet_in(
-            out,
-            Xid(0),
-            buffer_id,
-            total_len,
-            in_port,
-            v10::PacketInReason::NoMatch,
-            frame,
-        ),
-        Version::V13 => v13::encode_packet_in(
-            out,
-            Xid(0),
-            buffer_id,
-            total_len,
-            v13::PacketInReason::NoMatch,
-            0,
-            Cookie(0),
-            &[Oxm::InPort(in_port)],
-            frame,
-        ),
     }
 }

@@ -4,7 +4,7 @@
 //!
 //! Rates relative to capacity (`2c`) are resolved by a short throughput
 //! run against the first target, so every controller sees the same
-//! absolute offered load (as in seed 000 Table 1).
+//! absolute offered load (as in Maestro Table 1).
 
 use crate::spec::{Mode, PhaseSpec, Rate, RateSpec, parse_phases};
 use baton_openflow::Version;
@@ -142,7 +142,7 @@ pub fn get(name: &str) -> Option<Scenario> {
         ),
         "throughput-64" => s(
             "throughput-64",
-            "cbench -t with 64 switches (Beacon's setting, seed 002 §6)",
+            "cbench -t with 64 switches (Beacon's setting, Beacon §6)",
             vec![Case::new("throughput-64", Mode::Throughput, 64)],
         ),
         "latency-1" => s(
@@ -157,7 +157,7 @@ pub fn get(name: &str) -> Option<Scenario> {
         ),
         "fairness-uniform" => s(
             "fairness-uniform",
-            "32 switches at equal rates, 2x capacity in total, with probe (seed 000 §4.2, scenario one)",
+            "32 switches at equal rates, 2x capacity in total, with probe (Maestro §4.2, scenario one)",
             vec![Case {
                 rates: Some(RateSpec::Uniform(Rate::Capacity(2.0))),
                 probe: true,
@@ -166,7 +166,7 @@ pub fn get(name: &str) -> Option<Scenario> {
         ),
         "fairness-skewed" => s(
             "fairness-skewed",
-            "32 switches with Pareto(1.1) rates, 2x capacity in total, with probe (seed 000 §4.2, scenario two)",
+            "32 switches with Pareto(1.1) rates, 2x capacity in total, with probe (Maestro §4.2, scenario two)",
             vec![Case {
                 rates: Some(pareto(1.1, Rate::Capacity(2.0))),
                 probe: true,
@@ -175,7 +175,7 @@ pub fn get(name: &str) -> Option<Scenario> {
         ),
         "ibt-phases" => s(
             "ibt-phases",
-            "skewed rates changing every 10 s: 4x, 0.8x, 0.5x, 0.8x, 4x capacity, with probe (seed 000 §4.3, Table 1)",
+            "skewed rates changing every 10 s: 4x, 0.8x, 0.5x, 0.8x, 4x capacity, with probe (Maestro §4.3, Table 1)",
             vec![Case {
                 rates: Some(pareto(1.1, Rate::Capacity(1.0))),
                 phases: parse_phases("4cx10,0.8cx10,0.5cx10,0.8cx10,4cx10").ok(),
@@ -185,12 +185,12 @@ pub fn get(name: &str) -> Option<Scenario> {
         ),
         "few-switches" => s(
             "few-switches",
-            "4 switches at full rate: a design that binds switches to workers cannot use more than 4 (seed 000 §4.4.1)",
+            "4 switches at full rate: a design that binds switches to workers cannot use more than 4 (Maestro §4.4.1)",
             vec![Case::new("few-switches", Mode::Throughput, 4)],
         ),
         "switch-scaling" => s(
             "switch-scaling",
-            "throughput with 1 to 256 switches, and latency mode with 16 to 10,000 switches (seed 001 Fig. 13-14)",
+            "throughput with 1 to 256 switches, and latency mode with 16 to 10,000 switches (McNettle Fig. 13-14)",
             [1, 4, 16, 64, 256]
                 .iter()
                 .map(|&n| Case {

@@ -198,7 +198,7 @@ fn self_responder_args() -> (PathBuf, Vec<String>) {
 pub fn start(target: &Target, version: Version, p: &Programs, tag: &str) -> Result<Running, Error> {
     if let Target::External(a) = target {
         return Ok(Running {
-            addr: crate::cli::resolve(a)?,
+            addr: crate::emulator::resolve(a)?,
             pid: None,
             child: None,
             log: None,

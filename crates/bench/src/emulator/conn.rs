@@ -45,7 +45,7 @@ pub const RATE_SLACK_US: u64 = 20_000;
 /// (counted in `timeouts`) so a lost answer cannot stall a switch.
 pub const LATENCY_TIMEOUT_US: u64 = 1_000_000;
 
-/// The probe switch's rate (seed 000 §4.1: a 5 requests/s switch).
+/// The probe switch's rate (Maestro §4.1: a 5 requests/s switch).
 pub const PROBE_RATE: f64 = 5.0;
 
 /// Request and response counts over some stretch of time.

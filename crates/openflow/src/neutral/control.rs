@@ -2,7 +2,8 @@
 
 use crate::error::ErrorCode;
 use crate::hello::Hello;
-use crate::types::{Version, Xid};
+use crate::types::Xid;
+use crate::version::Version;
 use crate::{v10, v13};
 
 /// Appends an ECHO_REPLY echoing a request's `xid` and `payload`
@@ -10,7 +11,7 @@ use crate::{v10, v13};
 pub fn encode_echo_reply(out: &mut Vec<u8>, version: Version, xid: Xid, payload: &[u8]) {
     match version {
         Version::V10 => v10::encode_echo_reply(out, xid, payload),
-        Version::V13 => v13::view::encode_echo_reply(out, xid, payload),
+        Version::V13 => v13::encode_echo_reply(out, xid, payload),
     }
 }
 
@@ -18,7 +19,7 @@ pub fn encode_echo_reply(out: &mut Vec<u8>, version: Version, xid: Xid, payload:
 pub fn encode_echo_request(out: &mut Vec<u8>, version: Version, xid: Xid, payload: &[u8]) {
     match version {
         Version::V10 => v10::encode_echo_request(out, xid, payload),
-        Version::V13 => v13::view::encode_echo_request(out, xid, payload),
+        Version::V13 => v13::encode_echo_request(out, xid, payload),
     }
 }
 
@@ -50,7 +51,7 @@ pub fn encode_error(out: &mut Vec<u8>, version: Version, xid: Xid, code: ErrorCo
 pub fn encode_barrier_request(out: &mut Vec<u8>, version: Version, xid: Xid) {
     match version {
         Version::V10 => v10::encode_barrier_request(out, xid),
-        Version::V13 => v13::view::encode_barrier_request(out, xid),
+        Version::V13 => v13::encode_barrier_request(out, xid),
     }
 }
 

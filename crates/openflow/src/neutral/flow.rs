@@ -3,7 +3,8 @@
 
 use super::action::{ActionSpec, emit_v13_actions};
 use super::matching::MatchSpec;
-use crate::types::{BufferId, Cookie, PortNo, Version, Xid};
+use crate::types::{BufferId, Cookie, PortNo, Xid};
+use crate::version::Version;
 use crate::{v10, v13};
 
 /// Flow-mod flag common to both versions: send FLOW_REMOVED when the flow
@@ -100,7 +101,7 @@ fn encode_flow_mod13(
     actions: &[ActionSpec],
 ) {
     use v13::instruction::{InstructionType, emit_actions_instruction_with};
-    let at = v13::view::start_flow_mod(out, xid, head);
+    let at = v13::start_flow_mod(out, xid, head);
     match_.emit_oxm_match(out);
     if !actions.is_empty() {
         emit_actions_instruction_with(out, InstructionType::ApplyActions, |out| {

@@ -19,14 +19,16 @@ use crate::v10::ofmatch::{
     Match10, OFP_VLAN_NONE, OFPFW_DL_DST, OFPFW_DL_SRC, OFPFW_DL_TYPE, OFPFW_DL_VLAN,
     OFPFW_DL_VLAN_PCP, OFPFW_IN_PORT, OFPFW_NW_PROTO, OFPFW_NW_TOS, OFPFW_TP_DST, OFPFW_TP_SRC,
 };
-use crate::v13::oxm::{OFPVID_NONE, OFPVID_PRESENT, Oxm, emit_match_with};
+use crate::v13::oxm::{
+    OFPVID_NONE, OFPVID_PRESENT, Oxm, emit_exact_match, emit_match_with, for_each_exact_oxm,
+};
 use std::net::Ipv4Addr;
 
 /// What a flow matches, for either version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum MatchSpec {
     /// Exactly the packets whose [`FlowKey`] is this one
-    /// ([`FlowKey::to_match10`], [`FlowKey::for_each_oxm`]).
+    /// ([`Match10::exact`], [`for_each_exact_oxm`]).
     Exact(FlowKey),
     /// The packets with these fields; absent fields are wildcards.
     Fields(MatchFields),
@@ -46,7 +48,7 @@ impl MatchSpec {
     /// The OpenFlow 1.0 `ofp_match` (1.0.0 §5.2.3).
     pub fn to_match10(&self) -> Match10 {
         match self {
-            MatchSpec::Exact(k) => k.to_match10(),
+            MatchSpec::Exact(k) => Match10::exact(k),
             MatchSpec::Fields(f) => f.to_match10(),
         }
     }
@@ -55,7 +57,7 @@ impl MatchSpec {
     /// first (1.3.5 §7.2.3.6).
     pub fn for_each_oxm(&self, f: impl FnMut(Oxm)) {
         match self {
-            MatchSpec::Exact(k) => k.for_each_oxm(f),
+            MatchSpec::Exact(k) => for_each_exact_oxm(k, f),
             MatchSpec::Fields(m) => m.for_each_oxm(f),
         }
     }
@@ -63,7 +65,10 @@ impl MatchSpec {
     /// Appends the OpenFlow 1.3 `ofp_match` (1.3.5 §7.2.3.1), padded to 8
     /// bytes.
     pub fn emit_oxm_match(&self, out: &mut Vec<u8>) {
-        emit_match_with(out, |b| self.for_each_oxm(|o| o.emit(b)));
+        match self {
+            MatchSpec::Exact(k) => emit_exact_match(out, k),
+            MatchSpec::Fields(m) => emit_match_with(out, |b| m.for_each_oxm(|o| o.emit(b))),
+        }
     }
 }
 

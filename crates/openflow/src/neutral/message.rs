@@ -2,7 +2,8 @@
 //! form of its version.
 
 use crate::error::{DecodeError, ErrorKind};
-use crate::types::{Version, Xid};
+use crate::types::Xid;
+use crate::version::Version;
 use crate::{v10, v13};
 
 /// A whole message of either version, owned.

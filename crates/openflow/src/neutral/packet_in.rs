@@ -4,7 +4,8 @@
 use super::packet_out::Payload;
 use crate::error::{DecodeError, ErrorKind};
 use crate::packet::FlowKey;
-use crate::types::{BufferId, Cookie, MacAddr, PortNo, Version, Xid};
+use crate::types::{BufferId, Cookie, MacAddr, PortNo, Xid};
+use crate::version::Version;
 use crate::{v10, v13};
 
 /// Why the switch sent a packet in (1.0.0 §5.4.1 `ofp_packet_in_reason`,
@@ -67,7 +68,7 @@ impl<'a> PacketIn<'a> {
         const V10: u8 = Version::V10.wire();
         const V13: u8 = Version::V13.wire();
         match msg.first() {
-            Some(&V10) => v10::PacketInView::parse(msg).map(|p| PacketIn {
+            Some(&V10) => v10::PacketInView::new_checked(msg).map(|p| PacketIn {
                 version: Version::V10,
                 xid: p.xid(),
                 buffer_id: p.buffer_id(),
@@ -78,7 +79,7 @@ impl<'a> PacketIn<'a> {
                 cookie: None,
                 data: p.data(),
             }),
-            Some(&V13) => v13::PacketInView::parse(msg).map(|p| PacketIn {
+            Some(&V13) => v13::PacketInView::new_checked(msg).map(|p| PacketIn {
                 version: Version::V13,
                 xid: p.xid(),
                 buffer_id: p.buffer_id(),

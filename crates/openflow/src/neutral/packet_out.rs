@@ -2,7 +2,8 @@
 //! version (1.0.0 §5.3.6, 1.3.5 §7.3.7).
 
 use super::action::{ActionSpec, emit_v13_actions};
-use crate::types::{BufferId, PortNo, Version, Xid};
+use crate::types::{BufferId, PortNo, Xid};
+use crate::version::Version;
 use crate::{v10, v13};
 
 /// The packet a PACKET_OUT acts on.
@@ -46,7 +47,7 @@ pub fn encode_packet_out(out: &mut Vec<u8>, version: Version, xid: Xid, po: &Pac
             },
             data,
         ),
-        Version::V13 => v13::view::encode_packet_out_with(
+        Version::V13 => v13::encode_packet_out_with(
             out,
             xid,
             buffer_id,

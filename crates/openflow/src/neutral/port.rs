@@ -2,8 +2,9 @@
 //! `ofp_phy_port`, 1.0.0 §5.2.1; 1.3 `ofp_port`, 1.3.5 §7.2.1), reduced to
 //! what applications decide on, and the request for 1.3's port list.
 
-use crate::types::{MacAddr, PortNo, Version, Xid};
+use crate::types::{MacAddr, PortNo, Xid};
 use crate::v13::multipart::{MultipartRequest, MultipartRequestBody};
+use crate::version::Version;
 use crate::{v10, v13};
 use std::fmt;
 

@@ -6,14 +6,14 @@ use crate::error::{ErrorCode, ErrorKind};
 use crate::hello::Hello;
 use crate::packet::FlowKey;
 use crate::packet::tests::{arp_frame, tcp_frame};
-use crate::types::{BufferId, Cookie, MacAddr, PortNo, Version, Xid};
+use crate::types::{BufferId, Cookie, MacAddr, PortNo, Xid};
 use crate::v10::ofmatch::{
-    Match10, OFPFW_ALL, OFPFW_DL_SRC, OFPFW_DL_TYPE, OFPFW_IN_PORT, OFPFW_NW_DST_MASK,
-    OFPFW_NW_PROTO, OFPFW_NW_SRC_MASK, OFPFW_TP_DST,
+    Match10, OFPFW_ALL, OFPFW_DL_SRC, OFPFW_DL_TYPE, OFPFW_IN_PORT, OFPFW_NW_PROTO, OFPFW_TP_DST,
 };
 use crate::v13::instruction::Instruction;
 use crate::v13::oxm::Match13;
 use crate::v13::oxm::Oxm;
+use crate::version::Version;
 use crate::{v10, v13};
 use std::net::Ipv4Addr;
 
@@ -25,82 +25,11 @@ fn decode13(b: &[u8]) -> (Xid, v13::Message) {
     v13::decode(b).unwrap()
 }
 
+mod matching;
+mod packet_in;
+mod port;
+
 const MAC: MacAddr = MacAddr([2, 0, 0, 0, 0, 9]);
-
-fn packet_in10(frame: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    v10::encode_packet_in(
-        &mut out,
-        Xid(11),
-        BufferId(0x42),
-        frame.len() as u16,
-        PortNo(3),
-        v10::PacketInReason::NoMatch,
-        frame,
-    );
-    out
-}
-
-fn packet_in13(frame: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    v13::view::encode_packet_in(
-        &mut out,
-        Xid(12),
-        BufferId::NONE,
-        1500,
-        v13::PacketInReason::InvalidTtl,
-        2,
-        Cookie(77),
-        &[Oxm::InPort(PortNo(3))],
-        frame,
-    );
-    out
-}
-
-#[test]
-fn packet_in_both_versions() {
-    let frame = tcp_frame();
-    let m = packet_in10(&frame);
-    let p = PacketIn::parse(&m).unwrap();
-    assert_eq!(p.version(), Version::V10);
-    assert_eq!(p.xid(), Xid(11));
-    assert_eq!(p.in_port(), PortNo(3));
-    assert_eq!(p.buffer_id(), Some(BufferId(0x42)));
-    assert_eq!(p.reason(), PacketInReason::NoMatch);
-    assert_eq!(p.total_len() as usize, frame.len());
-    assert_eq!(p.data(), &frame[..]);
-    assert_eq!((p.table_id(), p.cookie()), (None, None));
-    assert_eq!(p.key(), FlowKey::extract(PortNo(3), &frame));
-
-    let m = packet_in13(&frame);
-    let p = PacketIn::parse(&m).unwrap();
-    assert_eq!(p.version(), Version::V13);
-    assert_eq!(p.xid(), Xid(12));
-    assert_eq!(p.in_port(), PortNo(3));
-    assert_eq!(p.buffer_id(), None);
-    assert_eq!(p.reason(), PacketInReason::InvalidTtl);
-    assert_eq!(p.total_len(), 1500);
-    assert_eq!(p.data(), &frame[..]);
-    assert_eq!((p.table_id(), p.cookie()), (Some(2), Some(Cookie(77))));
-    assert_eq!(p.key(), FlowKey::extract(PortNo(3), &frame));
-}
-
-#[test]
-fn packet_in_addresses_payload_and_detached_fields() {
-    let frame = tcp_frame();
-    let m = packet_in10(&frame);
-    let p = PacketIn::parse(&m).unwrap();
-    assert_eq!(p.eth_dst(), Some(MacAddr(frame[0..6].try_into().unwrap())));
-    assert_eq!(p.eth_src(), Some(MacAddr(frame[6..12].try_into().unwrap())));
-    assert_eq!(p.payload(), Payload::Buffered(BufferId(0x42)));
-    // The fields survive without the message, and the frame comes back.
-    let fields = p.with_frame(&[]);
-    assert_eq!((fields.data(), fields.eth_dst()), (&[][..], None));
-    assert_eq!(fields.with_frame(&frame), p);
-    let m = packet_in13(&frame);
-    let p = PacketIn::parse(&m).unwrap();
-    assert_eq!(p.payload(), Payload::Frame(&frame));
-}
 
 #[test]
 fn any_message_decodes_in_its_own_version() {
@@ -126,46 +55,6 @@ fn any_message_decodes_in_its_own_version() {
 }
 
 #[test]
-fn packet_in_errors() {
-    assert!(matches!(
-        PacketIn::parse(&[]).unwrap_err().kind(),
-        ErrorKind::TooShort { .. }
-    ));
-    let mut m = packet_in10(&tcp_frame());
-    m[0] = 2;
-    assert_eq!(
-        PacketIn::parse(&m).unwrap_err().kind(),
-        &ErrorKind::BadVersion(2)
-    );
-    // A 1.0 message of another type.
-    let mut b = Vec::new();
-    encode_barrier_request(&mut b, Version::V10, Xid(1));
-    assert!(PacketIn::parse(&b).is_err());
-    // Every prefix of a valid message is an error, not a panic.
-    for m in [packet_in10(&tcp_frame()), packet_in13(&tcp_frame())] {
-        for n in 0..m.len() {
-            assert!(PacketIn::parse(&m[..n]).is_err(), "prefix {n}");
-        }
-    }
-}
-
-#[test]
-fn packet_in_reasons_map() {
-    assert_eq!(
-        PacketInReason::from(v10::PacketInReason::Action),
-        PacketInReason::Action
-    );
-    assert_eq!(
-        PacketInReason::from(v10::PacketInReason::Unknown(9)),
-        PacketInReason::Other(9)
-    );
-    assert_eq!(
-        PacketInReason::from(v13::PacketInReason::Unknown(7)),
-        PacketInReason::Other(7)
-    );
-}
-
-#[test]
 fn flow_add_exact_v10() {
     let key = FlowKey::extract(PortNo(3), &tcp_frame());
     let actions = [ActionSpec::output(PortNo(4))];
@@ -182,7 +71,7 @@ fn flow_add_exact_v10() {
     assert_eq!(
         m,
         v10::Message::FlowMod(v10::FlowMod {
-            match_: key.to_match10(),
+            match_: Match10::exact(&key),
             cookie: Cookie(9),
             command: v10::FlowModCommand::Add,
             idle_timeout: 5,
@@ -217,7 +106,7 @@ fn flow_add_exact_v13() {
     };
     let want = v13::FlowMod::from_parts(
         head,
-        key.to_match13(),
+        Match13::exact(&key),
         vec![Instruction::ApplyActions(vec![v13::Action::Output {
             port: PortNo::FLOOD,
             max_len: 0xffff,
@@ -539,149 +428,6 @@ fn small_messages() {
     }
 }
 
-fn ip_fields() -> MatchFields {
-    MatchFields {
-        in_port: Some(PortNo(1)),
-        eth_src: Some(MAC),
-        eth_dst: None,
-        vlan: Some(VlanMatch::Tagged {
-            vid: 10,
-            pcp: Some(2),
-        }),
-        net: NetMatch::Ipv4 {
-            src: Some(Ipv4Prefix {
-                addr: Ipv4Addr::new(10, 1, 2, 3),
-                len: 8,
-            }),
-            dst: Some(Ipv4Prefix::host(Ipv4Addr::new(192, 168, 0, 1))),
-            dscp: Some(10),
-            l4: L4Match::Tcp {
-                src: None,
-                dst: Some(22),
-            },
-        },
-    }
-}
-
-#[test]
-fn match_fields_v10() {
-    assert_eq!(MatchSpec::all().to_match10(), Match10::ALL);
-    let m = ip_fields().to_match10();
-    let expect_wild = crate::v10::ofmatch::OFPFW_DL_DST
-        | crate::v10::ofmatch::OFPFW_TP_SRC
-        | (24 << crate::v10::ofmatch::OFPFW_NW_SRC_SHIFT);
-    assert_eq!(m.wildcards, expect_wild);
-    assert_eq!(m.in_port, PortNo(1));
-    assert_eq!((m.dl_vlan, m.dl_vlan_pcp), (10, 2));
-    assert_eq!(m.dl_type, 0x0800);
-    assert_eq!(m.nw_src, Ipv4Addr::new(10, 0, 0, 0));
-    assert_eq!(m.nw_dst, Ipv4Addr::new(192, 168, 0, 1));
-    assert_eq!((m.nw_tos, m.nw_proto, m.tp_dst), (40, 6, 22));
-    assert_eq!(m.wildcards & OFPFW_NW_DST_MASK, 0);
-
-    // ARP: opcode in nw_proto, spa/tpa in nw_src/nw_dst.
-    let arp = MatchFields {
-        net: NetMatch::Arp {
-            op: Some(2),
-            spa: None,
-            tpa: Some(Ipv4Prefix::host(Ipv4Addr::new(10, 0, 0, 1))),
-        },
-        vlan: Some(VlanMatch::Untagged),
-        ..MatchFields::ANY
-    };
-    let m = arp.to_match10();
-    assert_eq!(m.dl_vlan, 0xffff);
-    assert_eq!((m.dl_type, m.nw_proto), (0x0806, 2));
-    assert_eq!(m.nw_dst_prefix_len(), 32);
-    assert_eq!(m.nw_src_prefix_len(), 0);
-    assert_eq!(m.wildcards & (OFPFW_DL_TYPE | OFPFW_NW_PROTO), 0);
-    assert_ne!(m.wildcards & OFPFW_NW_SRC_MASK, 0);
-    assert_ne!(
-        m.wildcards & (OFPFW_IN_PORT | OFPFW_DL_SRC | OFPFW_TP_DST),
-        0
-    );
-}
-
-#[test]
-fn match_fields_v13() {
-    let mut oxms = Vec::new();
-    ip_fields().for_each_oxm(|o| oxms.push(o));
-    assert_eq!(
-        oxms,
-        vec![
-            Oxm::InPort(PortNo(1)),
-            Oxm::EthSrc {
-                value: MAC,
-                mask: None
-            },
-            Oxm::EthType(0x0800),
-            Oxm::VlanVid {
-                value: 0x1000 | 10,
-                mask: None
-            },
-            Oxm::VlanPcp(2),
-            Oxm::IpDscp(10),
-            Oxm::IpProto(6),
-            Oxm::Ipv4Src {
-                value: Ipv4Addr::new(10, 0, 0, 0),
-                mask: Some(Ipv4Addr::new(255, 0, 0, 0))
-            },
-            Oxm::Ipv4Dst {
-                value: Ipv4Addr::new(192, 168, 0, 1),
-                mask: None
-            },
-            Oxm::TcpDst(22),
-        ]
-    );
-    // Through a real FLOW_MOD and the 1.3 decoder.
-    let mut out = Vec::new();
-    let flow = FlowSpec::new(MatchSpec::Fields(ip_fields()), &[]);
-    encode_flow_add(&mut out, Version::V13, Xid(1), &flow);
-    let (_, m) = decode13(&out);
-    let v13::Message::FlowMod(fm) = m else {
-        panic!("{m:?}")
-    };
-    assert_eq!(fm.match_.fields, oxms);
-    // A /0 prefix is no field at all; ICMP type/code.
-    let mf = MatchFields {
-        net: NetMatch::Ipv4 {
-            src: Some(Ipv4Prefix {
-                addr: Ipv4Addr::new(1, 1, 1, 1),
-                len: 0,
-            }),
-            dst: None,
-            dscp: None,
-            l4: L4Match::Icmp {
-                icmp_type: Some(8),
-                code: None,
-            },
-        },
-        ..MatchFields::ANY
-    };
-    let mut oxms = Vec::new();
-    mf.for_each_oxm(|o| oxms.push(o));
-    assert_eq!(
-        oxms,
-        vec![Oxm::EthType(0x0800), Oxm::IpProto(1), Oxm::Icmpv4Type(8)]
-    );
-    let m = mf.to_match10();
-    assert_eq!((m.nw_proto, m.tp_src), (1, 8));
-    assert_eq!(m.nw_src_prefix_len(), 0);
-}
-
-#[test]
-fn ipv4_prefix() {
-    let p = Ipv4Prefix {
-        addr: Ipv4Addr::new(10, 1, 2, 3),
-        len: 20,
-    };
-    assert_eq!(p.mask(), Ipv4Addr::new(255, 255, 240, 0));
-    assert_eq!(p.network(), Ipv4Addr::new(10, 1, 0, 0));
-    let all = Ipv4Prefix { len: 40, ..p };
-    assert_eq!(all.mask(), Ipv4Addr::BROADCAST);
-    assert_eq!(Ipv4Prefix { len: 0, ..p }.mask(), Ipv4Addr::UNSPECIFIED);
-}
-
 #[test]
 fn echo_request_and_error() {
     let mut out = Vec::new();
@@ -740,64 +486,6 @@ fn echo_request_and_error() {
     );
     assert_eq!(out.len(), 0xffff);
     assert!(v13::decode(&out).is_ok());
-}
-
-#[test]
-fn ports_read_the_same_from_both_versions() {
-    let p10 = v10::PhyPort {
-        port_no: PortNo(3),
-        hw_addr: MacAddr([2, 0, 0, 0, 0, 3]),
-        name: "s1-eth3".into(),
-        config: 0,
-        state: v10::port::state::STP_FORWARD,
-        curr: 0,
-        advertised: 0,
-        supported: 0,
-        peer: 0,
-    };
-    let d = PortDesc::from(&p10);
-    assert_eq!(
-        (d.no, d.name.as_str(), d.speed_kbps),
-        (PortNo(3), "s1-eth3", None)
-    );
-    assert!(d.is_live() && d.is_physical());
-    let down = v10::PhyPort {
-        config: v10::port::config::PORT_DOWN,
-        ..p10.clone()
-    };
-    assert!(PortDesc::from(&down).admin_down && !PortDesc::from(&down).is_live());
-    let blocked = v10::PhyPort {
-        state: v10::port::state::STP_BLOCK,
-        ..p10.clone()
-    };
-    assert!(PortDesc::from(&blocked).blocked);
-    let p13 = v13::Port {
-        port_no: PortNo::LOCAL,
-        hw_addr: MacAddr([2, 0, 0, 0, 0, 9]),
-        name: "s1".into(),
-        config: 0,
-        state: v13::port::port_state::LINK_DOWN,
-        curr: 0,
-        advertised: 0,
-        supported: 0,
-        peer: 0,
-        curr_speed: 10_000_000,
-        max_speed: 0,
-    };
-    let d = PortDesc::from(&p13);
-    assert!(d.link_down && !d.is_live() && !d.is_physical());
-    assert_eq!(d.speed_kbps, Some(10_000_000));
-    // The 1.3 request decodes as OFPMP_PORT_DESC; 1.0 has none.
-    let mut out = Vec::new();
-    encode_port_desc_request(&mut out, Version::V10, Xid(1));
-    assert!(out.is_empty());
-    encode_port_desc_request(&mut out, Version::V13, Xid(2));
-    match decode13(&out) {
-        (Xid(2), v13::Message::MultipartRequest(r)) => {
-            assert_eq!(r.body, v13::multipart::MultipartRequestBody::PortDesc)
-        }
-        other => panic!("{other:?}"),
-    }
 }
 
 #[test]

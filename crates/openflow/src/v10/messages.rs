@@ -1,43 +1,15 @@
-//! Owned bodies of OpenFlow 1.0 messages (1.0.0 §5.3 to §5.5) and the wire
-//! enumerations and flag constants they use.
-//!
-//! The hot messages (PACKET_IN, FLOW_MOD, PACKET_OUT) are decoded through
-//! their views and encoded through the encoders of [`super::view`], so the
-//! owned and borrowed forms cannot disagree.
+//! Owned bodies of the OpenFlow 1.0 messages that are not on the hot path
+//! (1.0.0 §5.3 to §5.5: errors, features, FLOW_REMOVED, queue
+//! configuration) and the wire enumerations and flag constants they use.
+//! The hot messages have their own modules ([`super::packet_in`],
+//! [`super::flow_mod`], [`super::packet_out`]).
 
 use crate::error::{DecodeError, ErrorKind};
-use crate::types::{BufferId, Cookie, DatapathId, PortNo, Version};
-use crate::v10::action::Action;
+use crate::types::{Cookie, DatapathId, PortNo};
 use crate::v10::ofmatch::{Match10, port_to_wire};
 use crate::v10::port::{PHY_PORT_LEN, PhyPort};
-use crate::v10::view::{FlowModHead, FlowModView, PacketInView, PacketOutView};
+use crate::version::Version;
 use crate::wire::{Put, Reader};
-
-crate::wire_enum! {
-    /// `ofp_packet_in_reason` (1.0.0 §5.4.1).
-    pub enum PacketInReason: u8 {
-        /// `OFPR_NO_MATCH`: no matching flow.
-        NoMatch = 0,
-        /// `OFPR_ACTION`: an action said to send to the controller.
-        Action = 1,
-    }
-}
-
-crate::wire_enum! {
-    /// `ofp_flow_mod_command` (1.0.0 §5.3.3).
-    pub enum FlowModCommand: u16 {
-        /// `OFPFC_ADD`.
-        Add = 0,
-        /// `OFPFC_MODIFY`: all matching flows.
-        Modify = 1,
-        /// `OFPFC_MODIFY_STRICT`: the flow with this exact match and priority.
-        ModifyStrict = 2,
-        /// `OFPFC_DELETE`: all matching flows.
-        Delete = 3,
-        /// `OFPFC_DELETE_STRICT`.
-        DeleteStrict = 4,
-    }
-}
 
 crate::wire_enum! {
     /// `ofp_flow_removed_reason` (1.0.0 §5.4.2).
@@ -50,14 +22,6 @@ crate::wire_enum! {
         Delete = 2,
     }
 }
-
-/// `OFPFF_SEND_FLOW_REM`: send FLOW_REMOVED when the flow expires or is
-/// deleted (1.0.0 §5.3.3).
-pub const OFPFF_SEND_FLOW_REM: u16 = 1 << 0;
-/// `OFPFF_CHECK_OVERLAP`: refuse to add an overlapping flow.
-pub const OFPFF_CHECK_OVERLAP: u16 = 1 << 1;
-/// `OFPFF_EMERG`: an emergency flow.
-pub const OFPFF_EMERG: u16 = 1 << 2;
 
 /// `ofp_capabilities` bits of [`SwitchFeatures::capabilities`] (1.0.0
 /// §5.3.1).
@@ -207,33 +171,6 @@ impl SwitchFeatures {
     }
 }
 
-/// The body of OFPT_PACKET_IN (`ofp_packet_in`, 1.0.0 §5.4.1), owned.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct PacketIn {
-    /// `buffer_id`.
-    pub buffer_id: BufferId,
-    /// `total_len`: length of the whole frame.
-    pub total_len: u16,
-    /// `in_port`.
-    pub in_port: PortNo,
-    /// `reason`.
-    pub reason: PacketInReason,
-    /// `data`.
-    pub data: Vec<u8>,
-}
-
-impl From<PacketInView<'_>> for PacketIn {
-    fn from(v: PacketInView<'_>) -> Self {
-        PacketIn {
-            buffer_id: v.buffer_id(),
-            total_len: v.total_len(),
-            in_port: v.in_port(),
-            reason: v.reason(),
-            data: v.data().to_vec(),
-        }
-    }
-}
-
 /// The body of OFPT_FLOW_REMOVED (`ofp_flow_removed`, 1.0.0 §5.4.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct FlowRemoved {
@@ -293,98 +230,6 @@ impl FlowRemoved {
         out.put_zeros(2);
         out.put_u64(self.packet_count);
         out.put_u64(self.byte_count);
-    }
-}
-
-/// The body of OFPT_PACKET_OUT (`ofp_packet_out`, 1.0.0 §5.3.6), owned.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct PacketOut {
-    /// `buffer_id`, or [`BufferId::NONE`] when the frame is in `data`.
-    pub buffer_id: BufferId,
-    /// `in_port`: the packet's input port, or `OFPP_NONE`.
-    pub in_port: PortNo,
-    /// `actions`.
-    pub actions: Vec<Action>,
-    /// `data`.
-    pub data: Vec<u8>,
-}
-
-impl TryFrom<PacketOutView<'_>> for PacketOut {
-    type Error = DecodeError;
-
-    fn try_from(v: PacketOutView<'_>) -> Result<Self, DecodeError> {
-        Ok(PacketOut {
-            buffer_id: v.buffer_id(),
-            in_port: v.in_port(),
-            actions: v.actions().collect_vec()?,
-            data: v.data().to_vec(),
-        })
-    }
-}
-
-/// The body of OFPT_FLOW_MOD (`ofp_flow_mod`, 1.0.0 §5.3.3), owned.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct FlowMod {
-    /// `match`.
-    pub match_: Match10,
-    /// `cookie`.
-    pub cookie: Cookie,
-    /// `command`.
-    pub command: FlowModCommand,
-    /// `idle_timeout` in seconds (0: none).
-    pub idle_timeout: u16,
-    /// `hard_timeout` in seconds (0: none).
-    pub hard_timeout: u16,
-    /// `priority`.
-    pub priority: u16,
-    /// `buffer_id`, or [`BufferId::NONE`].
-    pub buffer_id: BufferId,
-    /// `out_port` (deletes only), or `OFPP_NONE`.
-    pub out_port: PortNo,
-    /// `flags`: `OFPFF_*` bits.
-    pub flags: u16,
-    /// `actions`.
-    pub actions: Vec<Action>,
-}
-
-impl FlowMod {
-    /// The fixed fields.
-    pub fn head(&self) -> FlowModHead {
-        FlowModHead {
-            match_: self.match_,
-            cookie: self.cookie,
-            command: self.command,
-            idle_timeout: self.idle_timeout,
-            hard_timeout: self.hard_timeout,
-            priority: self.priority,
-            buffer_id: self.buffer_id,
-            out_port: self.out_port,
-            flags: self.flags,
-        }
-    }
-
-    /// A flow mod from its fixed fields and actions.
-    pub fn from_head(h: FlowModHead, actions: Vec<Action>) -> FlowMod {
-        FlowMod {
-            match_: h.match_,
-            cookie: h.cookie,
-            command: h.command,
-            idle_timeout: h.idle_timeout,
-            hard_timeout: h.hard_timeout,
-            priority: h.priority,
-            buffer_id: h.buffer_id,
-            out_port: h.out_port,
-            flags: h.flags,
-            actions,
-        }
-    }
-}
-
-impl TryFrom<FlowModView<'_>> for FlowMod {
-    type Error = DecodeError;
-
-    fn try_from(v: FlowModView<'_>) -> Result<Self, DecodeError> {
-        Ok(FlowMod::from_head(v.head(), v.actions().collect_vec()?))
     }
 }
 

@@ -6,6 +6,7 @@
 //! except for the padding bytes, which are written as zeros.
 
 use crate::error::DecodeError;
+use crate::packet::{FlowKey, Network, Transport};
 use crate::types::{MacAddr, PortNo};
 use crate::wire::{Put, Reader};
 use std::net::Ipv4Addr;
@@ -268,6 +269,73 @@ fn netmask(prefix_len: u8) -> Ipv4Addr {
     Ipv4Addr::from(u32::MAX.checked_shl(32 - p).unwrap_or(0))
 }
 
+impl Match10 {
+    /// The exact match of a frame's key (1.0.0 §5.2.3): the flow matches
+    /// exactly the packets whose key is this one.
+    ///
+    /// Fields the frame lacks are wildcarded as the spec's matching rules
+    /// require: `dl_vlan_pcp` when untagged (`dl_vlan` is then
+    /// `OFP_VLAN_NONE`); `nw_*` and `tp_*` for frames that are neither IPv4
+    /// nor ARP; `nw_tos` and `tp_*` for ARP, whose opcode's low 8 bits go in
+    /// `nw_proto` and protocol addresses in `nw_src` / `nw_dst`; `tp_*` for
+    /// IPv4 other than TCP, UDP and ICMP, whose type and code go in
+    /// `tp_src` / `tp_dst`. IPv6 and SCTP, which 1.0 cannot match, are
+    /// matched on `dl_type` / `nw_proto` only.
+    pub fn exact(key: &FlowKey) -> Match10 {
+        let mut m = Match10 {
+            wildcards: 0,
+            in_port: key.in_port,
+            dl_src: key.eth_src,
+            dl_dst: key.eth_dst,
+            dl_vlan: OFP_VLAN_NONE,
+            dl_vlan_pcp: 0,
+            dl_type: key.eth_type,
+            ..Match10::ALL
+        };
+        match key.vlan {
+            Some(tag) => {
+                m.dl_vlan = tag.vid;
+                m.dl_vlan_pcp = tag.pcp;
+            }
+            None => m.wildcards |= OFPFW_DL_VLAN_PCP,
+        }
+        const NO_TP: u32 = OFPFW_TP_SRC | OFPFW_TP_DST;
+        const NO_NW: u32 = OFPFW_NW_TOS | OFPFW_NW_PROTO | OFPFW_NW_SRC_ALL | OFPFW_NW_DST_ALL;
+        match &key.network {
+            Network::Ipv4(ip) => {
+                m.nw_tos = ip.dscp << 2;
+                m.nw_proto = ip.proto;
+                m.nw_src = ip.src;
+                m.nw_dst = ip.dst;
+                match ip.transport {
+                    Transport::Tcp { src, dst } | Transport::Udp { src, dst } => {
+                        m.tp_src = src;
+                        m.tp_dst = dst;
+                    }
+                    Transport::Icmpv4 { icmp_type, code } => {
+                        m.tp_src = icmp_type.into();
+                        m.tp_dst = code.into();
+                    }
+                    Transport::Sctp { .. } | Transport::Icmpv6 { .. } | Transport::None => {
+                        m.wildcards |= NO_TP;
+                    }
+                }
+            }
+            Network::Arp(arp) => {
+                m.wildcards |= OFPFW_NW_TOS | NO_TP;
+                match u8::try_from(arp.op) {
+                    Ok(op) => m.nw_proto = op,
+                    Err(_) => m.wildcards |= OFPFW_NW_PROTO,
+                }
+                m.nw_src = arp.spa;
+                m.nw_dst = arp.tpa;
+            }
+            Network::Ipv6(_) | Network::Other => m.wildcards |= NO_NW | NO_TP,
+        }
+        m
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -355,5 +423,73 @@ mod tests {
     #[test]
     fn short_input_is_an_error() {
         assert!(Match10::parse(&mut Reader::new(&[0u8; 39])).is_err());
+    }
+
+    use crate::packet::FlowKey;
+    use crate::packet::consts::*;
+    use crate::packet::tests::*;
+
+    #[test]
+    fn match10_tcp_is_fully_exact_but_pcp() {
+        let m = Match10::exact(&FlowKey::extract(PortNo(3), &tcp_frame()));
+        assert_eq!(m.wildcards, OFPFW_DL_VLAN_PCP);
+        assert_eq!(m.in_port, PortNo(3));
+        assert_eq!(m.dl_vlan, OFP_VLAN_NONE);
+        assert_eq!(m.dl_type, ETH_TYPE_IPV4);
+        assert_eq!((m.nw_proto, m.nw_tos), (6, 0));
+        assert_eq!(m.nw_src, Ipv4Addr::new(10, 0, 0, 1));
+        assert_eq!(m.nw_dst, Ipv4Addr::new(10, 0, 0, 2));
+        assert_eq!((m.tp_src, m.tp_dst), (1234, 80));
+        assert_eq!((m.nw_src_prefix_len(), m.nw_dst_prefix_len()), (32, 32));
+    }
+
+    #[test]
+    fn match10_arp_puts_opcode_in_nw_proto() {
+        let m = Match10::exact(&FlowKey::extract(PortNo(1), &arp_frame()));
+        assert_eq!(
+            m.wildcards,
+            OFPFW_DL_VLAN_PCP | OFPFW_NW_TOS | OFPFW_TP_SRC | OFPFW_TP_DST
+        );
+        assert_eq!(m.dl_type, ETH_TYPE_ARP);
+        assert_eq!(m.dl_dst, MacAddr::BROADCAST);
+        assert_eq!(m.nw_proto, 1);
+        assert_eq!(m.nw_src, Ipv4Addr::new(10, 0, 0, 1));
+        assert_eq!(m.nw_dst, Ipv4Addr::new(10, 0, 0, 2));
+    }
+
+    #[test]
+    fn match10_icmp_type_code_in_tp() {
+        let m = Match10::exact(&FlowKey::extract(PortNo(1), &icmp_frame()));
+        assert_eq!(m.wildcards, OFPFW_DL_VLAN_PCP);
+        assert_eq!((m.nw_proto, m.tp_src, m.tp_dst), (1, 8, 0));
+    }
+
+    #[test]
+    fn match10_vlan_and_tos() {
+        let mut f = vlan_udp_frame();
+        f[19] = 10 << 2; // ToS: DSCP 10
+        let m = Match10::exact(&FlowKey::extract(PortNo(1), &f));
+        assert_eq!(m.wildcards, 0);
+        assert_eq!((m.dl_vlan, m.dl_vlan_pcp), (42, 5));
+        assert_eq!(m.nw_tos, 40);
+        assert_eq!((m.tp_src, m.tp_dst), (1, 2));
+    }
+
+    #[test]
+    fn match10_non_ip_wildcards_network_and_transport() {
+        let m = Match10::exact(&FlowKey::extract(PortNo(1), &ipv6_tcp_frame()));
+        let nw_tp = OFPFW_NW_TOS
+            | OFPFW_NW_PROTO
+            | OFPFW_NW_SRC_ALL
+            | OFPFW_NW_DST_ALL
+            | OFPFW_TP_SRC
+            | OFPFW_TP_DST;
+        assert_eq!(m.wildcards, OFPFW_DL_VLAN_PCP | nw_tp);
+        assert_eq!(m.dl_type, ETH_TYPE_IPV6);
+        assert_eq!((m.nw_src_prefix_len(), m.nw_dst_prefix_len()), (0, 0));
+        assert_eq!(m.wildcards & !OFPFW_ALL, 0);
+        // Truncated TCP header: ports wildcarded, addresses exact.
+        let m = Match10::exact(&FlowKey::extract(PortNo(1), &tcp_frame()[..40]));
+        assert_eq!(m.wildcards, OFPFW_DL_VLAN_PCP | OFPFW_TP_SRC | OFPFW_TP_DST);
     }
 }

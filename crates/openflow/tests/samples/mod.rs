@@ -8,6 +8,7 @@
 //! guard and fuzz corpus seeds). Names are unique, stable and say what the
 //! sample holds; the ofp_print test looks samples up by name, so renaming
 //! one means updating its check there.
+//! (Long by design: the corpus itself, one sample per message kind.)
 #![allow(dead_code)]
 
 use baton_openflow::hello::{Hello, HelloElement};
@@ -171,7 +172,7 @@ fn flow_mod10(
         priority: 0x7000,
         buffer_id: BufferId::NONE,
         out_port: PortNo::ANY,
-        flags: v10::messages::OFPFF_SEND_FLOW_REM | v10::messages::OFPFF_CHECK_OVERLAP,
+        flags: v10::flow_mod::OFPFF_SEND_FLOW_REM | v10::flow_mod::OFPFF_CHECK_OVERLAP,
         actions,
     }
 }
@@ -852,8 +853,8 @@ fn flow_mod13(match_: Match13, table_id: u8, instructions: Vec<Instruction>) -> 
             buffer_id: BufferId::NONE,
             out_port: PortNo::ANY,
             out_group: v13::group::group_id::ANY,
-            flags: v13::flow::flow_mod_flags::SEND_FLOW_REM
-                | v13::flow::flow_mod_flags::NO_BYT_COUNTS,
+            flags: v13::flow_mod::flow_mod_flags::SEND_FLOW_REM
+                | v13::flow_mod::flow_mod_flags::NO_BYT_COUNTS,
         },
         match_,
         instructions,
@@ -872,7 +873,7 @@ fn flow_stats13() -> mp::FlowStats {
         priority: 0x7000,
         idle_timeout: 60,
         hard_timeout: 300,
-        flags: v13::flow::flow_mod_flags::SEND_FLOW_REM,
+        flags: v13::flow_mod::flow_mod_flags::SEND_FLOW_REM,
         cookie: Cookie(0xc0ffee),
         packet_count: 4242,
         byte_count: 987_654,

@@ -18,16 +18,16 @@ use baton_openflow::types::{BufferId, Cookie, DatapathId, MacAddr, PortNo};
 use baton_openflow::v13::Message;
 use baton_openflow::v13::SwitchConfig;
 use baton_openflow::v13::action::Action;
-use baton_openflow::v13::flow::{FlowMod, FlowRemoved, PacketIn, PacketOut};
 use baton_openflow::v13::group::{Bucket, GroupMod};
 use baton_openflow::v13::instruction::Instruction;
 use baton_openflow::v13::messages::{
-    AsyncConfig, ErrorMsg, PacketQueue, PortMod, PortStatus, QueueConfig, QueueProp, Role,
-    SwitchFeatures, TableMod,
+    AsyncConfig, ErrorMsg, PortMod, PortStatus, Role, SwitchFeatures, TableMod,
 };
 use baton_openflow::v13::meter::{MeterBand, MeterMod};
 use baton_openflow::v13::oxm::{Match13, OFPXMC_EXPERIMENTER, OFPXMC_OPENFLOW_BASIC, Oxm};
 use baton_openflow::v13::port::Port;
+use baton_openflow::v13::queue::{PacketQueue, QueueConfig, QueueProp};
+use baton_openflow::v13::{FlowMod, FlowRemoved, PacketIn, PacketOut};
 use proptest::collection::vec;
 use proptest::prelude::*;
 

@@ -4,10 +4,9 @@
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-use super::{OFPXMC_OPENFLOW_BASIC, OXM_HEADER_LEN, OxmField, OxmHeader, parse_tlv};
-use crate::error::DecodeError;
+use super::field::{OFPXMC_OPENFLOW_BASIC, OXM_HEADER_LEN, OxmField, OxmHeader};
 use crate::types::{MacAddr, PortNo};
-use crate::wire::{Put, Reader};
+use crate::wire::Put;
 
 /// One OXM TLV with a typed value (1.3.5 §7.2.3.7).
 ///
@@ -478,12 +477,6 @@ impl Oxm {
                 }
             }
         }
-    }
-
-    /// Decodes one OXM TLV (no duplicate check: that needs the whole
-    /// match, see [`OxmIter`](super::OxmIter)).
-    pub fn parse(r: &mut Reader<'_>) -> Result<Oxm, DecodeError> {
-        Ok(parse_tlv(r)?.to_oxm())
     }
 
     /// Builds the value of a basic field from a body whose length was

@@ -27,7 +27,7 @@ use crate::switch::SwitchProto;
 use baton_openflow::Version;
 use conn::{Conn, SwitchData};
 use hdrhistogram::Histogram;
-use std::net::SocketAddr;
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -416,4 +416,11 @@ fn progress_bar(end_us: u64) -> indicatif::ProgressBar {
         bar.set_style(style);
     }
     bar
+}
+/// Resolves `ADDR:PORT` (a name such as `localhost:6653` is fine).
+pub fn resolve(addr: &str) -> Result<SocketAddr, Error> {
+    addr.to_socket_addrs()
+        .map_err(|e| Error::new(format!("cannot resolve {addr}: {e}")))?
+        .next()
+        .ok_or_else(|| Error::new(format!("{addr} resolves to no address")))
 }

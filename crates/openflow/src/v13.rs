@@ -1,65 +1,106 @@
 //! OpenFlow 1.3.5: every message a controller sends or receives.
 //!
 //! ## Layout
+//! - The hot messages have one module each, in the pattern of the 1.0
+//!   ones (smoltcp's `wire`): a view over `T: AsRef<[u8]>` that reads its
+//!   fields from the buffer (setters where `T: AsMut<[u8]>`), an owned
+//!   form with `parse`, `emit` and `buffer_len`, and allocation-free
+//!   encoders: [`packet_in`] (§7.4.1), [`flow_mod`] (§7.3.4.1),
+//!   [`packet_out`] (§7.3.7), and ECHO and BARRIER ([`EchoView`],
+//!   [`BarrierView`], shared with 1.0 in [`crate::echo`]).
 //! - [`oxm`]: OXM TLVs, the table of basic fields, `ofp_match`
-//!   ([`Match13`]) and the zero-allocation [`OxmIter`] (§7.2.3).
+//!   ([`Match13`]), the zero-allocation [`OxmIter`] and the exact match of
+//!   a frame's key (§7.2.3).
 //! - [`action`] (§7.2.5) and [`instruction`] (§7.2.4): owned enums and
 //!   zero-allocation iterators.
 //! - [`port`] (`ofp_port`, §7.2.1), [`group`] (buckets, GROUP_MOD,
-//!   §7.3.4.2), [`meter`] (bands, METER_MOD, §7.3.4.4).
-//! - [`flow`]: PACKET_IN, FLOW_REMOVED, PACKET_OUT, FLOW_MOD, owned.
+//!   §7.3.4.2), [`meter`] (bands, METER_MOD, §7.3.4.4), [`queue`] (queue
+//!   configuration, §7.3.6).
 //! - [`messages`]: the other bodies (errors, features, config, port status,
-//!   port and table mod, queue config, role, async config).
+//!   port and table mod, FLOW_REMOVED, role, async config).
 //! - [`multipart`] and [`table_features`]: multipart requests and replies
 //!   (§7.3.5).
-//! - [`view`]: the hot path, borrowing views and borrowed encoders.
 //!
 //! ## Entry points
-//! [`decode`] turns one whole message into `(Xid, Message)`;
-//! [`Message::encode`] appends one. Both check every length field; see the
-//! crate's no-panic contract.
+//! [`decode`] turns one whole message into `(Xid, Message)`, reading the
+//! hot messages through their views; [`Message::encode`] appends one,
+//! writing them through the same encoders. Both check every length field;
+//! see the crate's no-panic contract.
 
 pub mod action;
-pub mod flow;
+pub mod flow_mod;
 pub mod group;
 pub mod instruction;
 pub mod messages;
 pub mod meter;
 pub mod multipart;
 pub mod oxm;
+pub mod packet_in;
+pub mod packet_out;
 pub mod port;
+pub mod queue;
 pub mod table_features;
-pub mod view;
 
 pub use crate::switch_config::SwitchConfig;
 pub use crate::types::PortReason;
 pub use action::{Action, ActionIter};
-pub use flow::{
-    FlowMod, FlowModCommand, FlowModHead, FlowRemoved, FlowRemovedReason, PacketIn, PacketInReason,
-    PacketOut,
+pub use flow_mod::{
+    FlowMod, FlowModCommand, FlowModHead, FlowModView, encode_flow_mod, encode_flow_mod_apply,
+    start_flow_mod,
 };
 pub use group::{Bucket, GroupMod, GroupModCommand, GroupType};
 pub use instruction::{Instruction, InstructionIter, InstructionRef};
 pub use messages::{
-    AsyncConfig, ControllerRole, ErrorMsg, ErrorType, PacketQueue, PortMod, PortStatus,
-    QueueConfig, QueueProp, Role, SwitchFeatures, TableMod,
+    AsyncConfig, ControllerRole, ErrorMsg, ErrorType, FlowRemoved, FlowRemovedReason, PortMod,
+    PortStatus, Role, SwitchFeatures, TableMod,
 };
 pub use meter::{MeterBand, MeterMod, MeterModCommand};
 pub use multipart::{MultipartReply, MultipartRequest};
 pub use oxm::{Match13, MatchRef, Oxm, OxmField, OxmIter, OxmRef};
+pub use packet_in::{PacketIn, PacketInReason, PacketInView, encode_packet_in};
+pub use packet_out::{PacketOut, PacketOutView, encode_packet_out, encode_packet_out_with};
 pub use port::Port;
-pub use view::{
-    EchoView, FlowModView, PacketInView, PacketOutView, encode_barrier_reply,
-    encode_barrier_request, encode_echo_reply, encode_echo_request, encode_flow_mod,
-    encode_flow_mod_apply, encode_packet_in, encode_packet_out, encode_packet_out_with,
-    start_flow_mod,
-};
+pub use queue::{PacketQueue, QueueConfig, QueueProp};
 
+use crate::echo::{encode_barrier, encode_echo};
 use crate::error::{DecodeError, ErrorKind};
-use crate::header::{HEADER_LEN, Header, MsgType13, finish_message, start_message};
+use crate::header::{Direction, HEADER_LEN, Header, MsgType13, finish_message, start_message};
 use crate::hello::Hello;
-use crate::types::{PortNo, Version, Xid};
+use crate::types::{PortNo, Xid};
+use crate::version::Version;
 use crate::wire::{Put, Reader};
+
+/// A view of an OFPT_ECHO_REQUEST or OFPT_ECHO_REPLY (1.3.5 §7.5.2,
+/// §7.5.3).
+pub type EchoView<T> = crate::echo::EchoView<T, { Version::V13.wire() }>;
+
+/// A view of an OFPT_BARRIER_REQUEST or OFPT_BARRIER_REPLY (1.3.5 §7.3.8).
+pub type BarrierView<T> = crate::echo::BarrierView<T, { Version::V13.wire() }>;
+
+/// Appends an OFPT_ECHO_REQUEST (1.3.5 §7.5.2).
+#[inline]
+pub fn encode_echo_request(out: &mut Vec<u8>, xid: Xid, payload: &[u8]) {
+    encode_echo(out, Version::V13, Direction::Request, xid, payload);
+}
+
+/// Appends an OFPT_ECHO_REPLY (1.3.5 §7.5.3), which must echo the
+/// request's xid and payload.
+#[inline]
+pub fn encode_echo_reply(out: &mut Vec<u8>, xid: Xid, payload: &[u8]) {
+    encode_echo(out, Version::V13, Direction::Reply, xid, payload);
+}
+
+/// Appends an OFPT_BARRIER_REQUEST (1.3.5 §7.3.8).
+#[inline]
+pub fn encode_barrier_request(out: &mut Vec<u8>, xid: Xid) {
+    encode_barrier(out, Version::V13, Direction::Request, xid);
+}
+
+/// Appends an OFPT_BARRIER_REPLY (1.3.5 §7.3.8).
+#[inline]
+pub fn encode_barrier_reply(out: &mut Vec<u8>, xid: Xid) {
+    encode_barrier(out, Version::V13, Direction::Reply, xid);
+}
 
 /// One OpenFlow 1.3 message: a variant per [`MsgType13`] (1.3.5 §7).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -137,46 +178,17 @@ pub enum Message {
     MeterMod(MeterMod),
 }
 
-/// Checks the header of one whole message: version 4
-/// ([`ErrorKind::BadVersion`]), `length == msg.len()`
-/// ([`ErrorKind::BadLength`]), a known type ([`ErrorKind::UnknownType`])
-/// and the type's length rule. Returns the header, the type and a reader
-/// positioned after the header.
-pub(crate) fn open(msg: &[u8]) -> Result<(Header, MsgType13, Reader<'_>), DecodeError> {
-    let h = Header::parse(msg)?;
-    if h.version != Version::V13.wire() {
-        return Err(DecodeError::new(
-            ErrorKind::BadVersion(h.version),
-            0,
-            "ofp_header.version",
-        ));
-    }
-    if h.length as usize != msg.len() {
-        return Err(DecodeError::new(
-            ErrorKind::BadLength {
-                claimed: h.length as usize,
-            },
-            2,
-            "ofp_header.length",
-        ));
-    }
-    let t = MsgType13::from(h.msg_type);
-    let rule = t.length_rule().ok_or_else(|| {
-        DecodeError::new(ErrorKind::UnknownType(h.msg_type), 1, "ofp_header.type")
-    })?;
-    rule.check(h.length, "ofp_header.length")?;
-    let mut r = Reader::new(msg);
-    r.skip(HEADER_LEN, "ofp_header")?;
-    Ok((h, t, r))
-}
-
 /// Decodes one whole OpenFlow 1.3 message (exactly one: `msg.len()` must
 /// equal the header's length; use [`crate::header::frame`] to cut a
-/// stream).
+/// stream). The header goes through [`Header::check`]; the hot messages
+/// are read through their views.
 pub fn decode(msg: &[u8]) -> Result<(Xid, Message), DecodeError> {
     use MsgType13 as T;
-    let (h, t, mut r) = open(msg)?;
+    let h = Header::check(msg, Version::V13)?;
+    let t = MsgType13::from(h.msg_type);
+    let mut r = Reader::new(msg);
     let r = &mut r;
+    r.skip(HEADER_LEN, "ofp_header")?;
     let m = match t {
         T::Hello => Message::Hello(Hello::decode_body(r.take_rest(), HEADER_LEN)?),
         T::Error => Message::Error(ErrorMsg::decode_body(r)?),
@@ -194,17 +206,17 @@ pub fn decode(msg: &[u8]) -> Result<(Xid, Message), DecodeError> {
         T::SetConfig => Message::SetConfig(SwitchConfig::decode_body(r)?),
         T::PacketIn => {
             r.take_rest();
-            Message::PacketIn(PacketInView::parse(msg)?.to_owned())
+            Message::PacketIn(PacketIn::parse(&PacketInView::new_checked(msg)?)?)
         }
         T::FlowRemoved => Message::FlowRemoved(FlowRemoved::decode_body(r)?),
         T::PortStatus => Message::PortStatus(PortStatus::decode_body(r)?),
         T::PacketOut => {
             r.take_rest();
-            Message::PacketOut(PacketOutView::parse(msg)?.to_owned()?)
+            Message::PacketOut(PacketOut::parse(&PacketOutView::new_checked(msg)?)?)
         }
         T::FlowMod => {
             r.take_rest();
-            Message::FlowMod(FlowModView::parse(msg)?.to_owned()?)
+            Message::FlowMod(FlowMod::parse(&FlowModView::new_checked(msg)?)?)
         }
         T::GroupMod => Message::GroupMod(GroupMod::decode_body(r.take_rest(), HEADER_LEN)?),
         T::PortMod => Message::PortMod(PortMod::decode_body(r)?),
@@ -229,7 +241,7 @@ pub fn decode(msg: &[u8]) -> Result<(Xid, Message), DecodeError> {
         T::GetAsyncReply => Message::GetAsyncReply(AsyncConfig::decode_body(r)?),
         T::SetAsync => Message::SetAsync(AsyncConfig::decode_body(r)?),
         T::MeterMod => Message::MeterMod(MeterMod::decode_body(r.take_rest(), HEADER_LEN)?),
-        // open() rejected unknown types.
+        // Header::check rejected unknown types.
         T::Unknown(x) => {
             return Err(DecodeError::new(
                 ErrorKind::UnknownType(x),
@@ -282,17 +294,39 @@ impl Message {
         }
     }
 
+    /// Bytes [`Message::encode`] appends: from the structure for the hot
+    /// messages and the header-only ones; the other bodies are written
+    /// into a scratch buffer and counted (allocates; off the hot path).
+    pub fn encoded_len(&self) -> usize {
+        match self {
+            Message::EchoRequest(p) | Message::EchoReply(p) => HEADER_LEN + p.len(),
+            Message::PacketIn(p) => p.buffer_len(),
+            Message::PacketOut(p) => p.buffer_len(),
+            Message::FlowMod(f) => f.buffer_len(),
+            Message::FeaturesRequest
+            | Message::GetConfigRequest
+            | Message::GetAsyncRequest
+            | Message::BarrierRequest
+            | Message::BarrierReply => HEADER_LEN,
+            _ => {
+                let mut scratch = Vec::new();
+                self.encode(Xid(0), &mut scratch);
+                scratch.len()
+            }
+        }
+    }
+
     /// Appends the whole message with transaction id `xid`.
     pub fn encode(&self, xid: Xid, out: &mut Vec<u8>) {
         match self {
             Message::Hello(h) => return h.encode(Version::V13, xid, out),
-            Message::EchoRequest(p) => return view::encode_echo_request(out, xid, p),
-            Message::EchoReply(p) => return view::encode_echo_reply(out, xid, p),
-            Message::PacketIn(p) => return p.encode(xid, out),
-            Message::PacketOut(p) => return p.encode(xid, out),
-            Message::FlowMod(f) => return f.encode(xid, out),
-            Message::BarrierRequest => return view::encode_barrier_request(out, xid),
-            Message::BarrierReply => return view::encode_barrier_reply(out, xid),
+            Message::EchoRequest(p) => return encode_echo_request(out, xid, p),
+            Message::EchoReply(p) => return encode_echo_reply(out, xid, p),
+            Message::PacketIn(p) => return p.emit(xid, out),
+            Message::PacketOut(p) => return p.emit(xid, out),
+            Message::FlowMod(f) => return f.emit(xid, out),
+            Message::BarrierRequest => return encode_barrier_request(out, xid),
+            Message::BarrierReply => return encode_barrier_reply(out, xid),
             _ => {}
         }
         let at = start_message(out, Version::V13, self.msg_type().into(), xid);

@@ -2,13 +2,20 @@
 //!
 //! - [`decode`] turns one whole message into an owned [`Message`];
 //!   [`Message::encode`] appends one to a caller-owned buffer.
-//! - [`view`] holds the hot path: borrowing views of PACKET_IN, FLOW_MOD,
-//!   PACKET_OUT, ECHO and BARRIER, and allocation-free encoders for them,
-//!   which the owned forms reuse (one way to write each message).
-//! - [`ofmatch`] is the 40-byte `ofp_match` ([`Match10`]), [`action`] the
-//!   actions ([`Action`], [`ActionIter`]), [`port`] `ofp_phy_port` and the
-//!   port messages, [`stats`] the STATS_REQUEST / STATS_REPLY bodies,
-//!   [`messages`] the other owned bodies.
+//! - The hot messages have one module each, in one pattern (smoltcp's
+//!   `wire`): a view over `T: AsRef<[u8]>` that reads its fields at
+//!   constant offsets (setters where `T: AsMut<[u8]>`), an owned form with
+//!   `parse` (from a checked view), `emit` and `buffer_len`, and
+//!   allocation-free encoders that the owned form's `emit` calls:
+//!   [`packet_in`], [`flow_mod`], [`packet_out`], and ECHO and BARRIER
+//!   ([`EchoView`], [`BarrierView`], shared with 1.3 in [`crate::echo`]).
+//!   [`Message`] decodes them through their views and encodes them through
+//!   the same encoders: one way to read and one way to write each.
+//! - [`ofmatch`] is the 40-byte `ofp_match` ([`Match10`]) and the exact
+//!   match of a frame's key, [`action`] the actions ([`Action`],
+//!   [`ActionIter`]), [`port`] `ofp_phy_port` and the port messages,
+//!   [`stats`] the STATS_REQUEST / STATS_REPLY bodies, [`messages`] the
+//!   other owned bodies.
 //!
 //! Decoding is strict enough that `decode(encode(m)) == m` and
 //! `encode(decode(b)) == b` for any `b` that decodes, except for padding
@@ -16,35 +23,68 @@
 //! fixed string fields.
 
 pub mod action;
+pub mod flow_mod;
 pub mod messages;
 pub mod ofmatch;
+pub mod packet_in;
+pub mod packet_out;
 pub mod port;
 pub mod stats;
-pub mod view;
 
 pub use crate::switch_config::SwitchConfig;
 pub use crate::types::PortReason;
 pub use action::{Action, ActionIter, emit_actions};
+pub use flow_mod::{
+    FlowMod, FlowModCommand, FlowModHead, FlowModView, encode_flow_mod, encode_flow_mod_with,
+};
 pub use messages::{
-    ErrorMsg, FlowMod, FlowModCommand, FlowRemoved, FlowRemovedReason, PacketIn, PacketInReason,
-    PacketOut, PacketQueue, QueueProp, SwitchFeatures,
+    ErrorMsg, FlowRemoved, FlowRemovedReason, PacketQueue, QueueProp, SwitchFeatures,
 };
 pub use ofmatch::Match10;
+pub use packet_in::{PacketIn, PacketInReason, PacketInView, encode_packet_in};
+pub use packet_out::{PacketOut, PacketOutView, encode_packet_out, encode_packet_out_with};
 pub use port::{PhyPort, PortMod, PortStatus};
 pub use stats::{StatsReply, StatsReplyBody, StatsRequest, StatsRequestBody, StatsType};
-pub use view::{
-    BarrierView, Direction, EchoView, FlowModHead, FlowModView, PacketInView, PacketOutView,
-    check_header, encode_barrier_reply, encode_barrier_request, encode_echo_reply,
-    encode_echo_request, encode_flow_mod, encode_flow_mod_with, encode_packet_in,
-    encode_packet_out, encode_packet_out_with,
-};
 
+use crate::echo::{encode_barrier, encode_echo};
 use crate::error::DecodeError;
-use crate::header::{HEADER_LEN, MsgType10, finish_message, start_message};
+use crate::header::{Direction, HEADER_LEN, Header, MsgType10, finish_message, start_message};
 use crate::hello::Hello;
-use crate::types::{PortNo, Version, Xid};
+use crate::types::{PortNo, Xid};
 use crate::v10::ofmatch::port_to_wire;
+use crate::version::Version;
 use crate::wire::{Put, Reader};
+
+/// A view of an OFPT_ECHO_REQUEST or OFPT_ECHO_REPLY (1.0.0 §5.5.2,
+/// §5.5.3).
+pub type EchoView<T> = crate::echo::EchoView<T, { Version::V10.wire() }>;
+
+/// A view of an OFPT_BARRIER_REQUEST or OFPT_BARRIER_REPLY (1.0.0 §5.3.7).
+pub type BarrierView<T> = crate::echo::BarrierView<T, { Version::V10.wire() }>;
+
+/// Appends an OFPT_ECHO_REQUEST (1.0.0 §5.5.2).
+#[inline]
+pub fn encode_echo_request(out: &mut Vec<u8>, xid: Xid, payload: &[u8]) {
+    encode_echo(out, Version::V10, Direction::Request, xid, payload);
+}
+
+/// Appends an OFPT_ECHO_REPLY (1.0.0 §5.5.3).
+#[inline]
+pub fn encode_echo_reply(out: &mut Vec<u8>, xid: Xid, payload: &[u8]) {
+    encode_echo(out, Version::V10, Direction::Reply, xid, payload);
+}
+
+/// Appends an OFPT_BARRIER_REQUEST (1.0.0 §5.3.7).
+#[inline]
+pub fn encode_barrier_request(out: &mut Vec<u8>, xid: Xid) {
+    encode_barrier(out, Version::V10, Direction::Request, xid);
+}
+
+/// Appends an OFPT_BARRIER_REPLY (1.0.0 §5.3.7).
+#[inline]
+pub fn encode_barrier_reply(out: &mut Vec<u8>, xid: Xid) {
+    encode_barrier(out, Version::V10, Direction::Reply, xid);
+}
 
 /// One OpenFlow 1.0 message, owned (1.0.0 §5.3 to §5.5). One variant per
 /// [`MsgType10`].
@@ -113,13 +153,12 @@ pub enum Message {
 
 /// Decodes one whole OpenFlow 1.0 message.
 ///
-/// `msg` must be exactly one message (as [`crate::frame`] delimits it): the
-/// header must say version 1 ([`crate::ErrorKind::BadVersion`]),
-/// `length == msg.len()` ([`crate::ErrorKind::BadLength`]), a known type
-/// ([`crate::ErrorKind::UnknownType`]) and a length its type allows; then
-/// the body is decoded strictly.
+/// `msg` must be exactly one message (as [`crate::frame`] delimits it) and
+/// pass [`Header::check`] for version 1; then the body is decoded
+/// strictly, the hot messages through their views.
 pub fn decode(msg: &[u8]) -> Result<(Xid, Message), DecodeError> {
-    let (ty, xid) = check_header(msg)?;
+    let h = Header::check(msg, Version::V10)?;
+    let (ty, xid) = (MsgType10::from(h.msg_type), h.xid);
     let mut r = Reader::new(msg);
     r.skip(HEADER_LEN, "ofp_header")?;
     let m = match ty {
@@ -141,11 +180,15 @@ pub fn decode(msg: &[u8]) -> Result<(Xid, Message), DecodeError> {
         MsgType10::GetConfigRequest => Message::GetConfigRequest,
         MsgType10::GetConfigReply => Message::GetConfigReply(SwitchConfig::decode_body(&mut r)?),
         MsgType10::SetConfig => Message::SetConfig(SwitchConfig::decode_body(&mut r)?),
-        MsgType10::PacketIn => Message::PacketIn(PacketInView::parse(msg)?.into()),
+        MsgType10::PacketIn => {
+            Message::PacketIn(PacketIn::parse(&PacketInView::new_checked(msg)?)?)
+        }
         MsgType10::FlowRemoved => Message::FlowRemoved(FlowRemoved::parse(&mut r)?),
         MsgType10::PortStatus => Message::PortStatus(PortStatus::parse(&mut r)?),
-        MsgType10::PacketOut => Message::PacketOut(PacketOutView::parse(msg)?.try_into()?),
-        MsgType10::FlowMod => Message::FlowMod(FlowModView::parse(msg)?.try_into()?),
+        MsgType10::PacketOut => {
+            Message::PacketOut(PacketOut::parse(&PacketOutView::new_checked(msg)?)?)
+        }
+        MsgType10::FlowMod => Message::FlowMod(FlowMod::parse(&FlowModView::new_checked(msg)?)?),
         MsgType10::PortMod => Message::PortMod(PortMod::parse(&mut r)?),
         MsgType10::StatsRequest => Message::StatsRequest(StatsRequest::parse(&mut r)?),
         MsgType10::StatsReply => Message::StatsReply(StatsReply::parse(&mut r)?),
@@ -160,7 +203,7 @@ pub fn decode(msg: &[u8]) -> Result<(Xid, Message), DecodeError> {
             let (port, queues) = messages::parse_queue_config_reply(&mut r)?;
             Message::QueueGetConfigReply { port, queues }
         }
-        // check_header rejected unknown types already.
+        // Header::check rejected unknown types already.
         MsgType10::Unknown(t) => {
             return Err(DecodeError::new(
                 crate::ErrorKind::UnknownType(t),
@@ -217,24 +260,11 @@ impl Message {
             Message::Hello(h) => h.encode(Version::V10, xid, out),
             Message::EchoRequest(p) => encode_echo_request(out, xid, p),
             Message::EchoReply(p) => encode_echo_reply(out, xid, p),
-            Message::PacketIn(p) => encode_packet_in(
-                out,
-                xid,
-                p.buffer_id,
-                p.total_len,
-                p.in_port,
-                p.reason,
-                &p.data,
-            ),
-            Message::PacketOut(p) => {
-                encode_packet_out(out, xid, p.buffer_id, p.in_port, &p.actions, &p.data)
-            }
-            Message::FlowMod(f) => encode_flow_mod(out, xid, &f.head(), &f.actions),
+            Message::PacketIn(p) => p.emit(xid, out),
+            Message::PacketOut(p) => p.emit(xid, out),
+            Message::FlowMod(f) => f.emit(xid, out),
             Message::BarrierRequest => encode_barrier_request(out, xid),
             Message::BarrierReply => encode_barrier_reply(out, xid),
-            Message::FeaturesRequest | Message::GetConfigRequest => {
-                view::encode_empty(out, self.msg_type(), xid)
-            }
             _ => {
                 let at = start_message(out, Version::V10, self.msg_type().into(), xid);
                 self.emit_body(out);
@@ -243,7 +273,28 @@ impl Message {
         }
     }
 
-    /// Bodies of the messages without a dedicated encoder in [`view`].
+    /// Bytes [`Message::encode`] appends: from the structure for the hot
+    /// messages and the fixed-size ones; the other bodies are written into
+    /// a scratch buffer and counted (allocates; off the hot path).
+    pub fn encoded_len(&self) -> usize {
+        match self {
+            Message::EchoRequest(p) | Message::EchoReply(p) => HEADER_LEN + p.len(),
+            Message::PacketIn(p) => p.buffer_len(),
+            Message::PacketOut(p) => p.buffer_len(),
+            Message::FlowMod(f) => f.buffer_len(),
+            Message::FeaturesRequest
+            | Message::GetConfigRequest
+            | Message::BarrierRequest
+            | Message::BarrierReply => HEADER_LEN,
+            _ => {
+                let mut scratch = Vec::new();
+                self.encode(Xid(0), &mut scratch);
+                scratch.len()
+            }
+        }
+    }
+
+    /// Bodies of the messages that have no encoder of their own.
     fn emit_body(&self, out: &mut Vec<u8>) {
         match self {
             Message::Error(e) => e.emit(out),
@@ -265,7 +316,7 @@ impl Message {
             Message::QueueGetConfigReply { port, queues } => {
                 messages::emit_queue_config_reply(out, *port, queues)
             }
-            // Written by `encode` through the view encoders.
+            // Written by `encode` through their own encoders.
             Message::Hello(_)
             | Message::EchoRequest(_)
             | Message::EchoReply(_)
@@ -331,7 +382,7 @@ mod tests {
     #[test]
     fn flow_mod_with_bad_action_is_bad_action() {
         let mut out = Vec::new();
-        let fm = FlowMod::from_head(
+        let fm = FlowMod::from_parts(
             FlowModHead {
                 match_: Match10::ALL,
                 cookie: crate::Cookie(0),

@@ -1,0 +1,354 @@
+//! OFPT_FLOW_MOD (`ofp_flow_mod`, 1.0.0 §5.3.3): the command codes and
+//! flags, the fixed fields ([`FlowModHead`]), the view over received bytes,
+//! the owned form and the encoders.
+
+use crate::error::DecodeError;
+use crate::header::{self, Header, MsgKind, MsgType10, finish_message, header_bytes};
+use crate::types::{BufferId, Cookie, PortNo, Xid};
+use crate::v10::action::{Action, ActionIter, emit_actions};
+use crate::v10::ofmatch::{MATCH_LEN, Match10, port_to_wire};
+use crate::version::Version;
+use crate::wire::{Put, get_array, get_u16, get_u32, get_u64, set_u16, set_u32, set_u64};
+
+crate::wire_enum! {
+    /// `ofp_flow_mod_command` (1.0.0 §5.3.3).
+    pub enum FlowModCommand: u16 {
+        /// `OFPFC_ADD`.
+        Add = 0,
+        /// `OFPFC_MODIFY`: all matching flows.
+        Modify = 1,
+        /// `OFPFC_MODIFY_STRICT`: the flow with this exact match and priority.
+        ModifyStrict = 2,
+        /// `OFPFC_DELETE`: all matching flows.
+        Delete = 3,
+        /// `OFPFC_DELETE_STRICT`.
+        DeleteStrict = 4,
+    }
+}
+
+/// `OFPFF_SEND_FLOW_REM`: send FLOW_REMOVED when the flow expires or is
+/// deleted (1.0.0 §5.3.3).
+pub const OFPFF_SEND_FLOW_REM: u16 = 1 << 0;
+/// `OFPFF_CHECK_OVERLAP`: refuse to add an overlapping flow.
+pub const OFPFF_CHECK_OVERLAP: u16 = 1 << 1;
+/// `OFPFF_EMERG`: an emergency flow.
+pub const OFPFF_EMERG: u16 = 1 << 2;
+
+/// Byte offsets of `ofp_flow_mod`, header included.
+mod field {
+    use crate::wire::{Field, Rest};
+
+    pub const MATCH: Field = 8..48;
+    pub const COOKIE: Field = 48..56;
+    pub const COMMAND: Field = 56..58;
+    pub const IDLE_TIMEOUT: Field = 58..60;
+    pub const HARD_TIMEOUT: Field = 60..62;
+    pub const PRIORITY: Field = 62..64;
+    pub const BUFFER_ID: Field = 64..68;
+    pub const OUT_PORT: Field = 68..70;
+    pub const FLAGS: Field = 70..72;
+    pub const ACTIONS: Rest = 72..;
+}
+
+/// The fixed part, header included: where the actions start.
+const FIXED_LEN: usize = field::ACTIONS.start;
+
+/// The fixed fields of an OFPT_FLOW_MOD (`ofp_flow_mod`, 1.0.0 §5.3.3),
+/// everything but the actions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FlowModHead {
+    /// `match`.
+    pub match_: Match10,
+    /// `cookie`.
+    pub cookie: Cookie,
+    /// `command`.
+    pub command: FlowModCommand,
+    /// `idle_timeout` in seconds (0: none).
+    pub idle_timeout: u16,
+    /// `hard_timeout` in seconds (0: none).
+    pub hard_timeout: u16,
+    /// `priority`.
+    pub priority: u16,
+    /// `buffer_id`: a buffered packet to apply the flow to, or
+    /// [`BufferId::NONE`].
+    pub buffer_id: BufferId,
+    /// `out_port`: for deletes, require an output action to this port;
+    /// `OFPP_NONE` ([`PortNo::ANY`]) for no restriction.
+    pub out_port: PortNo,
+    /// `flags`: `OFPFF_*` bits.
+    pub flags: u16,
+}
+
+crate::header::message_view! {
+    /// A view of an OFPT_FLOW_MOD in a buffer (1.0.0 §5.3.3).
+    ///
+    /// [`FlowModView::new_checked`] checks the header; the actions are checked
+    /// as they are iterated ([`FlowModView::actions`]). Accessors never panic.
+    FlowModView
+}
+
+impl<T: AsRef<[u8]>> FlowModView<T> {
+    /// A view of `buffer`, which must hold exactly one OFPT_FLOW_MOD (the
+    /// header check, whose length rule covers the 72-byte fixed part).
+    #[inline]
+    pub fn new_checked(buffer: T) -> Result<Self, DecodeError> {
+        Header::check_kind(buffer.as_ref(), Version::V10, &[MsgKind::FlowMod])?;
+        Ok(FlowModView { buffer })
+    }
+
+    /// `match`.
+    #[inline]
+    pub fn match_(&self) -> Match10 {
+        get_array::<MATCH_LEN>(self.buffer.as_ref(), field::MATCH)
+            .map_or(Match10::ALL, |b| Match10::from_bytes(&b))
+    }
+
+    /// `cookie`.
+    #[inline]
+    pub fn cookie(&self) -> Cookie {
+        Cookie(get_u64(self.buffer.as_ref(), field::COOKIE))
+    }
+
+    /// `command`.
+    #[inline]
+    pub fn command(&self) -> FlowModCommand {
+        FlowModCommand::from(get_u16(self.buffer.as_ref(), field::COMMAND))
+    }
+
+    /// `idle_timeout`.
+    #[inline]
+    pub fn idle_timeout(&self) -> u16 {
+        get_u16(self.buffer.as_ref(), field::IDLE_TIMEOUT)
+    }
+
+    /// `hard_timeout`.
+    #[inline]
+    pub fn hard_timeout(&self) -> u16 {
+        get_u16(self.buffer.as_ref(), field::HARD_TIMEOUT)
+    }
+
+    /// `priority`.
+    #[inline]
+    pub fn priority(&self) -> u16 {
+        get_u16(self.buffer.as_ref(), field::PRIORITY)
+    }
+
+    /// `buffer_id`.
+    #[inline]
+    pub fn buffer_id(&self) -> BufferId {
+        BufferId(get_u32(self.buffer.as_ref(), field::BUFFER_ID))
+    }
+
+    /// `out_port`.
+    #[inline]
+    pub fn out_port(&self) -> PortNo {
+        PortNo::from_of10(get_u16(self.buffer.as_ref(), field::OUT_PORT))
+    }
+
+    /// `flags`.
+    #[inline]
+    pub fn flags(&self) -> u16 {
+        get_u16(self.buffer.as_ref(), field::FLAGS)
+    }
+
+    /// All fixed fields at once.
+    #[inline]
+    pub fn head(&self) -> FlowModHead {
+        FlowModHead {
+            match_: self.match_(),
+            cookie: self.cookie(),
+            command: self.command(),
+            idle_timeout: self.idle_timeout(),
+            hard_timeout: self.hard_timeout(),
+            priority: self.priority(),
+            buffer_id: self.buffer_id(),
+            out_port: self.out_port(),
+            flags: self.flags(),
+        }
+    }
+}
+
+impl<'a, T: AsRef<[u8]> + ?Sized> FlowModView<&'a T> {
+    /// The raw actions region.
+    #[inline]
+    pub fn actions_bytes(&self) -> &'a [u8] {
+        self.buffer.as_ref().get(field::ACTIONS).unwrap_or(&[])
+    }
+
+    /// The actions, each checked as it is reached.
+    #[inline]
+    pub fn actions(&self) -> ActionIter<'a> {
+        ActionIter::new(self.actions_bytes(), field::ACTIONS.start)
+    }
+}
+
+impl<T: AsRef<[u8]> + AsMut<[u8]>> FlowModView<T> {
+    /// Sets every fixed field, each at its constant offset.
+    #[inline]
+    pub fn set_head(&mut self, h: &FlowModHead) {
+        let b = self.buffer.as_mut();
+        if let Some(m) = b
+            .get_mut(field::MATCH)
+            .and_then(|m| <&mut [u8; MATCH_LEN]>::try_from(m).ok())
+        {
+            h.match_.write(m);
+        }
+        set_u64(b, field::COOKIE, h.cookie.0);
+        set_u16(b, field::COMMAND, h.command.into());
+        set_u16(b, field::IDLE_TIMEOUT, h.idle_timeout);
+        set_u16(b, field::HARD_TIMEOUT, h.hard_timeout);
+        set_u16(b, field::PRIORITY, h.priority);
+        set_u32(b, field::BUFFER_ID, h.buffer_id.0);
+        set_u16(b, field::OUT_PORT, port_to_wire(h.out_port));
+        set_u16(b, field::FLAGS, h.flags);
+    }
+
+    /// Sets `buffer_id`.
+    #[inline]
+    pub fn set_buffer_id(&mut self, v: BufferId) {
+        set_u32(self.buffer.as_mut(), field::BUFFER_ID, v.0);
+    }
+
+    /// Sets `priority`.
+    #[inline]
+    pub fn set_priority(&mut self, v: u16) {
+        set_u16(self.buffer.as_mut(), field::PRIORITY, v);
+    }
+}
+
+/// The body of OFPT_FLOW_MOD (`ofp_flow_mod`, 1.0.0 §5.3.3), owned.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FlowMod {
+    /// `match`.
+    pub match_: Match10,
+    /// `cookie`.
+    pub cookie: Cookie,
+    /// `command`.
+    pub command: FlowModCommand,
+    /// `idle_timeout` in seconds (0: none).
+    pub idle_timeout: u16,
+    /// `hard_timeout` in seconds (0: none).
+    pub hard_timeout: u16,
+    /// `priority`.
+    pub priority: u16,
+    /// `buffer_id`, or [`BufferId::NONE`].
+    pub buffer_id: BufferId,
+    /// `out_port` (deletes only), or `OFPP_NONE`.
+    pub out_port: PortNo,
+    /// `flags`: `OFPFF_*` bits.
+    pub flags: u16,
+    /// `actions`.
+    pub actions: Vec<Action>,
+}
+
+impl FlowMod {
+    /// The fixed fields.
+    pub fn head(&self) -> FlowModHead {
+        FlowModHead {
+            match_: self.match_,
+            cookie: self.cookie,
+            command: self.command,
+            idle_timeout: self.idle_timeout,
+            hard_timeout: self.hard_timeout,
+            priority: self.priority,
+            buffer_id: self.buffer_id,
+            out_port: self.out_port,
+            flags: self.flags,
+        }
+    }
+
+    /// A flow mod from its fixed fields and actions.
+    pub fn from_parts(h: FlowModHead, actions: Vec<Action>) -> FlowMod {
+        FlowMod {
+            match_: h.match_,
+            cookie: h.cookie,
+            command: h.command,
+            idle_timeout: h.idle_timeout,
+            hard_timeout: h.hard_timeout,
+            priority: h.priority,
+            buffer_id: h.buffer_id,
+            out_port: h.out_port,
+            flags: h.flags,
+            actions,
+        }
+    }
+
+    /// The owned form of a checked view; fails on the first bad action.
+    pub fn parse<T: AsRef<[u8]> + ?Sized>(v: &FlowModView<&T>) -> Result<Self, DecodeError> {
+        Ok(FlowMod::from_parts(v.head(), v.actions().collect_vec()?))
+    }
+
+    /// Appends the whole message, [`FlowMod::buffer_len`] bytes (through
+    /// [`encode_flow_mod`]).
+    pub fn emit(&self, xid: Xid, out: &mut Vec<u8>) {
+        encode_flow_mod(out, xid, &self.head(), &self.actions);
+    }
+
+    /// Bytes of the whole message.
+    pub fn buffer_len(&self) -> usize {
+        FIXED_LEN + self.actions.iter().map(Action::wire_len).sum::<usize>()
+    }
+}
+
+/// Appends an OFPT_FLOW_MOD (1.0.0 §5.3.3) with `actions`.
+#[inline]
+pub fn encode_flow_mod(out: &mut Vec<u8>, xid: Xid, head: &FlowModHead, actions: &[Action]) {
+    encode_flow_mod_with(out, xid, head, |out| emit_actions(out, actions));
+}
+
+/// Appends an OFPT_FLOW_MOD whose actions `write_actions` appends (for
+/// callers that build actions on the fly without a slice; each must be
+/// written with [`Action::emit`]).
+#[inline]
+pub fn encode_flow_mod_with(
+    out: &mut Vec<u8>,
+    xid: Xid,
+    head: &FlowModHead,
+    write_actions: impl FnOnce(&mut Vec<u8>),
+) {
+    // Header and fixed part in one array, appended with one copy.
+    let at = out.len();
+    let mut b = [0u8; FIXED_LEN];
+    b[..header::HEADER_LEN].copy_from_slice(&header_bytes(
+        Version::V10,
+        MsgType10::FlowMod.into(),
+        xid,
+    ));
+    FlowModView::new_unchecked(&mut b[..]).set_head(head);
+    out.put_slice(&b);
+    write_actions(out);
+    finish_message(out, at);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flow_mod_view_offsets() {
+        let head = FlowModHead {
+            match_: Match10::ALL,
+            cookie: Cookie(0x0102_0304_0506_0708),
+            command: FlowModCommand::DeleteStrict,
+            idle_timeout: 10,
+            hard_timeout: 20,
+            priority: 0x8000,
+            buffer_id: BufferId(5),
+            out_port: PortNo::ANY,
+            flags: 1,
+        };
+        let mut out = Vec::new();
+        encode_flow_mod(&mut out, Xid(9), &head, &[Action::StripVlan]);
+        assert_eq!(out.len(), 80);
+        let v = FlowModView::new_checked(&out[..]).unwrap();
+        assert_eq!(v.head(), head);
+        assert_eq!(v.xid(), Xid(9));
+        assert_eq!(v.actions().collect_vec().unwrap(), [Action::StripVlan]);
+        assert_eq!(FlowMod::parse(&v).unwrap().buffer_len(), out.len());
+        let mut v = FlowModView::new_checked(&mut out[..]).unwrap();
+        v.set_priority(7);
+        v.set_buffer_id(BufferId::NONE);
+        let v = FlowModView::new_checked(&out[..]).unwrap();
+        assert_eq!((v.priority(), v.buffer_id()), (7, BufferId::NONE));
+    }
+}

@@ -1,0 +1,284 @@
+//! OFPT_PACKET_IN (`ofp_packet_in`, 1.0.0 §5.4.1): the view over received
+//! bytes, the owned form and the encoder.
+//!
+//! The hottest message of the controller: every flow request starts with
+//! one, so [`PacketInView::new_checked`] takes an inline fast path for a
+//! well-formed message and leaves the full check, for the precise error,
+//! out of line.
+
+use crate::error::DecodeError;
+use crate::header::{self, Header, MsgKind, MsgType10, finish_message, header_bytes};
+use crate::types::{BufferId, PortNo, Xid};
+use crate::v10::ofmatch::port_to_wire;
+use crate::version::Version;
+use crate::wire::{Put, get_u8, get_u16, get_u32, set_u8, set_u16, set_u32};
+
+crate::wire_enum! {
+    /// `ofp_packet_in_reason` (1.0.0 §5.4.1).
+    pub enum PacketInReason: u8 {
+        /// `OFPR_NO_MATCH`: no matching flow.
+        NoMatch = 0,
+        /// `OFPR_ACTION`: an action said to send to the controller.
+        Action = 1,
+    }
+}
+
+/// Byte offsets of `ofp_packet_in`, header included.
+mod field {
+    use crate::wire::{Field, Rest};
+
+    pub const BUFFER_ID: Field = 8..12;
+    pub const TOTAL_LEN: Field = 12..14;
+    pub const IN_PORT: Field = 14..16;
+    pub const REASON: usize = 16;
+    // 17: one byte of padding.
+    pub const DATA: Rest = 18..;
+}
+
+/// The fixed part, header included: where the frame starts.
+const FIXED_LEN: usize = field::DATA.start;
+
+crate::header::message_view! {
+    /// A view of an OFPT_PACKET_IN in a buffer (1.0.0 §5.4.1).
+    ///
+    /// Once [`PacketInView::new_checked`] succeeded no accessor panics; on a
+    /// buffer it would have refused (through [`PacketInView::new_unchecked`])
+    /// they read missing fields as zero and never panic either.
+    PacketInView
+}
+
+impl<T: AsRef<[u8]>> PacketInView<T> {
+    /// A view of `buffer`, which must hold exactly one OFPT_PACKET_IN:
+    /// the header check ([`Header::check`]) with its length rule, which
+    /// covers the 18-byte fixed part.
+    #[inline]
+    pub fn new_checked(buffer: T) -> Result<Self, DecodeError> {
+        // Fast path for the message the controller sees most: version 1,
+        // type PACKET_IN, length field == length, at least the fixed part.
+        // Anything else takes the full check for its precise error.
+        let b = buffer.as_ref();
+        if let [1, 10, l0, l1, ..] = *b {
+            if b.len() >= FIXED_LEN && usize::from(u16::from_be_bytes([l0, l1])) == b.len() {
+                return Ok(PacketInView { buffer });
+            }
+        }
+        Self::check_slow(b)?;
+        Ok(PacketInView { buffer })
+    }
+
+    /// The full check, out of line so the fast path above stays small.
+    #[cold]
+    #[inline(never)]
+    fn check_slow(b: &[u8]) -> Result<(), DecodeError> {
+        Header::check_kind(b, Version::V10, &[MsgKind::PacketIn]).map(drop)
+    }
+
+    /// `buffer_id` ([`BufferId::NONE`] when not buffered).
+    #[inline]
+    pub fn buffer_id(&self) -> BufferId {
+        BufferId(get_u32(self.buffer.as_ref(), field::BUFFER_ID))
+    }
+
+    /// `total_len`: length of the whole frame.
+    #[inline]
+    pub fn total_len(&self) -> u16 {
+        get_u16(self.buffer.as_ref(), field::TOTAL_LEN)
+    }
+
+    /// `in_port`.
+    #[inline]
+    pub fn in_port(&self) -> PortNo {
+        PortNo::from_of10(get_u16(self.buffer.as_ref(), field::IN_PORT))
+    }
+
+    /// `reason`.
+    #[inline]
+    pub fn reason(&self) -> PacketInReason {
+        PacketInReason::from(get_u8(self.buffer.as_ref(), field::REASON))
+    }
+}
+
+impl<'a, T: AsRef<[u8]> + ?Sized> PacketInView<&'a T> {
+    /// `data`: the frame (or its first `miss_send_len` bytes).
+    #[inline]
+    pub fn data(&self) -> &'a [u8] {
+        self.buffer.as_ref().get(field::DATA).unwrap_or(&[])
+    }
+}
+
+impl<T: AsRef<[u8]> + AsMut<[u8]>> PacketInView<T> {
+    /// Sets `buffer_id`.
+    #[inline]
+    pub fn set_buffer_id(&mut self, v: BufferId) {
+        set_u32(self.buffer.as_mut(), field::BUFFER_ID, v.0);
+    }
+
+    /// Sets `total_len`.
+    #[inline]
+    pub fn set_total_len(&mut self, v: u16) {
+        set_u16(self.buffer.as_mut(), field::TOTAL_LEN, v);
+    }
+
+    /// Sets `in_port`.
+    #[inline]
+    pub fn set_in_port(&mut self, v: PortNo) {
+        set_u16(self.buffer.as_mut(), field::IN_PORT, port_to_wire(v));
+    }
+
+    /// Sets `reason`.
+    #[inline]
+    pub fn set_reason(&mut self, v: PacketInReason) {
+        set_u8(self.buffer.as_mut(), field::REASON, v.into());
+    }
+
+    /// The frame, to rewrite in place.
+    #[inline]
+    pub fn data_mut(&mut self) -> &mut [u8] {
+        self.buffer.as_mut().get_mut(field::DATA).unwrap_or(&mut [])
+    }
+}
+
+/// The body of OFPT_PACKET_IN (`ofp_packet_in`, 1.0.0 §5.4.1), owned.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PacketIn {
+    /// `buffer_id`.
+    pub buffer_id: BufferId,
+    /// `total_len`: length of the whole frame.
+    pub total_len: u16,
+    /// `in_port`.
+    pub in_port: PortNo,
+    /// `reason`.
+    pub reason: PacketInReason,
+    /// `data`.
+    pub data: Vec<u8>,
+}
+
+impl PacketIn {
+    /// The owned form of a checked view (never fails: every field of a
+    /// checked 1.0 PACKET_IN has a value).
+    pub fn parse<T: AsRef<[u8]> + ?Sized>(v: &PacketInView<&T>) -> Result<Self, DecodeError> {
+        Ok(PacketIn {
+            buffer_id: v.buffer_id(),
+            total_len: v.total_len(),
+            in_port: v.in_port(),
+            reason: v.reason(),
+            data: v.data().to_vec(),
+        })
+    }
+
+    /// Appends the whole message, [`PacketIn::buffer_len`] bytes (through
+    /// [`encode_packet_in`]).
+    pub fn emit(&self, xid: Xid, out: &mut Vec<u8>) {
+        encode_packet_in(
+            out,
+            xid,
+            self.buffer_id,
+            self.total_len,
+            self.in_port,
+            self.reason,
+            &self.data,
+        );
+    }
+
+    /// Bytes of the whole message.
+    pub fn buffer_len(&self) -> usize {
+        FIXED_LEN + self.data.len()
+    }
+}
+
+/// Appends an OFPT_PACKET_IN (1.0.0 §5.4.1).
+#[inline]
+pub fn encode_packet_in(
+    out: &mut Vec<u8>,
+    xid: Xid,
+    buffer_id: BufferId,
+    total_len: u16,
+    in_port: PortNo,
+    reason: PacketInReason,
+    data: &[u8],
+) {
+    let at = out.len();
+    let mut b = [0u8; FIXED_LEN];
+    b[..header::HEADER_LEN].copy_from_slice(&header_bytes(
+        Version::V10,
+        MsgType10::PacketIn.into(),
+        xid,
+    ));
+    let mut v = PacketInView::new_unchecked(&mut b[..]);
+    v.set_buffer_id(buffer_id);
+    v.set_total_len(total_len);
+    v.set_in_port(in_port);
+    v.set_reason(reason);
+    out.put_slice(&b);
+    out.put_slice(data);
+    finish_message(out, at);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ErrorKind;
+
+    #[test]
+    fn packet_in_view_reads_fields() {
+        let mut out = Vec::new();
+        encode_packet_in(
+            &mut out,
+            Xid(7),
+            BufferId(0x100),
+            60,
+            PortNo(2),
+            PacketInReason::NoMatch,
+            &[0xaa; 4],
+        );
+        assert_eq!(
+            out,
+            [
+                1, 10, 0, 22, 0, 0, 0, 7, 0, 0, 1, 0, 0, 60, 0, 2, 0, 0, 0xaa, 0xaa, 0xaa, 0xaa
+            ]
+        );
+        let v = PacketInView::new_checked(&out[..]).unwrap();
+        assert_eq!(v.xid(), Xid(7));
+        assert_eq!(v.buffer_id(), BufferId(0x100));
+        assert_eq!(v.total_len(), 60);
+        assert_eq!(v.in_port(), PortNo(2));
+        assert_eq!(v.reason(), PacketInReason::NoMatch);
+        assert_eq!(v.data(), &[0xaa; 4]);
+        let p = PacketIn::parse(&v).unwrap();
+        assert_eq!(p.buffer_len(), out.len());
+    }
+
+    #[test]
+    fn setters_write_what_getters_read() {
+        let mut out = Vec::new();
+        encode_packet_in(
+            &mut out,
+            Xid(1),
+            BufferId::NONE,
+            4,
+            PortNo(1),
+            PacketInReason::NoMatch,
+            b"abcd",
+        );
+        let mut v = PacketInView::new_checked(&mut out[..]).unwrap();
+        v.set_in_port(PortNo::LOCAL);
+        v.set_reason(PacketInReason::Action);
+        v.data_mut()[0] = b'z';
+        let v = PacketInView::new_checked(&out[..]).unwrap();
+        assert_eq!(v.in_port(), PortNo::LOCAL);
+        assert_eq!(v.reason(), PacketInReason::Action);
+        assert_eq!(v.data(), b"zbcd");
+    }
+
+    #[test]
+    fn unchecked_short_buffers_read_zeros() {
+        let v = PacketInView::new_unchecked(&[1u8, 10][..]);
+        assert_eq!((v.xid(), v.total_len(), v.data()), (Xid(0), 0, &[][..]));
+        assert_eq!(
+            PacketInView::new_checked(&[1u8, 10, 0, 8, 0, 0, 0, 0][..])
+                .unwrap_err()
+                .kind(),
+            &ErrorKind::BadLength { claimed: 8 }
+        );
+    }
+}

@@ -1,0 +1,346 @@
+//! OFPT_PACKET_IN (`ofp_packet_in`, 1.3.5 §7.4.1): the view over received
+//! bytes, the owned form and the encoder.
+//!
+//! The fixed fields sit at constant offsets; the match that follows them
+//! has a length of its own (its header says it), and the frame starts 2
+//! bytes after the match's padding. The view reads all of them from the
+//! buffer, as the 1.0 view does.
+
+use crate::error::DecodeError;
+use crate::header::{self, Header, MsgKind, MsgType13, finish_message, header_bytes};
+use crate::types::{BufferId, Cookie, PortNo, Xid};
+use crate::v13::oxm::{Match13, MatchRef, Oxm, OxmIter, emit_match};
+use crate::version::Version;
+use crate::wire::{
+    Put, Reader, get_u8, get_u16, get_u32, get_u64, pad8, set_u8, set_u16, set_u32, set_u64,
+};
+
+crate::wire_enum! {
+    /// `enum ofp_packet_in_reason` (1.3.5 §7.4.1).
+    pub enum PacketInReason: u8 {
+        /// OFPR_NO_MATCH: no matching flow (table-miss flow entry).
+        NoMatch = 0,
+        /// OFPR_ACTION: action explicitly output to controller.
+        Action = 1,
+        /// OFPR_INVALID_TTL: packet has invalid TTL.
+        InvalidTtl = 2,
+    }
+}
+
+/// Byte offsets of `ofp_packet_in`, header included.
+mod field {
+    use crate::wire::Field;
+
+    pub const BUFFER_ID: Field = 8..12;
+    pub const TOTAL_LEN: Field = 12..14;
+    pub const REASON: usize = 14;
+    pub const TABLE_ID: usize = 15;
+    pub const COOKIE: Field = 16..24;
+    /// `ofp_match`: type, then length (of type, length and OXMs, without
+    /// the padding to 8), then the OXMs.
+    pub const MATCH: usize = 24;
+    pub const MATCH_LEN: Field = 26..28;
+    pub const OXMS: usize = 28;
+    /// After the padded match: 2 bytes of padding, then the frame.
+    pub const PAD_AFTER_MATCH: usize = 2;
+}
+
+crate::header::message_view! {
+    /// A view of an OFPT_PACKET_IN in a buffer (1.3.5 §7.4.1).
+    ///
+    /// [`PacketInView::new_checked`] checks the header, the match with every
+    /// OXM and its padding, and the 2 bytes before the frame, without
+    /// allocating. After that no accessor panics, and the match's OXMs
+    /// iterate without an error; on a buffer it would have refused, accessors
+    /// read missing fields as zero and never panic either.
+    PacketInView
+}
+
+impl<T: AsRef<[u8]>> PacketInView<T> {
+    /// A view of `buffer`, which must hold exactly one OFPT_PACKET_IN
+    /// ([`Header::check`], then the match as [`MatchRef::parse`] checks
+    /// it, then the padding before the frame).
+    #[inline]
+    pub fn new_checked(buffer: T) -> Result<Self, DecodeError> {
+        let b = buffer.as_ref();
+        Header::check_kind(b, Version::V13, &[MsgKind::PacketIn])?;
+        let mut r = Reader::new(b);
+        r.skip(field::MATCH, "ofp_packet_in")?;
+        MatchRef::parse(&mut r)?;
+        r.skip(field::PAD_AFTER_MATCH, "ofp_packet_in.pad")?;
+        Ok(PacketInView { buffer })
+    }
+
+    /// `buffer_id` ([`BufferId::NONE`] when unbuffered).
+    #[inline]
+    pub fn buffer_id(&self) -> BufferId {
+        BufferId(get_u32(self.buffer.as_ref(), field::BUFFER_ID))
+    }
+
+    /// `total_len`: the frame's full length.
+    #[inline]
+    pub fn total_len(&self) -> u16 {
+        get_u16(self.buffer.as_ref(), field::TOTAL_LEN)
+    }
+
+    /// `reason`.
+    #[inline]
+    pub fn reason(&self) -> PacketInReason {
+        PacketInReason::from(get_u8(self.buffer.as_ref(), field::REASON))
+    }
+
+    /// `table_id`.
+    #[inline]
+    pub fn table_id(&self) -> u8 {
+        get_u8(self.buffer.as_ref(), field::TABLE_ID)
+    }
+
+    /// `cookie`.
+    #[inline]
+    pub fn cookie(&self) -> Cookie {
+        Cookie(get_u64(self.buffer.as_ref(), field::COOKIE))
+    }
+
+    /// The match's `length` field: type, length and OXMs, without padding.
+    #[inline]
+    pub fn match_len(&self) -> u16 {
+        get_u16(self.buffer.as_ref(), field::MATCH_LEN)
+    }
+
+    /// The `IN_PORT` OXM's value, which switches always include
+    /// (1.3.5 §7.4.1); `None` if this one did not.
+    #[inline]
+    pub fn in_port(&self) -> Option<PortNo> {
+        match_in(self.buffer.as_ref(), self.match_len()).in_port()
+    }
+
+    /// Where the frame starts: after the padded match and 2 bytes.
+    #[inline]
+    fn data_start(&self) -> usize {
+        let len = usize::from(self.match_len());
+        field::MATCH + len + pad8(len) + field::PAD_AFTER_MATCH
+    }
+}
+
+/// The match of the PACKET_IN in `b`, whose `length` field is `len`.
+#[inline]
+fn match_in(b: &[u8], len: u16) -> MatchRef<'_> {
+    let end = field::MATCH + usize::from(len);
+    let oxms = b.get(field::OXMS..end).unwrap_or(&[]);
+    MatchRef::new_unchecked(oxms, field::OXMS)
+}
+
+impl<'a, T: AsRef<[u8]> + ?Sized> PacketInView<&'a T> {
+    /// The checked match.
+    #[inline]
+    pub fn match_(&self) -> MatchRef<'a> {
+        match_in(self.buffer.as_ref(), self.match_len())
+    }
+
+    /// The match's OXMs (already checked: the iterator yields no errors).
+    #[inline]
+    pub fn match_fields(&self) -> OxmIter<'a> {
+        self.match_().iter()
+    }
+
+    /// The frame (or its first bytes when buffered).
+    #[inline]
+    pub fn data(&self) -> &'a [u8] {
+        let start = self.data_start();
+        self.buffer.as_ref().get(start..).unwrap_or(&[])
+    }
+}
+
+impl<T: AsRef<[u8]> + AsMut<[u8]>> PacketInView<T> {
+    /// Sets `buffer_id`.
+    #[inline]
+    pub fn set_buffer_id(&mut self, v: BufferId) {
+        set_u32(self.buffer.as_mut(), field::BUFFER_ID, v.0);
+    }
+
+    /// Sets `total_len`.
+    #[inline]
+    pub fn set_total_len(&mut self, v: u16) {
+        set_u16(self.buffer.as_mut(), field::TOTAL_LEN, v);
+    }
+
+    /// Sets `reason`.
+    #[inline]
+    pub fn set_reason(&mut self, v: PacketInReason) {
+        set_u8(self.buffer.as_mut(), field::REASON, v.into());
+    }
+
+    /// Sets `table_id`.
+    #[inline]
+    pub fn set_table_id(&mut self, v: u8) {
+        set_u8(self.buffer.as_mut(), field::TABLE_ID, v);
+    }
+
+    /// Sets `cookie`.
+    #[inline]
+    pub fn set_cookie(&mut self, v: Cookie) {
+        set_u64(self.buffer.as_mut(), field::COOKIE, v.0);
+    }
+
+    /// The frame, to rewrite in place.
+    #[inline]
+    pub fn data_mut(&mut self) -> &mut [u8] {
+        let start = self.data_start();
+        self.buffer.as_mut().get_mut(start..).unwrap_or(&mut [])
+    }
+}
+
+/// OFPT_PACKET_IN (`ofp_packet_in`, 1.3.5 §7.4.1), owned.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PacketIn {
+    /// `buffer_id`: where the switch buffered the packet, or
+    /// [`BufferId::NONE`].
+    pub buffer_id: BufferId,
+    /// `total_len`: full length of the frame.
+    pub total_len: u16,
+    /// `reason`.
+    pub reason: PacketInReason,
+    /// `table_id` of the table that was looked up.
+    pub table_id: u8,
+    /// `cookie` of the flow entry that was looked up.
+    pub cookie: Cookie,
+    /// `match`: the packet's metadata (at least IN_PORT).
+    pub match_: Match13,
+    /// The frame, or its first bytes when buffered.
+    pub data: Vec<u8>,
+}
+
+impl PacketIn {
+    /// The owned form of a checked view (never fails: the view checked
+    /// the match).
+    pub fn parse<T: AsRef<[u8]> + ?Sized>(v: &PacketInView<&T>) -> Result<Self, DecodeError> {
+        Ok(PacketIn {
+            buffer_id: v.buffer_id(),
+            total_len: v.total_len(),
+            reason: v.reason(),
+            table_id: v.table_id(),
+            cookie: v.cookie(),
+            match_: v.match_().to_owned(),
+            data: v.data().to_vec(),
+        })
+    }
+
+    /// Appends the whole message, [`PacketIn::buffer_len`] bytes (through
+    /// [`encode_packet_in`]).
+    pub fn emit(&self, xid: Xid, out: &mut Vec<u8>) {
+        encode_packet_in(
+            out,
+            xid,
+            self.buffer_id,
+            self.total_len,
+            self.reason,
+            self.table_id,
+            self.cookie,
+            &self.match_.fields,
+            &self.data,
+        );
+    }
+
+    /// Bytes of the whole message.
+    pub fn buffer_len(&self) -> usize {
+        field::MATCH + self.match_.wire_len() + field::PAD_AFTER_MATCH + self.data.len()
+    }
+}
+
+/// Appends an OFPT_PACKET_IN (1.3.5 §7.4.1) whose match holds
+/// `match_oxms`.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub fn encode_packet_in(
+    out: &mut Vec<u8>,
+    xid: Xid,
+    buffer_id: BufferId,
+    total_len: u16,
+    reason: PacketInReason,
+    table_id: u8,
+    cookie: Cookie,
+    match_oxms: &[Oxm],
+    data: &[u8],
+) {
+    let at = out.len();
+    let mut b = [0u8; field::MATCH];
+    b[..header::HEADER_LEN].copy_from_slice(&header_bytes(
+        Version::V13,
+        MsgType13::PacketIn.into(),
+        xid,
+    ));
+    let mut v = PacketInView::new_unchecked(&mut b[..]);
+    v.set_buffer_id(buffer_id);
+    v.set_total_len(total_len);
+    v.set_reason(reason);
+    v.set_table_id(table_id);
+    v.set_cookie(cookie);
+    out.put_slice(&b);
+    emit_match(out, match_oxms);
+    out.put_zeros(field::PAD_AFTER_MATCH);
+    out.put_slice(data);
+    finish_message(out, at);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Vec<u8> {
+        let mut out = Vec::new();
+        let oxms = [Oxm::EthType(0x0800), Oxm::InPort(PortNo(9))];
+        encode_packet_in(
+            &mut out,
+            Xid(3),
+            BufferId(5),
+            64,
+            PacketInReason::Action,
+            2,
+            Cookie(7),
+            &oxms,
+            b"frame",
+        );
+        out
+    }
+
+    #[test]
+    fn fields_are_read_from_the_buffer() {
+        let out = sample();
+        let v = PacketInView::new_checked(&out[..]).unwrap();
+        assert_eq!(
+            (v.xid(), v.buffer_id(), v.total_len()),
+            (Xid(3), BufferId(5), 64)
+        );
+        assert_eq!((v.reason(), v.table_id()), (PacketInReason::Action, 2));
+        assert_eq!(v.cookie(), Cookie(7));
+        assert_eq!(v.match_len(), 4 + 6 + 8);
+        // IN_PORT is not first here: found by the scan.
+        assert_eq!(v.in_port(), Some(PortNo(9)));
+        assert_eq!(v.data(), b"frame");
+        assert_eq!(PacketIn::parse(&v).unwrap().buffer_len(), out.len());
+    }
+
+    #[test]
+    fn setters_write_what_getters_read() {
+        let mut out = sample();
+        let mut v = PacketInView::new_checked(&mut out[..]).unwrap();
+        v.set_table_id(9);
+        v.set_cookie(Cookie(1));
+        v.data_mut()[0] = b'F';
+        let v = PacketInView::new_checked(&out[..]).unwrap();
+        assert_eq!(
+            (v.table_id(), v.cookie(), v.data()),
+            (9, Cookie(1), &b"Frame"[..])
+        );
+    }
+
+    #[test]
+    fn unchecked_short_buffers_read_zeros() {
+        let v = PacketInView::new_unchecked(&[4u8, 10, 0][..]);
+        assert_eq!((v.match_len(), v.in_port(), v.data()), (0, None, &[][..]));
+        // A match running past the message.
+        let mut out = sample();
+        out[27] = 200;
+        assert!(PacketInView::new_checked(&out[..]).is_err());
+    }
+}
