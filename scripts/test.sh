@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Runs every check a submission must pass: formatting, lints, and the whole
-# test suite (unit, property, the ovs-ofctl agreement test, fuzz-corpus
-# regression). Tests that need Debian packages install them themselves.
+# Runs every check a submission must pass: formatting, no module cycles
+# (scripts/module-graph.py), lints, and the whole test suite (unit,
+# property, the ovs-ofctl agreement test, fuzz-corpus regression). Tests
+# that need Debian packages install them themselves.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo fmt --all -- --check
+python3 scripts/module-graph.py --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
