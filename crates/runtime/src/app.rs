@@ -17,6 +17,7 @@
 //!   [`crate::Network`].
 
 use crate::context::{PacketInBatch, RawBatch, SwitchCtx};
+use crate::env::{Change, Snapshot, ViewAccess};
 use crate::network::{Network, SwitchInfo};
 use crate::session::PortChange;
 use baton_openflow::neutral::{Message, PortDesc};
@@ -50,6 +51,19 @@ pub trait App: Send + Sync + 'static {
     /// Called once when the runtime starts, with a handle for background
     /// threads and timers.
     fn start(&self, _net: &Network) {}
+
+    /// The views of the environment this application reads and writes
+    /// ([`crate::env`]): it may publish only those it writes, and
+    /// [`App::view_changed`] tells it of new versions of those it reads.
+    fn views(&self) -> ViewAccess {
+        ViewAccess::none()
+    }
+
+    /// Views it reads moved to new versions (`changes`; `snapshot` is the
+    /// environment as it is now). Called on the runtime's view thread, off
+    /// the packet-in path, once for any number of changes that happened
+    /// together.
+    fn view_changed(&self, _net: &Network, _snapshot: &Snapshot, _changes: &[Change]) {}
 
     /// A switch finished its handshake: make its state. Messages sent
     /// through `sw` go to the switch with the rest of the batch.
@@ -150,6 +164,8 @@ impl std::fmt::Debug for AnyApp {
 pub(crate) trait ErasedApp: Send + Sync {
     fn name(&self) -> &str;
     fn start(&self, net: &Network);
+    fn views(&self) -> ViewAccess;
+    fn view_changed(&self, net: &Network, snapshot: &Snapshot, changes: &[Change]);
     fn switch_up(&self, sw: &mut SwitchCtx<'_>) -> Box<dyn Any + Send>;
     fn switch_down(&self, sw: &SwitchInfo, state: Box<dyn Any + Send>);
     fn port(&self, sw: &mut SwitchCtx<'_>, state: &mut (dyn Any + Send), change: &PortChange);
@@ -171,6 +187,14 @@ impl<A: App> ErasedApp for Typed<A> {
 
     fn start(&self, net: &Network) {
         self.0.start(net)
+    }
+
+    fn views(&self) -> ViewAccess {
+        self.0.views()
+    }
+
+    fn view_changed(&self, net: &Network, snapshot: &Snapshot, changes: &[Change]) {
+        self.0.view_changed(net, snapshot, changes)
     }
 
     fn switch_up(&self, sw: &mut SwitchCtx<'_>) -> Box<dyn Any + Send> {

@@ -5,6 +5,7 @@
 use crate::app::AnyApp;
 use crate::config::Config;
 use crate::conn::Connection;
+use crate::env::Environment;
 use crate::io::{Clock, shut};
 use crate::network::{Fabric, Network, SendError, SwitchId, SwitchInfo, Timers};
 use crate::pipeline::Pipeline;
@@ -39,6 +40,7 @@ pub(crate) struct RuntimeFabric {
     pub table: Arc<SwitchTable>,
     pub running: AtomicBool,
     pub timers: Timers,
+    pub env: Environment,
     xids: AtomicU32,
 }
 
@@ -85,6 +87,10 @@ impl Fabric for RuntimeFabric {
         // The top bit apart from the sessions' own counters.
         Xid(self.xids.fetch_add(1, Ordering::Relaxed) | 1 << 31)
     }
+
+    fn env(&self) -> &Environment {
+        &self.env
+    }
 }
 
 impl Controller {
@@ -93,6 +99,7 @@ impl Controller {
             table: table.clone(),
             running: AtomicBool::new(true),
             timers: Timers::default(),
+            env: Environment::default(),
             xids: AtomicU32::new(1),
         });
         let net = Network::new(fabric.clone());

@@ -40,6 +40,11 @@
 //!   ([`App::Switch`]) needs no lock, because a switch is served by one
 //!   worker at a time (the task state machine in `table.rs`); state shared
 //!   by switches is the application's own.
+//! - **Views** ([`env`], Maestro thesis §3.2): network state that
+//!   applications share (topology, hosts, routes) lives in one environment
+//!   of typed, versioned, immutable views; readers take a consistent
+//!   snapshot without locking, and applications hear of new versions of
+//!   the views they read off the packet-in path.
 //! - **Testing** ([`testing`]): the same sessions and pipeline run in
 //!   memory, with simulated time, so applications are tested without
 //!   sockets.
@@ -50,6 +55,7 @@
 pub mod app;
 pub mod config;
 pub mod context;
+pub mod env;
 pub mod event;
 pub mod ibt;
 pub mod network;

@@ -7,6 +7,9 @@
 //! in-memory harness of [`crate::testing`]; applications cannot tell
 //! which, so the same code runs in both.
 
+use crate::env::{
+    Change, Environment, Publish, Snapshot, UndeclaredWrite, Versioned, View, ViewAccess,
+};
 use crate::sync::lock;
 use baton_openflow::neutral::{self, FlowSpec, MatchSpec, PacketOut};
 use baton_openflow::{Cookie, DatapathId, PortNo, Version, Xid};
@@ -97,6 +100,8 @@ pub(crate) trait Fabric: Send + Sync + 'static {
     fn version(&self, id: SwitchId) -> Option<Version>;
     /// A transaction id for a message the network handle sends.
     fn next_xid(&self) -> Xid;
+    /// The environment of views.
+    fn env(&self) -> &Environment;
 }
 
 /// A handle on the running network for background threads, timers and
@@ -107,6 +112,9 @@ pub struct Network {
     /// The cookie bits of the application this handle belongs to
     /// (`AnyApp::cookie_tag` << 48), 0 for the controller's own.
     cookie: u64,
+    /// The application's name and the views it declared, if this handle is
+    /// an application's.
+    app: Option<Arc<(String, ViewAccess)>>,
 }
 
 /// The cookie bits an application's flows carry besides its tag.
@@ -114,15 +122,52 @@ const COOKIE_LOW: u64 = (1 << 48) - 1;
 
 impl Network {
     pub(crate) fn new(fabric: Arc<dyn Fabric>) -> Network {
-        Network { fabric, cookie: 0 }
+        Network {
+            fabric,
+            cookie: 0,
+            app: None,
+        }
     }
 
-    /// The handle of the application whose cookie tag is `tag`.
-    pub(crate) fn for_app(&self, tag: u16) -> Network {
+    /// The handle of the application called `name`, with cookie tag
+    /// `tag` and the views it declared.
+    pub(crate) fn for_app(&self, name: &str, tag: u16, access: ViewAccess) -> Network {
         Network {
             fabric: self.fabric.clone(),
             cookie: u64::from(tag) << 48,
+            app: Some(Arc::new((name.to_string(), access))),
         }
+    }
+
+    /// The views this handle's application declared.
+    pub(crate) fn access(&self) -> Option<&ViewAccess> {
+        self.app.as_deref().map(|(_, a)| a)
+    }
+
+    /// Every view of the environment now, as one consistent picture
+    /// (no lock, no copy).
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.fabric.env().snapshot()
+    }
+
+    /// The current version of view `T`.
+    pub fn view<T: View>(&self) -> Option<Versioned<T>> {
+        self.fabric.env().read::<T>()
+    }
+
+    /// Publishes new versions of one or several views together. An
+    /// application may publish only the views it declared it writes
+    /// ([`crate::App::views`]).
+    pub fn publish(&self, p: Publish) -> Result<Vec<Change>, UndeclaredWrite> {
+        if let Some((name, access)) = self.app.as_deref() {
+            if let Some(view) = p.ids().find(|&id| !access.does_write(id)) {
+                return Err(UndeclaredWrite {
+                    app: name.clone(),
+                    view,
+                });
+            }
+        }
+        Ok(self.fabric.env().publish(p))
     }
 
     /// `cookie` as the application of this handle installs it: its tag in
@@ -239,6 +284,7 @@ impl Network {
             period,
             next: self.now() + period,
             cookie: self.cookie,
+            app: self.app.clone(),
             run: Box::new(f),
         });
     }
@@ -249,8 +295,10 @@ pub(crate) struct Timer {
     name: String,
     period: Duration,
     next: Instant,
-    /// The cookie bits of the application that set it.
+    /// The cookie bits and the declarations of the application that set
+    /// it.
     cookie: u64,
+    app: Option<Arc<(String, ViewAccess)>>,
     run: Box<dyn FnMut(&Network) + Send>,
 }
 
@@ -287,6 +335,7 @@ impl Timers {
             let own = Network {
                 fabric: net.fabric.clone(),
                 cookie: t.cookie,
+                app: t.app.clone(),
             };
             (t.run)(&own);
             // Catch up without firing again for each missed period.

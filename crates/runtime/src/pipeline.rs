@@ -9,6 +9,7 @@
 use crate::app::{AnyApp, Verdict};
 use crate::conn::{AppState, Connection};
 use crate::context::{BatchSwitches, RawBatch, SwitchCtx};
+use crate::env::{Change, Snapshot};
 use crate::event::PacketInRecord;
 use crate::network::{Network, SwitchInfo};
 use crate::session::{Event, PortChange};
@@ -26,7 +27,7 @@ impl Pipeline {
         let apps = apps
             .into_iter()
             .map(|a| {
-                let own = net.for_app(a.cookie_tag());
+                let own = net.for_app(a.name(), a.cookie_tag(), a.erased().views());
                 (a, own)
             })
             .collect();
@@ -39,6 +40,24 @@ impl Pipeline {
             .iter()
             .map(|(a, _)| a.name().to_string())
             .collect()
+    }
+
+    /// Hands `changes` to each application that reads a changed view, in
+    /// pipeline order, with the environment as it is now.
+    pub fn views_changed(&self, snapshot: &Snapshot, changes: &[Change]) {
+        for (app, net) in &self.apps {
+            let Some(access) = net.access() else {
+                continue;
+            };
+            let mine: Vec<Change> = changes
+                .iter()
+                .filter(|c| access.does_read(c.view))
+                .copied()
+                .collect();
+            if !mine.is_empty() {
+                app.erased().view_changed(net, snapshot, &mine);
+            }
+        }
     }
 
     /// Starts every application, in order.

@@ -170,6 +170,12 @@ impl Runtime {
                 None,
                 Box::new(move || run_timers(c, r)),
             )?);
+            let c = ctl.clone();
+            threads.push(spawn(
+                "baton-views".into(),
+                None,
+                Box::new(move || run_views(c)),
+            )?);
         }
         let mut all_wakers = wakers;
         all_wakers.push(accept_waker);
@@ -227,6 +233,7 @@ impl Runtime {
             let _ = w.wake();
         }
         self.readiness.wake_all();
+        self.ctl.fabric.env.wake();
         for t in self.threads.drain(..) {
             t.thread().unpark();
             let _ = t.join();
@@ -368,6 +375,18 @@ fn run_timers(ctl: Arc<Controller>, readiness: Arc<Readiness>) {
             {
                 readiness.ready(&ctl.table, i);
             }
+        }
+    }
+}
+
+/// Hands new versions of views to the applications that read them
+/// ([`crate::App::view_changed`]), off the packet-in path.
+fn run_views(ctl: Arc<Controller>) {
+    let env = &ctl.fabric.env;
+    while ctl.is_running() {
+        let changes = env.take_changes(Duration::from_millis(200));
+        if !changes.is_empty() {
+            ctl.pipeline.views_changed(&env.snapshot(), &changes);
         }
     }
 }

@@ -44,6 +44,7 @@
 use crate::app::AnyApp;
 use crate::conn::Connection;
 use crate::context::BatchSwitches;
+use crate::env::{Environment, Snapshot};
 use crate::network::{Fabric, Network, SendError, SwitchId, SwitchInfo, Timers};
 use crate::pipeline::{Batch, MsgRef, Pipeline};
 use crate::session::{CloseReason, Session, SessionConfig};
@@ -81,6 +82,7 @@ struct TestFabric {
     sent: Mutex<HashMap<SwitchId, Vec<u8>>>,
     weights: Mutex<HashMap<SwitchId, u32>>,
     timers: Timers,
+    env: Environment,
     xids: AtomicU32,
 }
 
@@ -129,6 +131,10 @@ impl Fabric for TestFabric {
 
     fn next_xid(&self) -> Xid {
         Xid(self.xids.fetch_add(1, Ordering::Relaxed) | 1 << 31)
+    }
+
+    fn env(&self) -> &Environment {
+        &self.env
     }
 }
 
@@ -195,6 +201,7 @@ impl Harness {
             sent: Mutex::new(HashMap::new()),
             weights: Mutex::new(HashMap::new()),
             timers: Timers::default(),
+            env: Environment::default(),
             xids: AtomicU32::new(1),
         });
         let net = Network::new(fabric.clone());
@@ -214,6 +221,11 @@ impl Harness {
     /// The network as the applications see it.
     pub fn network(&self) -> Network {
         self.net.clone()
+    }
+
+    /// The environment's views now.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.fabric.env.snapshot()
     }
 
     /// The simulated time.
@@ -424,8 +436,25 @@ impl Harness {
         self.settle();
     }
 
+    /// Hands new versions of views to the applications that read them,
+    /// until no application publishes anything more (the runtime does this
+    /// on its view thread).
+    fn deliver_view_changes(&mut self) {
+        // A bound, so two applications that republish on each other's
+        // changes cannot hang a test.
+        for _ in 0..64 {
+            let changes = self.fabric.env.take_changes(Duration::ZERO);
+            if changes.is_empty() {
+                return;
+            }
+            self.pipeline
+                .views_changed(&self.fabric.env.snapshot(), &changes);
+        }
+        panic!("applications kept publishing views in reply to each other");
+    }
+
     /// Moves staged output to the switches' logs, compacts their buffers,
-    /// and closes the switches that must close.
+    /// closes the switches that must close, and delivers view changes.
     fn settle(&mut self) {
         for i in 0..self.switches.len() {
             let Some(s) = self.switches[i].as_mut() else {
@@ -443,6 +472,7 @@ impl Harness {
                 self.close(i);
             }
         }
+        self.deliver_view_changes();
     }
 
     fn close(&mut self, i: usize) {
@@ -462,6 +492,7 @@ impl Harness {
         if let Some(Some(s)) = self.switches.get_mut(sw.index()) {
             s.closing = Some(CloseReason::PeerClosed);
             self.close(sw.index());
+            self.deliver_view_changes();
         }
     }
 

@@ -5,9 +5,10 @@
 use baton_openflow::neutral::{ActionSpec, Message, PacketOut, PortDesc};
 use baton_openflow::types::PortReason;
 use baton_openflow::{PortNo, Version, Xid, v10, v13};
+use baton_runtime::env::{Change, Publish, Snapshot, View, ViewAccess, ViewId};
 use baton_runtime::session::CloseReason;
 use baton_runtime::testing::{Harness, port};
-use baton_runtime::{AnyApp, App, PacketInBatch, SwitchCtx, SwitchInfo, Verdict};
+use baton_runtime::{AnyApp, App, Network, PacketInBatch, SwitchCtx, SwitchInfo, Verdict};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -281,4 +282,97 @@ fn an_application_s_flows_carry_its_cookie_tag_and_can_be_deleted_by_it() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+/// Live ports per switch, the state one application shares.
+#[derive(Debug, Default, Clone, PartialEq)]
+struct LivePorts(Vec<(u64, u32)>);
+impl View for LivePorts {
+    const NAME: &'static str = "live-ports";
+}
+
+/// How many live ports there are, and from which version of `LivePorts`.
+#[derive(Debug, PartialEq)]
+struct PortCount {
+    count: usize,
+    from: u64,
+}
+impl View for PortCount {
+    const NAME: &'static str = "port-count";
+}
+
+/// Publishes `LivePorts` as ports come and go.
+#[derive(Default)]
+struct PortWatcher(Mutex<LivePorts>);
+
+impl App for PortWatcher {
+    type Switch = ();
+    fn name(&self) -> &str {
+        "port-watcher"
+    }
+    fn views(&self) -> ViewAccess {
+        ViewAccess::none().writes::<LivePorts>()
+    }
+    fn switch_up(&self, _sw: &mut SwitchCtx<'_>) {}
+    fn port_up(&self, sw: &mut SwitchCtx<'_>, _: &mut (), p: &PortDesc) {
+        let mut live = self.0.lock().unwrap();
+        live.0.push((sw.dpid().0, p.no.0));
+        sw.net().publish(Publish::new().view(live.clone())).unwrap();
+    }
+    fn port_down(&self, sw: &mut SwitchCtx<'_>, _: &mut (), p: &PortDesc) {
+        let mut live = self.0.lock().unwrap();
+        live.0.retain(|&e| e != (sw.dpid().0, p.no.0));
+        sw.net().publish(Publish::new().view(live.clone())).unwrap();
+        // Writing a view it did not declare is refused.
+        let refused = sw
+            .net()
+            .publish(Publish::new().view(PortCount { count: 0, from: 0 }));
+        assert_eq!(refused.unwrap_err().view, ViewId::of::<PortCount>());
+    }
+}
+
+/// Derives `PortCount` whenever `LivePorts` changes.
+struct Counter;
+
+impl App for Counter {
+    type Switch = ();
+    fn name(&self) -> &str {
+        "counter"
+    }
+    fn views(&self) -> ViewAccess {
+        ViewAccess::none()
+            .reads::<LivePorts>()
+            .writes::<PortCount>()
+    }
+    fn switch_up(&self, _sw: &mut SwitchCtx<'_>) {}
+    fn view_changed(&self, net: &Network, snapshot: &Snapshot, changes: &[Change]) {
+        assert!(changes.iter().all(|c| c.view == ViewId::of::<LivePorts>()));
+        let live = snapshot.get::<LivePorts>().unwrap();
+        net.publish(Publish::new().view(PortCount {
+            count: live.0.len(),
+            from: live.version(),
+        }))
+        .unwrap();
+    }
+}
+
+#[test]
+fn views_are_published_versioned_and_drive_their_readers() {
+    let mut h = Harness::new(vec![
+        AnyApp::new(PortWatcher::default()),
+        AnyApp::new(Counter),
+    ]);
+    let sw = h.connect_with_ports(1, Version::V10, &[port(1), port(2)]);
+    let s = h.snapshot();
+    let live = s.get::<LivePorts>().unwrap();
+    assert_eq!((live.version(), &live.0), (2, &vec![(1, 1), (1, 2)]));
+    let count = s.get::<PortCount>().unwrap();
+    assert_eq!(*count, PortCount { count: 2, from: 2 });
+    h.port_status(sw, PortReason::Delete, &port(2));
+    let s = h.snapshot();
+    assert_eq!(s.get::<LivePorts>().unwrap().version(), 3);
+    assert_eq!(
+        *s.get::<PortCount>().unwrap(),
+        PortCount { count: 1, from: 3 }
+    );
 }
