@@ -18,7 +18,12 @@
 mod burn;
 mod hub;
 mod learning;
+pub mod lldp;
 pub mod mac_table;
+pub mod routes;
+mod sync;
+pub mod topology;
+pub mod views;
 
 pub use burn::Burn;
 pub use hub::Hub;

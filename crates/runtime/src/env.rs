@@ -76,6 +76,16 @@ pub struct Versioned<T> {
 }
 
 impl<T> Versioned<T> {
+    /// `value` as version `version` (the environment numbers what is
+    /// published through it; this is for values built elsewhere, such as
+    /// in tests).
+    pub fn new(version: u64, value: T) -> Versioned<T> {
+        Versioned {
+            version,
+            value: Arc::new(value),
+        }
+    }
+
     /// The version (1 for the first publication).
     pub fn version(&self) -> u64 {
         self.version

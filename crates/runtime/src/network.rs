@@ -27,7 +27,10 @@ pub struct SwitchId {
 }
 
 impl SwitchId {
-    pub(crate) fn new(index: u32, generation: u32) -> SwitchId {
+    /// The id of the connection in slot `index`, made when the slot had
+    /// been used `generation` times before (for tests; the runtime hands
+    /// out the real ones).
+    pub fn new(index: u32, generation: u32) -> SwitchId {
         SwitchId { index, generation }
     }
 

@@ -1,0 +1,275 @@
+//! Paths against hand-checked graphs, and on random graphs: the flood over
+//! the spanning tree reaches every edge port once and only once, and paths
+//! are shortest and use only links of their topology.
+
+use super::*;
+use crate::views::SwitchNode;
+use baton_openflow::neutral::PortDesc;
+use baton_runtime::SwitchId;
+use proptest::prelude::*;
+use std::collections::BTreeMap;
+
+fn d(n: u64) -> DatapathId {
+    DatapathId(n)
+}
+
+fn pr(dpid: u64, port: u32) -> PortRef {
+    PortRef::new(DatapathId(dpid), PortNo(port))
+}
+
+/// A cable between (switch, port) and (switch, port).
+type Cable = ((u64, u32), (u64, u32));
+
+/// A topology of `switches` switches (dpid 1..=n) with `ports` ports each,
+/// all live, and `links` (both directions) between (switch, port) pairs.
+fn topology(switches: u64, ports: u32, links: &[Cable]) -> Versioned<Topology> {
+    let mut t = Topology::default();
+    for n in 1..=switches {
+        let ports = (1..=ports)
+            .map(|p| {
+                (
+                    PortNo(p),
+                    PortDesc {
+                        no: PortNo(p),
+                        name: format!("s{n}-eth{p}"),
+                        hw_addr: baton_openflow::MacAddr([2, 0, 0, 0, n as u8, p as u8]),
+                        admin_down: false,
+                        link_down: false,
+                        blocked: false,
+                        speed_kbps: None,
+                    },
+                )
+            })
+            .collect();
+        t.switches.insert(
+            d(n),
+            Arc::new(SwitchNode {
+                id: SwitchId::new(n as u32, 0),
+                dpid: d(n),
+                ports,
+            }),
+        );
+    }
+    for &((a, ap), (b, bp)) in links {
+        let l = Link {
+            src: pr(a, ap),
+            dst: pr(b, bp),
+        };
+        t.add_link(l);
+        t.add_link(l.reversed());
+    }
+    versioned(t)
+}
+
+fn versioned(t: Topology) -> Versioned<Topology> {
+    Versioned::new(1, t)
+}
+
+#[test]
+fn a_chain_has_one_path_each_way() {
+    // 1:2 - 2:1, 2:2 - 3:1; every switch has ports 1..=3.
+    let r = Routes::compute(topology(3, 3, &[((1, 2), (2, 1)), ((2, 2), (3, 1))]));
+    assert_eq!(r.path(d(1), d(3)), Some(vec![pr(1, 2), pr(2, 2)]));
+    assert_eq!(r.path(d(3), d(1)), Some(vec![pr(3, 1), pr(2, 1)]));
+    assert_eq!(r.path(d(2), d(2)), Some(vec![]));
+    assert_eq!(r.path(d(1), d(9)), None);
+    assert_eq!(
+        r.path_links(&[pr(1, 2), pr(2, 2)]),
+        vec![
+            Link {
+                src: pr(1, 2),
+                dst: pr(2, 1)
+            },
+            Link {
+                src: pr(2, 2),
+                dst: pr(3, 1)
+            }
+        ]
+    );
+    // Edge ports: everything but the link ports.
+    assert_eq!(
+        r.flood_ports(d(2), PortNo(3)),
+        Some(vec![PortNo(1), PortNo(2)])
+    );
+    assert_eq!(
+        r.flood_ports(d(1), PortNo(1)),
+        Some(vec![PortNo(2), PortNo(3)])
+    );
+}
+
+#[test]
+fn a_ring_floods_over_a_tree_and_drops_what_comes_round_the_loop() {
+    // 1-2-3-4-1 through ports 1 (towards the lower number... as cabled).
+    let r = Routes::compute(topology(
+        4,
+        3,
+        &[
+            ((1, 1), (2, 2)),
+            ((2, 1), (3, 2)),
+            ((3, 1), (4, 2)),
+            ((4, 1), (1, 2)),
+        ],
+    ));
+    // Two ways round from 1 to 3, both two hops; the same one each time.
+    let path = r.path(d(1), d(3)).unwrap();
+    assert!(
+        path == [pr(1, 1), pr(2, 1)] || path == [pr(1, 2), pr(4, 2)],
+        "{path:?}"
+    );
+    assert_eq!(
+        Routes::compute(r.topology().clone())
+            .path(d(1), d(3))
+            .unwrap(),
+        path
+    );
+    // The tree from switch 1 leaves out one ring link: 3:1 - 4:2.
+    let off_tree = [pr(3, 1), pr(4, 2)];
+    for p in off_tree {
+        assert!(!r.is_tree_port(p));
+        assert_eq!(r.flood_ports(p.dpid, p.port), None, "{p}");
+    }
+    assert_eq!(r.flood_ports(d(3), PortNo(3)), Some(vec![PortNo(2)]));
+}
+
+#[test]
+fn links_known_in_one_direction_carry_no_traffic() {
+    let mut t = topology(2, 2, &[]).arc().as_ref().clone();
+    t.add_link(Link {
+        src: pr(1, 1),
+        dst: pr(2, 1),
+    });
+    let r = Routes::compute(versioned(t));
+    assert_eq!(r.path(d(1), d(2)), None);
+    // And their ports are not edge ports either.
+    assert_eq!(r.flood_ports(d(1), PortNo(2)), Some(vec![]));
+}
+
+/// A random graph: `n` switches with `ports` ports each, and links drawn
+/// from a list of switch pairs; each port is used at most once.
+fn random_topology(n: u64, pairs: &[(u64, u64)]) -> Versioned<Topology> {
+    let ports = 6;
+    let mut next_port: BTreeMap<u64, u32> = (1..=n).map(|s| (s, 1)).collect();
+    let mut links = Vec::new();
+    for &(a, b) in pairs {
+        let (a, b) = (a % n + 1, b % n + 1);
+        if a == b || next_port[&a] > ports - 1 || next_port[&b] > ports - 1 {
+            continue;
+        }
+        let (pa, pb) = (next_port[&a], next_port[&b]);
+        *next_port.get_mut(&a).unwrap() += 1;
+        *next_port.get_mut(&b).unwrap() += 1;
+        links.push(((a, pa), (b, pb)));
+    }
+    topology(n, ports, &links)
+}
+
+/// Floods a packet arriving on edge port `from`, following
+/// `flood_ports` switch by switch over the links; returns how many copies
+/// each edge port received.
+fn flood(r: &Routes, from: PortRef) -> BTreeMap<PortRef, usize> {
+    let t = r.topology();
+    let mut got = BTreeMap::new();
+    let mut work = vec![from];
+    let mut steps = 0;
+    while let Some(arrived) = work.pop() {
+        steps += 1;
+        assert!(steps < 10_000, "the flood does not end");
+        let Some(ports) = r.flood_ports(arrived.dpid, arrived.port) else {
+            continue;
+        };
+        for p in ports {
+            let out = PortRef::new(arrived.dpid, p);
+            match t.link_from(out) {
+                Some(far) => work.push(far),
+                None => *got.entry(out).or_insert(0) += 1,
+            }
+        }
+    }
+    got
+}
+
+/// The switches reachable from `from` over links both ways.
+fn component(t: &Topology, from: DatapathId) -> BTreeSet<DatapathId> {
+    let mut seen: BTreeSet<DatapathId> = [from].into();
+    let mut work = vec![from];
+    while let Some(u) = work.pop() {
+        for l in t.bidirectional_links() {
+            for (a, b) in [(l.src.dpid, l.dst.dpid), (l.dst.dpid, l.src.dpid)] {
+                if a == u && seen.insert(b) {
+                    work.push(b);
+                }
+            }
+        }
+    }
+    seen
+}
+
+proptest! {
+    #[test]
+    fn a_flood_reaches_every_edge_port_once_and_only_once(
+        n in 2u64..12,
+        pairs in proptest::collection::vec((0u64..12, 0u64..12), 0..30),
+        start in 0u64..12,
+    ) {
+        let r = Routes::compute(random_topology(n, &pairs));
+        let t = r.topology();
+        let s = d(start % n + 1);
+        let Some(&from_port) = t.edge_ports(s).first() else {
+            return Ok(());
+        };
+        let from = PortRef::new(s, from_port);
+        let got = flood(&r, from);
+        let reach = component(t, s);
+        for sw in &reach {
+            for p in t.edge_ports(*sw) {
+                let port = PortRef::new(*sw, p);
+                let want = usize::from(port != from);
+                prop_assert_eq!(got.get(&port).copied().unwrap_or(0), want, "{}", port);
+            }
+        }
+        // Nothing leaves the connected part the packet arrived in.
+        prop_assert!(got.keys().all(|p| reach.contains(&p.dpid)));
+    }
+
+    #[test]
+    fn paths_are_shortest_and_use_only_links_of_their_topology(
+        n in 2u64..12,
+        pairs in proptest::collection::vec((0u64..12, 0u64..12), 0..30),
+    ) {
+        let r = Routes::compute(random_topology(n, &pairs));
+        let t = r.topology();
+        for a in 1..=n {
+            for b in 1..=n {
+                let path = r.path(d(a), d(b));
+                let reachable = component(t, d(a)).contains(&d(b));
+                prop_assert_eq!(path.is_some(), reachable);
+                let Some(path) = path else { continue };
+                let links = r.path_links(&path);
+                prop_assert_eq!(links.len(), path.len());
+                for l in &links {
+                    prop_assert!(t.bidirectional_links().any(|x| x == l.canonical()));
+                }
+                // It ends at b, and no shorter path exists (BFS distance).
+                let end = links.last().map_or(d(a), |l| l.dst.dpid);
+                prop_assert_eq!(end, d(b));
+                prop_assert_eq!(path.len(), distance(t, d(a), d(b)));
+            }
+        }
+    }
+}
+
+fn distance(t: &Topology, a: DatapathId, b: DatapathId) -> usize {
+    let mut dist: BTreeMap<DatapathId, usize> = [(a, 0)].into();
+    let mut queue = VecDeque::from([a]);
+    while let Some(u) = queue.pop_front() {
+        for l in t.bidirectional_links() {
+            for (x, y) in [(l.src.dpid, l.dst.dpid), (l.dst.dpid, l.src.dpid)] {
+                if x == u && !dist.contains_key(&y) {
+                    dist.insert(y, dist[&u] + 1);
+                    queue.push_back(y);
+                }
+            }
+        }
+    }
+    dist[&b]
+}

@@ -1,0 +1,552 @@
+//! `topology`: discovery of the links between switches (Maestro §3.1
+//! Fig. 2's ProbingApp and DiscoveryApp; Beacon §3.3's Topology),
+//! published as the [`Topology`] view.
+//!
+//! Every live port of every switch sends an authenticated LLDP probe
+//! ([`crate::lldp`]) when it comes up and every probe interval after; a
+//! probe that comes back as a PACKET_IN on another switch's port is a link
+//! from the port that sent it to the port it arrived on. A link is aged out
+//! when its probes stop, and removed at once when either port goes down or
+//! either switch disconnects.
+//!
+//! Discovery is where a host can lie to the controller, so probes are
+//! checked before a link is believed (the attacks of Floodlight issues
+//! #828 and #829, and TopoGuard's link fabrication):
+//! - a frame with a wrong authenticator, or one that is truncated or not
+//!   baton's, is dropped and counted;
+//! - a probe older than `max_probe_age`, or one seen before (its nonce),
+//!   is a replay; a probe that comes back to the port that sent it was
+//!   reflected; both are dropped and counted;
+//! - a port where host traffic was seen (once it had settled, with no link
+//!   on it) is a host port: probes arriving on it, or claiming to come from
+//!   it, are dropped and counted until the port goes down and up again, so
+//!   a host cannot make its port a link port by relaying probes;
+//! - LLDP arriving on a port is rate-limited (a token bucket per port), so
+//!   an LLDP flood from a host costs the controller a bounded amount of
+//!   work and never starves other switches.
+//!
+//! A port that just came up is *settling* for `settle_time`: long enough
+//! for the probes of both ends to arrive, so a link port is not taken for
+//! an edge port (flooded to, learnt on) before discovery has looked.
+
+use crate::lldp::{ETH_TYPE_LLDP, Probe, ProbeKey, Rejected};
+use crate::sync::lock;
+use crate::views::{Link, PortRef, SwitchNode, Topology};
+use baton_openflow::neutral::{ActionSpec, PacketOut, Payload, PortDesc};
+use baton_openflow::{DatapathId, PortNo};
+use baton_runtime::env::{Publish, ViewAccess};
+use baton_runtime::{App, Network, PacketIn, PacketInBatch, SwitchCtx, SwitchInfo};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// The settings of topology discovery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TopologyConfig {
+    /// How often every live port is probed.
+    pub probe_interval: Duration,
+    /// A link whose probes stop for this long is removed.
+    pub link_timeout: Duration,
+    /// A probe older than this is a replay. Probes cross a link in
+    /// milliseconds (Open vSwitch: 0.4-2.6 ms, `shared/OVS-NOTES.md`).
+    pub max_probe_age: Duration,
+    /// How long a port that came up is neither edge nor link port.
+    pub settle_time: Duration,
+    /// LLDP frames a port may send the controller per second, sustained.
+    pub lldp_per_second: u32,
+    /// ... and in a burst.
+    pub lldp_burst: u32,
+}
+
+impl Default for TopologyConfig {
+    fn default() -> Self {
+        TopologyConfig {
+            probe_interval: Duration::from_secs(5),
+            link_timeout: Duration::from_secs(16),
+            max_probe_age: Duration::from_secs(2),
+            settle_time: Duration::from_millis(500),
+            lldp_per_second: 20,
+            lldp_burst: 40,
+        }
+    }
+}
+
+/// How often the topology timer looks at settling ports and probe times.
+const TICK: Duration = Duration::from_millis(100);
+
+/// What discovery has done, for operators and tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TopologyCounters {
+    /// Probes sent.
+    pub probes_sent: u64,
+    /// Authentic probes received.
+    pub probes_received: u64,
+    /// Links learnt (including relearnt after removal).
+    pub links_learnt: u64,
+    /// Links removed (port down, switch gone, aged out).
+    pub links_removed: u64,
+    /// LLDP frames that do not parse.
+    pub malformed: u64,
+    /// LLDP frames from other LLDP speakers.
+    pub foreign: u64,
+    /// Probes with a wrong authenticator.
+    pub bad_authenticator: u64,
+    /// Probes too old, or seen before.
+    pub replayed: u64,
+    /// Probes that came back to the port that sent them.
+    pub reflected: u64,
+    /// Probes on or from a host port.
+    pub host_port: u64,
+    /// Probes from a switch or port that is not up.
+    pub unknown_sender: u64,
+    /// LLDP frames over the per-port rate.
+    pub rate_limited: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    probes_sent: AtomicU64,
+    probes_received: AtomicU64,
+    links_learnt: AtomicU64,
+    links_removed: AtomicU64,
+    malformed: AtomicU64,
+    foreign: AtomicU64,
+    bad_authenticator: AtomicU64,
+    replayed: AtomicU64,
+    reflected: AtomicU64,
+    host_port: AtomicU64,
+    unknown_sender: AtomicU64,
+    rate_limited: AtomicU64,
+}
+
+fn bump(c: &AtomicU64) {
+    c.fetch_add(1, Ordering::Relaxed);
+}
+
+/// State shared by every switch's handler, behind one lock taken for
+/// port and switch events, probes, and the timer; never for ordinary
+/// packet-ins.
+#[derive(Default)]
+struct Shared {
+    topo: Topology,
+    /// When each link's latest probe arrived.
+    link_seen: HashMap<Link, Instant>,
+    /// When each settling port came up.
+    settling_since: HashMap<PortRef, Instant>,
+    /// Ports where host traffic was seen.
+    host_ports: HashSet<PortRef>,
+    /// The nonce of the latest probe accepted from each port.
+    last_nonce: HashMap<PortRef, u64>,
+    next_nonce: u64,
+    last_probe_round: Option<Instant>,
+}
+
+/// A switch's own state: nothing shared, no lock.
+#[derive(Debug, Default)]
+pub struct SwitchTopology {
+    /// LLDP tokens per port and when they were last refilled.
+    buckets: BTreeMap<PortNo, (f64, Instant)>,
+    /// Ports this switch already reported as host ports.
+    host_ports: HashSet<PortNo>,
+}
+
+/// The discovery application.
+pub struct TopologyApp {
+    inner: Arc<Inner>,
+}
+
+/// Everything the application's handlers and its timer share.
+struct Inner {
+    cfg: TopologyConfig,
+    key: ProbeKey,
+    /// The zero of probe send times.
+    epoch: Mutex<Option<Instant>>,
+    shared: Mutex<Shared>,
+    counters: Counters,
+    /// The application's handle on the network, from `start`.
+    net: OnceLock<Network>,
+}
+
+impl TopologyApp {
+    /// Discovery with these settings and a fresh random probe key.
+    pub fn new(cfg: TopologyConfig) -> TopologyApp {
+        TopologyApp::with_key(cfg, ProbeKey::random())
+    }
+
+    /// Discovery with a given probe key (tests).
+    pub fn with_key(cfg: TopologyConfig, key: ProbeKey) -> TopologyApp {
+        TopologyApp {
+            inner: Arc::new(Inner {
+                cfg,
+                key,
+                epoch: Mutex::new(None),
+                shared: Mutex::new(Shared::default()),
+                counters: Counters::default(),
+                net: OnceLock::new(),
+            }),
+        }
+    }
+
+    /// What discovery has done so far.
+    pub fn counters(&self) -> TopologyCounters {
+        self.inner.counters()
+    }
+}
+
+impl Inner {
+    fn counters(&self) -> TopologyCounters {
+        let c = &self.counters;
+        let r = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        TopologyCounters {
+            probes_sent: r(&c.probes_sent),
+            probes_received: r(&c.probes_received),
+            links_learnt: r(&c.links_learnt),
+            links_removed: r(&c.links_removed),
+            malformed: r(&c.malformed),
+            foreign: r(&c.foreign),
+            bad_authenticator: r(&c.bad_authenticator),
+            replayed: r(&c.replayed),
+            reflected: r(&c.reflected),
+            host_port: r(&c.host_port),
+            unknown_sender: r(&c.unknown_sender),
+            rate_limited: r(&c.rate_limited),
+        }
+    }
+
+    fn ms_since_epoch(&self, now: Instant) -> u64 {
+        let mut e = lock(&self.epoch);
+        let epoch = *e.get_or_insert(now);
+        now.saturating_duration_since(epoch).as_millis() as u64
+    }
+
+    /// The probe frame for port `port` of switch `dpid`.
+    fn probe_frame(
+        &self,
+        shared: &mut Shared,
+        dpid: DatapathId,
+        port: &PortDesc,
+        now: Instant,
+    ) -> Vec<u8> {
+        shared.next_nonce = shared.next_nonce.wrapping_add(1);
+        let probe = Probe {
+            dpid,
+            port: port.no,
+            sent_ms: self.ms_since_epoch(now),
+            nonce: shared.next_nonce,
+        };
+        bump(&self.counters.probes_sent);
+        self.key.encode(&probe, port.hw_addr)
+    }
+
+    fn publish(&self, shared: &Shared) {
+        let Some(net) = self.net.get() else {
+            return;
+        };
+        if let Err(e) = net.publish(Publish::new().view(shared.topo.clone())) {
+            tracing::error!(error = %e, "cannot publish the topology");
+        }
+    }
+
+    fn removed(&self, links: &[Link], shared: &mut Shared) {
+        for l in links {
+            shared.link_seen.remove(l);
+            bump(&self.counters.links_removed);
+            tracing::info!(link = %l, "link removed");
+        }
+    }
+
+    /// Takes a token from the LLDP bucket of port `port`.
+    fn admit_lldp(&self, state: &mut SwitchTopology, port: PortNo, now: Instant) -> bool {
+        let (rate, burst) = (
+            f64::from(self.cfg.lldp_per_second),
+            f64::from(self.cfg.lldp_burst.max(1)),
+        );
+        let (tokens, at) = state.buckets.entry(port).or_insert((burst, now));
+        *tokens = (*tokens + now.saturating_duration_since(*at).as_secs_f64() * rate).min(burst);
+        *at = now;
+        if *tokens >= 1.0 {
+            *tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// An LLDP frame arrived on port `at`.
+    fn on_lldp(&self, at: PortRef, pi: &PacketIn<'_>, now: Instant) {
+        let probe = match self.key.decode(pi.data()) {
+            Ok(p) => p,
+            Err(why) => {
+                let c = &self.counters;
+                bump(match why {
+                    Rejected::NotLldp | Rejected::Malformed(_) => &c.malformed,
+                    Rejected::Foreign => &c.foreign,
+                    Rejected::BadAuthenticator => &c.bad_authenticator,
+                });
+                tracing::debug!(port = %at, %why, "LLDP dropped");
+                return;
+            }
+        };
+        let from = PortRef::new(probe.dpid, probe.port);
+        if from == at {
+            bump(&self.counters.reflected);
+            return;
+        }
+        let now_ms = self.ms_since_epoch(now);
+        let age = now_ms.saturating_sub(probe.sent_ms);
+        if age > self.cfg.max_probe_age.as_millis() as u64 || probe.sent_ms > now_ms + 1000 {
+            bump(&self.counters.replayed);
+            tracing::warn!(port = %at, claims = %from, age_ms = age, "stale LLDP probe dropped");
+            return;
+        }
+        let mut shared = lock(&self.shared);
+        if shared.last_nonce.get(&from) == Some(&probe.nonce) {
+            bump(&self.counters.replayed);
+            tracing::warn!(port = %at, claims = %from, "replayed LLDP probe dropped");
+            return;
+        }
+        let sender_up = shared
+            .topo
+            .switches
+            .get(&from.dpid)
+            .and_then(|s| s.ports.get(&from.port))
+            .is_some_and(PortDesc::is_live);
+        if !sender_up || !shared.topo.switches.contains_key(&at.dpid) {
+            bump(&self.counters.unknown_sender);
+            return;
+        }
+        if shared.host_ports.contains(&at) || shared.host_ports.contains(&from) {
+            bump(&self.counters.host_port);
+            tracing::warn!(port = %at, claims = %from, "LLDP on a host port dropped");
+            return;
+        }
+        shared.last_nonce.insert(from, probe.nonce);
+        bump(&self.counters.probes_received);
+        let link = Link { src: from, dst: at };
+        shared.link_seen.insert(link, now);
+        // Both ends are link ports, settled or not.
+        shared.settling_since.remove(&from);
+        shared.settling_since.remove(&at);
+        shared.topo.settling.remove(&from);
+        let settled_now = shared.topo.settling.remove(&at);
+        if let Some(displaced) = shared.topo.add_link(link) {
+            self.removed(&displaced, &mut shared);
+            bump(&self.counters.links_learnt);
+            tracing::info!(%link, "link discovered");
+            self.publish(&shared);
+        } else if settled_now {
+            self.publish(&shared);
+        }
+    }
+
+    /// Host traffic arrived on a settled port with no link: it is a host
+    /// port until it goes down.
+    fn mark_host_port(&self, state: &mut SwitchTopology, at: PortRef) {
+        if state.host_ports.contains(&at.port) {
+            return;
+        }
+        let mut shared = lock(&self.shared);
+        if shared.topo.is_link_port(at)
+            || shared.topo.is_settling(at)
+            || !shared.topo.switches.contains_key(&at.dpid)
+        {
+            return;
+        }
+        state.host_ports.insert(at.port);
+        if shared.host_ports.insert(at) {
+            tracing::debug!(port = %at, "host port");
+        }
+    }
+
+    /// The timer: settles ports, probes every live port each probe
+    /// interval, and ages out links.
+    fn tick(&self, net: &Network) {
+        let now = net.now();
+        let mut shared = lock(&self.shared);
+        let mut changed = false;
+        let settle = self.cfg.settle_time;
+        let settled: Vec<PortRef> = shared
+            .settling_since
+            .iter()
+            .filter(|(_, since)| now.saturating_duration_since(**since) >= settle)
+            .map(|(p, _)| *p)
+            .collect();
+        for p in settled {
+            shared.settling_since.remove(&p);
+            changed |= shared.topo.settling.remove(&p);
+        }
+        let due = shared
+            .last_probe_round
+            .is_none_or(|t| now.saturating_duration_since(t) >= self.cfg.probe_interval);
+        if due {
+            shared.last_probe_round = Some(now);
+            let expired: Vec<Link> = shared
+                .link_seen
+                .iter()
+                .filter(|(_, seen)| now.saturating_duration_since(**seen) >= self.cfg.link_timeout)
+                .map(|(l, _)| *l)
+                .collect();
+            for l in &expired {
+                changed |= shared.topo.remove_link(*l);
+                tracing::info!(link = %l, "link aged out");
+            }
+            self.removed(&expired, &mut shared);
+            let switches: Vec<Arc<SwitchNode>> = shared.topo.switches.values().cloned().collect();
+            for s in switches {
+                for port in s.live_ports() {
+                    let frame = self.probe_frame(&mut shared, s.dpid, port, now);
+                    send_probe(net, &s, port.no, &frame);
+                }
+            }
+        }
+        if changed {
+            self.publish(&shared);
+        }
+    }
+}
+
+fn send_probe(net: &Network, s: &SwitchNode, port: PortNo, frame: &[u8]) {
+    let _ = net.packet_out(
+        s.id,
+        &PacketOut {
+            payload: Payload::Frame(frame),
+            in_port: PortNo::CONTROLLER,
+            actions: &[ActionSpec::Output { port, max_len: 0 }],
+        },
+    );
+}
+
+fn is_lldp(frame: &[u8]) -> bool {
+    frame.get(12..14) == Some(&ETH_TYPE_LLDP.to_be_bytes())
+}
+
+impl App for TopologyApp {
+    type Switch = SwitchTopology;
+
+    fn name(&self) -> &str {
+        "topology"
+    }
+
+    fn views(&self) -> ViewAccess {
+        ViewAccess::none().writes::<Topology>()
+    }
+
+    fn start(&self, net: &Network) {
+        let inner = &self.inner;
+        inner.ms_since_epoch(net.now());
+        let _ = inner.net.set(net.clone());
+        let timer = self.inner.clone();
+        net.every("topology", TICK, move |net| timer.tick(net));
+    }
+
+    fn switch_up(&self, sw: &mut SwitchCtx<'_>) -> SwitchTopology {
+        let inner = &self.inner;
+        let mut shared = lock(&inner.shared);
+        let node = SwitchNode {
+            id: sw.id(),
+            dpid: sw.dpid(),
+            ports: BTreeMap::new(),
+        };
+        // A reconnecting switch starts from nothing.
+        let gone = shared.topo.remove_switch(sw.dpid());
+        inner.removed(&gone, &mut shared);
+        shared.topo.switches.insert(sw.dpid(), Arc::new(node));
+        inner.publish(&shared);
+        SwitchTopology::default()
+    }
+
+    fn switch_down(&self, sw: &SwitchInfo, _state: SwitchTopology) {
+        let inner = &self.inner;
+        let mut shared = lock(&inner.shared);
+        // Only if this connection is still the switch's (a reconnection
+        // replaced it otherwise).
+        if shared
+            .topo
+            .switches
+            .get(&sw.dpid)
+            .is_none_or(|s| s.id != sw.id)
+        {
+            return;
+        }
+        let gone = shared.topo.remove_switch(sw.dpid);
+        inner.removed(&gone, &mut shared);
+        shared.host_ports.retain(|p| p.dpid != sw.dpid);
+        shared.settling_since.retain(|p, _| p.dpid != sw.dpid);
+        shared.topo.settling.retain(|p| p.dpid != sw.dpid);
+        tracing::info!(dpid = %sw.dpid, "switch left the topology");
+        inner.publish(&shared);
+    }
+
+    fn port_up(&self, sw: &mut SwitchCtx<'_>, state: &mut SwitchTopology, port: &PortDesc) {
+        if !port.is_physical() {
+            return;
+        }
+        let inner = &self.inner;
+        let now = sw.net().now();
+        let at = PortRef::new(sw.dpid(), port.no);
+        state.host_ports.remove(&port.no);
+        let mut shared = lock(&inner.shared);
+        update_port(&mut shared.topo, sw.dpid(), port);
+        shared.host_ports.remove(&at);
+        shared.settling_since.insert(at, now);
+        shared.topo.settling.insert(at);
+        let frame = inner.probe_frame(&mut shared, sw.dpid(), port, now);
+        inner.publish(&shared);
+        drop(shared);
+        sw.packet_out(&PacketOut {
+            payload: Payload::Frame(&frame),
+            in_port: PortNo::CONTROLLER,
+            actions: &[ActionSpec::Output {
+                port: port.no,
+                max_len: 0,
+            }],
+        });
+    }
+
+    fn port_down(&self, sw: &mut SwitchCtx<'_>, state: &mut SwitchTopology, port: &PortDesc) {
+        let inner = &self.inner;
+        let at = PortRef::new(sw.dpid(), port.no);
+        state.host_ports.remove(&port.no);
+        let mut shared = lock(&inner.shared);
+        update_port(&mut shared.topo, sw.dpid(), port);
+        let gone = shared.topo.remove_port_links(at);
+        inner.removed(&gone, &mut shared);
+        shared.host_ports.remove(&at);
+        shared.settling_since.remove(&at);
+        shared.topo.settling.remove(&at);
+        inner.publish(&shared);
+    }
+
+    fn packet_in(&self, batch: &mut PacketInBatch<'_, SwitchTopology>) {
+        let inner = &self.inner;
+        batch.for_each(|sw, state, pi| {
+            let at = PortRef::new(sw.dpid(), pi.in_port());
+            if is_lldp(pi.data()) {
+                // Probes are the topology's alone.
+                pi.stop();
+                let now = sw.net().now();
+                if inner.admit_lldp(state, at.port, now) {
+                    inner.on_lldp(at, pi, now);
+                } else {
+                    bump(&inner.counters.rate_limited);
+                }
+                sw.drop_packet(pi);
+                return;
+            }
+            inner.mark_host_port(state, at);
+        });
+    }
+}
+
+/// Records `port`'s new description in switch `dpid`'s node.
+fn update_port(topo: &mut Topology, dpid: DatapathId, port: &PortDesc) {
+    if let Some(node) = topo.switches.get_mut(&dpid) {
+        let mut n = SwitchNode::clone(node);
+        n.ports.insert(port.no, port.clone());
+        *node = Arc::new(n);
+    }
+}
+
+#[cfg(test)]
+mod tests;

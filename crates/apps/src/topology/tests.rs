@@ -1,0 +1,315 @@
+//! Discovery in the test harness: switches' probes are carried between
+//! ports by the test (a cable is "deliver what A sent out of port p as a
+//! PACKET_IN on B's port q"), and forged, replayed, reflected, foreign and
+//! flooding LLDP are dropped and counted.
+
+use super::*;
+use baton_openflow::neutral::Message;
+use baton_openflow::types::PortReason;
+use baton_openflow::{MacAddr, v10, v13};
+use baton_runtime::AnyApp;
+use baton_runtime::testing::{Harness, port};
+
+const D1: DatapathId = DatapathId(1);
+const D2: DatapathId = DatapathId(2);
+
+fn pr(d: DatapathId, p: u32) -> PortRef {
+    PortRef::new(d, PortNo(p))
+}
+
+/// The LLDP frames sent out of each port, from what the switch was sent.
+fn probes_out(msgs: Vec<Message>) -> Vec<(PortNo, Vec<u8>)> {
+    let mut out = Vec::new();
+    for m in msgs {
+        let (actions, data): (Vec<PortNo>, Vec<u8>) = match m {
+            Message::V10(v10::Message::PacketOut(p)) => (
+                p.actions
+                    .iter()
+                    .filter_map(|a| match a {
+                        v10::Action::Output { port, .. } => Some(*port),
+                        _ => None,
+                    })
+                    .collect(),
+                p.data,
+            ),
+            Message::V13(v13::Message::PacketOut(p)) => (
+                p.actions
+                    .iter()
+                    .filter_map(|a| match a {
+                        v13::Action::Output { port, .. } => Some(*port),
+                        _ => None,
+                    })
+                    .collect(),
+                p.data,
+            ),
+            _ => continue,
+        };
+        if is_lldp(&data) {
+            for p in actions {
+                out.push((p, data.clone()));
+            }
+        }
+    }
+    out
+}
+
+struct Net {
+    h: Harness,
+    app: Arc<TopologyApp>,
+    ids: BTreeMap<DatapathId, baton_runtime::SwitchId>,
+    /// The cables: each end, by switch port.
+    cables: BTreeMap<PortRef, PortRef>,
+}
+
+impl Net {
+    fn new(cfg: TopologyConfig) -> Net {
+        let app = Arc::new(TopologyApp::with_key(cfg, ProbeKey::from_bytes([7; 32])));
+        Net {
+            h: Harness::new(vec![AnyApp::from(app.clone())]),
+            app,
+            ids: BTreeMap::new(),
+            cables: BTreeMap::new(),
+        }
+    }
+
+    fn switch(&mut self, dpid: DatapathId, ports: u32, version: baton_openflow::Version) {
+        let ports: Vec<_> = (1..=ports).map(port).collect();
+        let id = self.h.connect_with_ports(dpid.0, version, &ports);
+        self.ids.insert(dpid, id);
+    }
+
+    fn cable(&mut self, a: PortRef, b: PortRef) {
+        self.cables.insert(a, b);
+        self.cables.insert(b, a);
+    }
+
+    /// Delivers every probe the switches sent out of cabled ports to the
+    /// far end; returns how many.
+    fn carry(&mut self) -> usize {
+        let mut n = 0;
+        let ids: Vec<_> = self.ids.clone().into_iter().collect();
+        for (dpid, id) in ids {
+            for (p, frame) in probes_out(self.h.sent(id)) {
+                if let Some(far) = self.cables.get(&PortRef::new(dpid, p)).copied() {
+                    self.h
+                        .packet_in_unbuffered(self.ids[&far.dpid], far.port.0, &frame);
+                    n += 1;
+                }
+            }
+        }
+        n
+    }
+
+    /// Lets `d` pass in steps of 100 ms, carrying probes after each.
+    fn run(&mut self, d: Duration) {
+        let step = Duration::from_millis(100);
+        let mut left = d;
+        while !left.is_zero() {
+            let s = step.min(left);
+            self.h.advance(s);
+            self.carry();
+            left -= s;
+        }
+    }
+
+    fn topology(&self) -> Topology {
+        self.h
+            .snapshot()
+            .get::<Topology>()
+            .map(|t| t.arc().as_ref().clone())
+            .unwrap_or_default()
+    }
+
+    fn links(&self) -> Vec<Link> {
+        self.topology().bidirectional_links().collect()
+    }
+}
+
+fn two_switches(version: baton_openflow::Version) -> Net {
+    let mut n = Net::new(TopologyConfig::default());
+    n.switch(D1, 3, version);
+    n.switch(D2, 2, version);
+    n.cable(pr(D1, 2), pr(D2, 1));
+    n
+}
+
+#[test]
+fn a_cable_is_discovered_in_both_versions_and_ports_settle() {
+    for version in [baton_openflow::Version::V10, baton_openflow::Version::V13] {
+        let mut n = two_switches(version);
+        assert_eq!(n.carry(), 2, "{version}: one probe each way");
+        assert_eq!(
+            n.links(),
+            vec![Link {
+                src: pr(D1, 2),
+                dst: pr(D2, 1)
+            }],
+            "{version}"
+        );
+        let t = n.topology();
+        // The unplugged ports are still settling: neither edge nor link.
+        assert!(t.is_settling(pr(D1, 1)) && t.edge_ports(D1).is_empty());
+        n.h.advance(Duration::from_millis(600));
+        let t = n.topology();
+        assert_eq!(t.edge_ports(D1), vec![PortNo(1), PortNo(3)], "{version}");
+        assert_eq!(t.edge_ports(D2), vec![PortNo(2)], "{version}");
+        let c = n.app.counters();
+        assert_eq!((c.links_learnt, c.probes_received), (2, 2));
+    }
+}
+
+#[test]
+fn a_port_that_goes_down_loses_its_link_at_once_and_finds_it_again() {
+    let mut n = two_switches(baton_openflow::Version::V10);
+    n.carry();
+    let id1 = n.ids[&D1];
+    n.h.port_status(
+        id1,
+        PortReason::Modify,
+        &PortDesc {
+            link_down: true,
+            ..port(2)
+        },
+    );
+    assert!(n.links().is_empty());
+    assert_eq!(n.app.counters().links_removed, 2);
+    n.h.port_status(id1, PortReason::Modify, &port(2));
+    // The port that came back is probed at once.
+    assert_eq!(n.carry(), 1);
+    // The other end answers at its next probe round.
+    n.run(Duration::from_secs(6));
+    assert_eq!(n.links().len(), 1);
+}
+
+#[test]
+fn a_switch_that_leaves_takes_its_links_and_quiet_links_age_out() {
+    let mut n = two_switches(baton_openflow::Version::V13);
+    n.carry();
+    n.h.disconnect(n.ids[&D2]);
+    assert!(n.links().is_empty());
+    assert!(!n.topology().switches.contains_key(&D2));
+
+    let mut n = two_switches(baton_openflow::Version::V10);
+    n.carry();
+    // Probes keep the link while they flow...
+    n.run(Duration::from_secs(30));
+    assert_eq!(n.links().len(), 1);
+    // ...and it goes when they stop.
+    n.cables.clear();
+    n.run(Duration::from_secs(20));
+    assert!(n.links().is_empty());
+}
+
+#[test]
+fn forged_replayed_reflected_and_foreign_lldp_teach_nothing() {
+    let mut n = two_switches(baton_openflow::Version::V10);
+    let id1 = n.ids[&D1];
+    let id2 = n.ids[&D2];
+    let sent = probes_out(n.h.sent(id1));
+    let (_, real) = sent.iter().find(|(p, _)| *p == PortNo(2)).unwrap().clone();
+    n.h.sent(id2);
+    // Another controller's key.
+    let other = ProbeKey::from_bytes([8; 32]).encode(
+        &Probe {
+            dpid: D1,
+            port: PortNo(2),
+            sent_ms: 0,
+            nonce: 1,
+        },
+        MacAddr([2, 0, 0, 0, 0, 2]),
+    );
+    n.h.packet_in_unbuffered(id2, 1, &other);
+    // Truncated, and reflected back into the port that sent it.
+    n.h.packet_in_unbuffered(id2, 1, &real[..30]);
+    n.h.packet_in_unbuffered(id1, 2, &real);
+    // The real one, then the same again (a replay).
+    n.h.packet_in_unbuffered(id2, 1, &real);
+    n.h.packet_in_unbuffered(id2, 1, &real);
+    // A stale one: three seconds old.
+    n.h.advance(Duration::from_secs(3));
+    let (_, late) = probes_out(n.h.sent(id1))
+        .into_iter()
+        .find(|(p, _)| *p == PortNo(2))
+        .unwrap_or((PortNo(2), real.clone()));
+    n.h.advance(Duration::from_secs(3));
+    n.h.packet_in_unbuffered(id2, 1, &late);
+    // Somebody else's LLDP.
+    let mut foreign = Vec::new();
+    foreign.extend_from_slice(&crate::lldp::LLDP_DST.0);
+    foreign.extend_from_slice(&[2, 0, 0, 0, 0, 9, 0x88, 0xcc]);
+    foreign.extend_from_slice(&[2, 7, 4, 2, 0, 0, 0, 0, 9, 4, 2, 5, b'1', 6, 2, 0, 120, 0, 0]);
+    n.h.packet_in_unbuffered(id2, 1, &foreign);
+    let c = n.app.counters();
+    assert_eq!(c.bad_authenticator, 1, "{c:?}");
+    assert_eq!(c.malformed, 1, "{c:?}");
+    assert_eq!(c.reflected, 1, "{c:?}");
+    assert_eq!(c.replayed, 2, "{c:?}");
+    assert_eq!(c.foreign, 1, "{c:?}");
+    // Only the one real probe taught anything: a link in one direction.
+    assert_eq!(c.links_learnt, 1);
+    assert!(n.links().is_empty(), "no link both ways");
+}
+
+#[test]
+fn a_host_port_does_not_become_a_link_port() {
+    let mut n = two_switches(baton_openflow::Version::V10);
+    let id1 = n.ids[&D1];
+    let id2 = n.ids[&D2];
+    n.carry();
+    n.h.advance(Duration::from_millis(600));
+    // A host talks on switch 2's port 2...
+    let mut frame = vec![0xff; 6];
+    frame.extend_from_slice(&[2, 0, 0, 0, 0, 0x42, 0x08, 0x00]);
+    frame.resize(60, 0);
+    n.h.packet_in(id2, 2, &frame);
+    n.h.sent(id2);
+    // ...then relays into it a fresh probe of switch 1's port 3 (which a
+    // partner on that port captured).
+    n.h.advance(Duration::from_secs(5));
+    let (_, probe) = probes_out(n.h.sent(id1))
+        .into_iter()
+        .rfind(|(p, _)| *p == PortNo(3))
+        .unwrap();
+    n.h.packet_in_unbuffered(id2, 2, &probe);
+    assert_eq!(n.app.counters().host_port, 1);
+    assert!(!n.topology().is_link_port(pr(D2, 2)));
+    // Once the port goes down and up, it may be a link port again.
+    n.h.port_status(
+        id2,
+        PortReason::Modify,
+        &PortDesc {
+            link_down: true,
+            ..port(2)
+        },
+    );
+    n.h.port_status(id2, PortReason::Modify, &port(2));
+    n.h.advance(Duration::from_secs(5));
+    let (_, probe) = probes_out(n.h.sent(id1))
+        .into_iter()
+        .rfind(|(p, _)| *p == PortNo(3))
+        .unwrap();
+    n.h.packet_in_unbuffered(id2, 2, &probe);
+    assert!(n.topology().is_link_port(pr(D2, 2)));
+}
+
+#[test]
+fn an_lldp_flood_is_rate_limited_per_port() {
+    let mut n = two_switches(baton_openflow::Version::V10);
+    let id2 = n.ids[&D2];
+    let junk = {
+        let mut f = Vec::new();
+        f.extend_from_slice(&crate::lldp::LLDP_DST.0);
+        f.extend_from_slice(&[2, 0, 0, 0, 0, 9, 0x88, 0xcc, 0, 0]);
+        f
+    };
+    let burst = TopologyConfig::default().lldp_burst as usize;
+    for _ in 0..burst + 25 {
+        n.h.packet_in_unbuffered(id2, 2, &junk);
+    }
+    let c = n.app.counters();
+    assert_eq!(c.rate_limited, 25);
+    assert_eq!(c.malformed as usize, burst);
+    // The flood on one port does not keep another's probes out.
+    assert_eq!(n.carry(), 2);
+    assert_eq!(n.links().len(), 1);
+}

@@ -1,0 +1,386 @@
+//! The network state the network applications share, as views of the
+//! runtime's environment (`baton_runtime::env`): the [`Topology`]
+//! (switches, ports, links; written by `topology`), the [`Hosts`] (written
+//! by `devices`) and the [`crate::routes::Routes`] (written by `routing`).
+//!
+//! Views are immutable: a writer builds the next version and publishes it
+//! whole; what does not change between versions is shared (`Arc`), so a
+//! new version of a large topology costs pointer copies, not deep copies.
+
+use baton_openflow::neutral::PortDesc;
+use baton_openflow::{DatapathId, MacAddr, PortNo};
+use baton_runtime::SwitchId;
+use baton_runtime::env::View;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::net::{Ipv4Addr, Ipv6Addr};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// A switch port: one end of a link, or where a host is attached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PortRef {
+    /// The switch.
+    pub dpid: DatapathId,
+    /// Its port.
+    pub port: PortNo,
+}
+
+impl PortRef {
+    /// Port `port` of switch `dpid`.
+    pub const fn new(dpid: DatapathId, port: PortNo) -> PortRef {
+        PortRef { dpid, port }
+    }
+}
+
+impl fmt::Display for PortRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.dpid, self.port.0)
+    }
+}
+
+/// A link between two switch ports, in one direction: a probe sent out of
+/// `src` arrived on `dst`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Link {
+    /// Where the probe left.
+    pub src: PortRef,
+    /// Where it arrived.
+    pub dst: PortRef,
+}
+
+impl Link {
+    /// The same link the other way.
+    pub fn reversed(&self) -> Link {
+        Link {
+            src: self.dst,
+            dst: self.src,
+        }
+    }
+
+    /// The link with its lower end first, to name a link in either
+    /// direction once.
+    pub fn canonical(&self) -> Link {
+        if self.src <= self.dst {
+            *self
+        } else {
+            self.reversed()
+        }
+    }
+}
+
+impl fmt::Display for Link {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} -> {}", self.src, self.dst)
+    }
+}
+
+/// A connected switch and its ports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SwitchNode {
+    /// The runtime's id of its connection, to send to it.
+    pub id: SwitchId,
+    /// Its datapath id.
+    pub dpid: DatapathId,
+    /// Its ports, live or not, by number.
+    pub ports: BTreeMap<PortNo, PortDesc>,
+}
+
+impl SwitchNode {
+    /// Its live numbered ports.
+    pub fn live_ports(&self) -> impl Iterator<Item = &PortDesc> {
+        self.ports
+            .values()
+            .filter(|p| p.is_live() && p.is_physical())
+    }
+}
+
+/// The switches, their ports and the links between them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Topology {
+    /// Every connected switch.
+    pub switches: BTreeMap<DatapathId, Arc<SwitchNode>>,
+    /// Every link, by the port it leaves from.
+    links: BTreeMap<PortRef, PortRef>,
+    /// The same links, by the port they arrive on.
+    arrivals: BTreeMap<PortRef, PortRef>,
+    /// Ports that came up too recently for discovery to have found a link
+    /// on them: neither edge nor link ports yet.
+    pub settling: BTreeSet<PortRef>,
+}
+
+impl View for Topology {
+    const NAME: &'static str = "topology";
+}
+
+impl Topology {
+    /// Adds a link, replacing the one that left its source port or
+    /// arrived on its destination port, if any (a port has one cable).
+    /// Returns the links it replaced, or `None` if it was there already.
+    pub fn add_link(&mut self, link: Link) -> Option<Vec<Link>> {
+        if self.links.get(&link.src) == Some(&link.dst) {
+            return None;
+        }
+        let mut displaced = Vec::new();
+        if let Some(old_dst) = self.links.remove(&link.src) {
+            self.arrivals.remove(&old_dst);
+            displaced.push(Link {
+                src: link.src,
+                dst: old_dst,
+            });
+        }
+        if let Some(old_src) = self.arrivals.remove(&link.dst) {
+            self.links.remove(&old_src);
+            displaced.push(Link {
+                src: old_src,
+                dst: link.dst,
+            });
+        }
+        self.links.insert(link.src, link.dst);
+        self.arrivals.insert(link.dst, link.src);
+        Some(displaced)
+    }
+
+    /// Removes the links that leave port `p` or arrive on it (the cable at
+    /// `p`, both directions). Returns them.
+    pub fn remove_port_links(&mut self, p: PortRef) -> Vec<Link> {
+        let mut gone = Vec::new();
+        if let Some(dst) = self.links.remove(&p) {
+            self.arrivals.remove(&dst);
+            gone.push(Link { src: p, dst });
+        }
+        if let Some(src) = self.arrivals.remove(&p) {
+            self.links.remove(&src);
+            gone.push(Link { src, dst: p });
+        }
+        gone
+    }
+
+    /// Removes one link (one direction); true if it was there.
+    pub fn remove_link(&mut self, link: Link) -> bool {
+        if self.links.get(&link.src) != Some(&link.dst) {
+            return false;
+        }
+        self.links.remove(&link.src);
+        self.arrivals.remove(&link.dst);
+        true
+    }
+
+    /// Removes a switch and every link that touches it. Returns the links.
+    pub fn remove_switch(&mut self, dpid: DatapathId) -> Vec<Link> {
+        self.switches.remove(&dpid);
+        let touching: Vec<Link> = self
+            .links()
+            .filter(|l| l.src.dpid == dpid || l.dst.dpid == dpid)
+            .collect();
+        for l in &touching {
+            self.remove_link(*l);
+        }
+        touching
+    }
+
+    /// Every link, one direction at a time.
+    pub fn links(&self) -> impl Iterator<Item = Link> + '_ {
+        self.links.iter().map(|(&src, &dst)| Link { src, dst })
+    }
+
+    /// The links known in both directions, each named once (lower end
+    /// first): the links traffic may use.
+    pub fn bidirectional_links(&self) -> impl Iterator<Item = Link> + '_ {
+        self.links()
+            .filter(|l| l.src < l.dst && self.links.get(&l.dst) == Some(&l.src))
+    }
+
+    /// The far end of the link leaving `p`, if one does.
+    pub fn link_from(&self, p: PortRef) -> Option<PortRef> {
+        self.links.get(&p).copied()
+    }
+
+    /// Whether a link leaves or arrives on `p`.
+    pub fn is_link_port(&self, p: PortRef) -> bool {
+        self.links.contains_key(&p) || self.arrivals.contains_key(&p)
+    }
+
+    /// Whether `p` came up too recently to tell whether it has a link.
+    pub fn is_settling(&self, p: PortRef) -> bool {
+        self.settling.contains(&p)
+    }
+
+    /// Whether `p` is a live port of a known switch with no link, settled:
+    /// where hosts are.
+    pub fn is_edge_port(&self, p: PortRef) -> bool {
+        self.switches
+            .get(&p.dpid)
+            .and_then(|s| s.ports.get(&p.port))
+            .is_some_and(|d| d.is_live() && d.is_physical())
+            && !self.is_link_port(p)
+            && !self.is_settling(p)
+    }
+
+    /// The edge ports of `dpid` ([`Topology::is_edge_port`]).
+    pub fn edge_ports(&self, dpid: DatapathId) -> Vec<PortNo> {
+        self.switches.get(&dpid).map_or_else(Vec::new, |s| {
+            s.live_ports()
+                .map(|p| p.no)
+                .filter(|&no| self.is_edge_port(PortRef::new(dpid, no)))
+                .collect()
+        })
+    }
+}
+
+/// A host the network has seen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Host {
+    /// Its Ethernet address.
+    pub mac: MacAddr,
+    /// The VLAN it was seen on, if tagged.
+    pub vlan: Option<u16>,
+    /// IPv4 addresses it used (ARP sender, IPv4 source).
+    pub ipv4: BTreeSet<Ipv4Addr>,
+    /// IPv6 addresses it used (IPv6 source, neighbour discovery).
+    pub ipv6: BTreeSet<Ipv6Addr>,
+    /// Where it is attached.
+    pub at: PortRef,
+    /// When it was first seen.
+    pub first_seen: Instant,
+    /// When it was last seen (refreshed in the view at most every aging
+    /// period, to keep versions for real changes).
+    pub last_seen: Instant,
+}
+
+/// The hosts, by Ethernet address.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Hosts {
+    /// Every host.
+    pub by_mac: BTreeMap<MacAddr, Arc<Host>>,
+    by_ipv4: BTreeMap<Ipv4Addr, MacAddr>,
+}
+
+impl View for Hosts {
+    const NAME: &'static str = "hosts";
+}
+
+impl Hosts {
+    /// Adds or replaces a host.
+    pub fn insert(&mut self, host: Host) {
+        if let Some(old) = self.by_mac.get(&host.mac) {
+            for ip in &old.ipv4 {
+                if self.by_ipv4.get(ip) == Some(&host.mac) {
+                    self.by_ipv4.remove(ip);
+                }
+            }
+        }
+        for ip in &host.ipv4 {
+            self.by_ipv4.insert(*ip, host.mac);
+        }
+        self.by_mac.insert(host.mac, Arc::new(host));
+    }
+
+    /// Removes a host.
+    pub fn remove(&mut self, mac: &MacAddr) -> Option<Arc<Host>> {
+        let old = self.by_mac.remove(mac)?;
+        for ip in &old.ipv4 {
+            if self.by_ipv4.get(ip) == Some(mac) {
+                self.by_ipv4.remove(ip);
+            }
+        }
+        Some(old)
+    }
+
+    /// The host with this Ethernet address.
+    pub fn get(&self, mac: &MacAddr) -> Option<&Arc<Host>> {
+        self.by_mac.get(mac)
+    }
+
+    /// The host that uses this IPv4 address.
+    pub fn by_ipv4(&self, ip: Ipv4Addr) -> Option<&Arc<Host>> {
+        self.by_mac.get(self.by_ipv4.get(&ip)?)
+    }
+
+    /// Hosts known.
+    pub fn len(&self) -> usize {
+        self.by_mac.len()
+    }
+
+    /// True when none is known.
+    pub fn is_empty(&self) -> bool {
+        self.by_mac.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(d: u64, n: u32) -> PortRef {
+        PortRef::new(DatapathId(d), PortNo(n))
+    }
+
+    #[test]
+    fn links_are_kept_by_both_ends() {
+        let mut t = Topology::default();
+        let ab = Link {
+            src: p(1, 1),
+            dst: p(2, 1),
+        };
+        assert_eq!(t.add_link(ab), Some(vec![]));
+        assert_eq!(t.add_link(ab), None);
+        assert!(t.is_link_port(p(1, 1)) && t.is_link_port(p(2, 1)));
+        assert_eq!(t.bidirectional_links().count(), 0, "one direction only");
+        t.add_link(ab.reversed());
+        assert_eq!(t.bidirectional_links().collect::<Vec<_>>(), vec![ab]);
+        // A port re-cabled elsewhere replaces its old link.
+        let ac = Link {
+            src: p(1, 1),
+            dst: p(3, 2),
+        };
+        assert_eq!(t.add_link(ac), Some(vec![ab]));
+        assert_eq!(t.link_from(p(1, 1)), Some(p(3, 2)));
+        assert_eq!(t.links().count(), 2);
+        let gone = t.remove_port_links(p(1, 1));
+        assert_eq!(gone.len(), 2);
+        assert_eq!(t.links().count(), 0);
+    }
+
+    #[test]
+    fn removing_a_switch_removes_its_links() {
+        let mut t = Topology::default();
+        for (a, b) in [(1, 2), (2, 3)] {
+            let l = Link {
+                src: p(a, 1),
+                dst: p(b, 2),
+            };
+            t.add_link(l);
+            t.add_link(l.reversed());
+        }
+        assert_eq!(t.remove_switch(DatapathId(2)).len(), 4);
+        assert_eq!(t.links().count(), 0);
+    }
+
+    #[test]
+    fn hosts_are_found_by_address() {
+        let now = Instant::now();
+        let mut h = Hosts::default();
+        let host = |mac: u8, ip: u8, port: u32| Host {
+            mac: MacAddr([0, 0, 0, 0, 0, mac]),
+            vlan: None,
+            ipv4: [Ipv4Addr::new(10, 0, 0, ip)].into(),
+            ipv6: BTreeSet::new(),
+            at: p(1, port),
+            first_seen: now,
+            last_seen: now,
+        };
+        h.insert(host(1, 1, 1));
+        h.insert(host(2, 2, 2));
+        assert_eq!(h.by_ipv4(Ipv4Addr::new(10, 0, 0, 2)).unwrap().at, p(1, 2));
+        // The address moves to another host.
+        h.insert(host(3, 2, 3));
+        assert_eq!(
+            h.by_ipv4(Ipv4Addr::new(10, 0, 0, 2)).unwrap().mac,
+            MacAddr([0, 0, 0, 0, 0, 3])
+        );
+        h.remove(&MacAddr([0, 0, 0, 0, 0, 3]));
+        assert!(h.by_ipv4(Ipv4Addr::new(10, 0, 0, 2)).is_none());
+        assert_eq!(h.len(), 2);
+    }
+}
