@@ -15,7 +15,8 @@
 //! controllers wait as [`datapath::Event`]s. [`proto::Connection`] is one
 //! controller connection: bytes and time in, bytes and events out. The
 //! drivers move bytes and time: [`inproc::Network`] in a test, on a clock
-//! the test moves.
+//! the test moves; [`io::Runner`] in a program, on the real clock, with
+//! sockets to controllers and real interfaces.
 //!
 //! ## What each module owns
 //! - [`key`]: the packed lookup key of a packet and a flow's match as
@@ -47,6 +48,10 @@
 //!   packet hook.
 //! - [`inproc`]: the in-process datapath: ports are queues; a network of
 //!   switches and controllers in one thread.
+//! - [`io`]: the only module with sockets, threads and a clock: the event
+//!   loop ([`io::Runner`], mio), controller targets (`tcp:`, `ptcp:`) with
+//!   reconnect backoff, the AF_PACKET datapath ([`io::afpacket`], mapped
+//!   rings) and in-process ports for a threaded switch ([`io::shared`]).
 //!
 //! ## Contract
 //! Nothing a controller sends makes the switch panic: decode errors get
@@ -66,6 +71,7 @@ pub mod error;
 pub mod ext;
 pub mod group;
 pub mod inproc;
+pub mod io;
 pub mod key;
 pub mod match10;
 pub mod match13;
