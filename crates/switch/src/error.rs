@@ -146,6 +146,8 @@ pub enum OfError {
     OutOfMeters,
     /// `OFPMMFC_OUT_OF_BANDS`.
     OutOfBands,
+    /// `OFPTFFC_EPERM` (1.3): the pipeline cannot be changed.
+    TableFeaturesEperm,
 }
 
 /// `ofp_error_type` numbers (1.0.0 §5.4.4 / 1.3.5 §7.4.4).
@@ -164,6 +166,7 @@ mod ty {
     pub const SWITCH_CONFIG_FAILED_13: u16 = 10;
     pub const ROLE_REQUEST_FAILED_13: u16 = 11;
     pub const METER_MOD_FAILED_13: u16 = 12;
+    pub const TABLE_FEATURES_FAILED_13: u16 = 13;
 }
 
 impl OfError {
@@ -256,6 +259,7 @@ impl OfError {
             E::BadBand if v13 => (METER_MOD_FAILED_13, 8),
             E::OutOfMeters if v13 => (METER_MOD_FAILED_13, 10),
             E::OutOfBands if v13 => (METER_MOD_FAILED_13, 11),
+            E::TableFeaturesEperm if v13 => (TABLE_FEATURES_FAILED_13, 5),
             // 1.3-only errors on a 1.0 connection, and 1.0-only ones on
             // 1.3: the closest generic code.
             _ => (BAD_REQUEST, 5),

@@ -19,6 +19,7 @@
 //! [`Connection::poll_timeout`], and [`Connection::deliver`] for each of
 //! the switch's [`Event`]s.
 
+mod features13;
 pub mod v10;
 pub mod v13;
 

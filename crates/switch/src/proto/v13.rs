@@ -482,7 +482,18 @@ fn multipart(
                 None => Vec::new(),
             }
         }
-        Q::TableFeatures(_) => return Err(OfError::BadStat),
+        Q::TableFeatures(set) if !set.is_empty() => return Err(OfError::TableFeaturesEperm),
+        Q::TableFeatures(_) => {
+            let mut scratch = Vec::new();
+            split(super::features13::tables(sw), |t| {
+                scratch.clear();
+                t.emit(&mut scratch);
+                scratch.len()
+            })
+            .into_iter()
+            .map(R::TableFeatures)
+            .collect()
+        }
     };
     let n = replies.len();
     for (i, body) in replies.into_iter().enumerate() {
