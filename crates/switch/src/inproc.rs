@@ -78,8 +78,10 @@ impl Network {
         self.now
     }
 
-    /// Adds a switch.
-    pub fn add_switch(&mut self, sw: Switch) -> SwitchId {
+    /// Adds a switch. Events it queued before (its ports being added)
+    /// concern no controller and are dropped.
+    pub fn add_switch(&mut self, mut sw: Switch) -> SwitchId {
+        while sw.poll_event().is_some() {}
         self.nodes.push(Node {
             sw,
             outputs: BTreeMap::new(),

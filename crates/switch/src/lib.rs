@@ -38,6 +38,8 @@
 //!   of frames sent to controllers.
 //! - [`datapath`]: ports, groups, meters, buffers and extensions together,
 //!   and executing actions on a packet (output, packet-in, groups).
+//! - [`mods`]: the version-neutral forms of flow, group and meter mods,
+//!   and the switch's [`Config`].
 //! - [`switch`]: the tables beside the datapath, the pipeline, and the
 //!   version-neutral halves of flow, group, meter and port mods,
 //!   packet-outs and expiry.
@@ -76,6 +78,7 @@ pub mod key;
 pub mod match10;
 pub mod match13;
 pub mod meter;
+pub mod mods;
 pub mod port;
 pub mod proto;
 pub mod rewrite;

@@ -20,6 +20,7 @@
 //! the switch's [`Event`]s.
 
 mod features13;
+mod multipart13;
 pub mod v10;
 pub mod v13;
 
