@@ -1,6 +1,7 @@
-//! The `baton` command: a thin shell over the runtime, the applications and
-//! the benchmark (`baton bench`). Everything it does is a library call; this file only
-//! parses flags and waits for a signal.
+//! The `baton` command: a thin shell over the runtime, the applications,
+//! the benchmark (`baton bench`) and the software switch (`baton switch`).
+//! Everything it does is a library call; this file only parses flags and
+//! waits for a signal.
 
 use baton_runtime::{Batching, Config, Runtime, SchedulerKind, parse_duration, parse_weight};
 use clap::{Args, Parser, Subcommand};
@@ -27,6 +28,44 @@ enum Command {
     /// Benchmark a controller with emulated switches (cbench-compatible),
     /// run the reference responder, or compare controllers side by side.
     Bench(Box<baton_bench::cli::BenchArgs>),
+    /// Run an OpenFlow software switch on network interfaces (AF_PACKET),
+    /// in the foreground.
+    Switch(SwitchArgs),
+}
+
+#[derive(Args)]
+struct SwitchArgs {
+    /// Datapath id (decimal, or hex with 0x).
+    #[arg(long, value_parser = parse_dpid)]
+    dpid: u64,
+    /// OpenFlow version: 10 or 13.
+    #[arg(long = "of", value_parser = parse_version)]
+    version: baton_openflow::Version,
+    /// Controller to connect to, tcp:ADDR:PORT (repeatable).
+    #[arg(long = "controller", value_name = "tcp:ADDR:PORT")]
+    controllers: Vec<baton_switch::io::Target>,
+    /// Listen for controllers and tools, ptcp:PORT[:ADDR] (repeatable).
+    #[arg(long = "listen", value_name = "ptcp:PORT[:ADDR]")]
+    listen: Vec<baton_switch::io::Target>,
+    /// Interfaces, in port order from 1.
+    #[arg(long = "port", value_name = "IFNAME", num_args = 1.., required = true)]
+    ports: Vec<String>,
+}
+
+fn parse_dpid(s: &str) -> Result<u64, String> {
+    match s.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16),
+        None => s.parse(),
+    }
+    .map_err(|e| format!("bad datapath id {s:?}: {e}"))
+}
+
+fn parse_version(s: &str) -> Result<baton_openflow::Version, String> {
+    match s {
+        "10" | "1.0" => Ok(baton_openflow::Version::V10),
+        "13" | "1.3" => Ok(baton_openflow::Version::V13),
+        _ => Err(format!("unsupported OpenFlow version {s:?} (10 or 13)")),
+    }
 }
 
 #[derive(Args)]
@@ -93,8 +132,68 @@ fn main() {
     let code = match cli.command {
         Command::Run(args) => run(args),
         Command::Bench(args) => baton_bench::cli::main(*args),
+        Command::Switch(args) => switch(args),
     };
     std::process::exit(code);
+}
+
+fn stop_flag() -> Option<Arc<AtomicBool>> {
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        if let Err(e) = signal_hook::flag::register(sig, stop.clone()) {
+            eprintln!("baton: cannot install signal handler: {e}");
+            return None;
+        }
+    }
+    Some(stop)
+}
+
+fn switch(args: SwitchArgs) -> i32 {
+    use baton_switch::io::{Options, Runner, afpacket::AfPacket};
+    let backend = match AfPacket::open(&args.ports) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("baton switch: {e}");
+            return 1;
+        }
+    };
+    let now = std::time::Instant::now();
+    let mut sw = baton_switch::Switch::new(baton_switch::Config::new(args.dpid, args.version), now);
+    match backend.port_specs() {
+        Ok(specs) => specs.into_iter().for_each(|s| {
+            let name = s.name.clone();
+            let no = sw.add_port(s, now);
+            tracing::info!(port = no.0, %name, "port added");
+        }),
+        Err(e) => {
+            eprintln!("baton switch: {e}");
+            return 1;
+        }
+    }
+    let targets = args.controllers.into_iter().chain(args.listen).collect();
+    let opts = Options {
+        targets,
+        ..Options::default()
+    };
+    let Some(stop) = stop_flag() else { return 1 };
+    let mut runner = match Runner::new(sw, backend, opts) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("baton switch: {e}");
+            return 1;
+        }
+    };
+    tracing::info!(dpid = %format!("{:016x}", args.dpid), version = %args.version, "baton switch running");
+    match runner.run(&stop) {
+        Ok(()) => {
+            tracing::info!("stopping");
+            0
+        }
+        Err(e) => {
+            eprintln!("baton switch: {e}");
+            1
+        }
+    }
 }
 
 fn run(args: RunArgs) -> i32 {
@@ -124,13 +223,7 @@ fn run(args: RunArgs) -> i32 {
         max_read: args.read_size.unwrap_or(defaults.max_read).max(64),
         ..defaults
     };
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        if let Err(e) = signal_hook::flag::register(sig, stop.clone()) {
-            eprintln!("baton: cannot install signal handler: {e}");
-            return 1;
-        }
-    }
+    let Some(stop) = stop_flag() else { return 1 };
     let workers = config.workers;
     let scheduler = config.scheduler;
     let batching = config.batching();

@@ -1,0 +1,420 @@
+//! The lookup key: every matchable field of a packet packed into
+//! [`KEY_WORDS`] 64-bit words, and [`FlowMatch`], a flow's match as a
+//! value and a mask over the same words.
+//!
+//! Both versions compile their matches into this one form, so the
+//! classifier, the exact-match cache and the flow-mod relations (strict
+//! equality, "more specific than", overlap) are written once. The layout
+//! lets fields that can never be present in the same packet share bits
+//! (IPv4 and ARP protocol addresses; the IPv6 flow label and IPv4
+//! addresses; IPv6 addresses and ARP hardware addresses; TCP, UDP, SCTP
+//! ports and ICMP type/code): every match that names such a field also
+//! matches its prerequisite (`eth_type`, `ip_proto`), which tells the
+//! sharers apart. 1.0 matches are normalised so that they obey the same
+//! rule (1.0.0 §5.2.3, as Open vSwitch does).
+//!
+//! | word | bits 63..48 | 47..32 | 31..16 | 15..0 |
+//! |---|---|---|---|---|
+//! | 0 | `in_port` (32) | | `eth_type` | `vlan` |
+//! | 1 | `eth_dst` (48) | | | `vlan_pcp` (8), `ip_proto` (8) |
+//! | 2 | `eth_src` (48) | | | `ip_dscp` (8), `ip_ecn` (8) |
+//! | 3 | `nw_src` / `arp_spa` / `ipv6_flabel` (32) | | `nw_dst` / `arp_tpa` (32) | |
+//! | 4 | `tp_src` / ICMP type | `tp_dst` / ICMP code | `arp_op` | |
+//! | 5 | `metadata` (64) | | | |
+//! | 6, 7 | `ipv6_src` (128); `arp_sha` in word 6's top 48 | | | |
+//! | 8, 9 | `ipv6_dst` (128); `arp_tha` in word 8's top 48 | | | |
+//! | 10, 11 | `ipv6_nd_target` (128) | | | |
+//! | 12 | `ipv6_nd_sll` / `ipv6_nd_tll` (48) | | | |
+//!
+//! The `vlan` slot holds 1.0's `dl_vlan` (a VLAN id, or `0xffff` for an
+//! untagged frame) in a 1.0 switch and 1.3's `VLAN_VID`
+//! (`OFPVID_PRESENT | vid`, or 0) in a 1.3 switch; 1.0 puts the low byte
+//! of an ARP opcode in `ip_proto`, as its `nw_proto` does.
+
+use baton_openflow::Version;
+use baton_openflow::packet::{FlowKey, Network, Transport};
+use baton_openflow::types::{MacAddr, PortNo};
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+/// Number of 64-bit words in a [`Key`].
+pub const KEY_WORDS: usize = 13;
+
+/// A packet's fields, or a mask over them, packed as the module docs lay
+/// out.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Key {
+    /// The words.
+    pub w: [u64; KEY_WORDS],
+}
+
+impl std::fmt::Debug for Key {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Key[")?;
+        for (i, w) in self.w.iter().enumerate() {
+            if *w != 0 {
+                write!(f, " {i}:{w:016x}")?;
+            }
+        }
+        f.write_str(" ]")
+    }
+}
+
+/// One field's place in the key: a word and a bit range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slot {
+    /// Word index.
+    pub word: usize,
+    /// Bit offset of the field's least significant bit.
+    pub shift: u32,
+    /// Width in bits (at most 64).
+    pub bits: u32,
+}
+
+impl Slot {
+    const fn new(word: usize, shift: u32, bits: u32) -> Slot {
+        Slot { word, shift, bits }
+    }
+
+    /// The field's bits, right-aligned, all ones.
+    pub const fn ones(self) -> u64 {
+        if self.bits == 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.bits) - 1
+        }
+    }
+}
+
+/// Where each field lives (see the module docs).
+pub mod slot {
+    use super::Slot;
+    /// Input port.
+    pub const IN_PORT: Slot = Slot::new(0, 32, 32);
+    /// Ethertype.
+    pub const ETH_TYPE: Slot = Slot::new(0, 16, 16);
+    /// VLAN: 1.0 `dl_vlan` or 1.3 `VLAN_VID`.
+    pub const VLAN: Slot = Slot::new(0, 0, 16);
+    /// Ethernet destination.
+    pub const ETH_DST: Slot = Slot::new(1, 16, 48);
+    /// VLAN priority.
+    pub const VLAN_PCP: Slot = Slot::new(1, 8, 8);
+    /// IP protocol (1.0: or the ARP opcode's low byte).
+    pub const IP_PROTO: Slot = Slot::new(1, 0, 8);
+    /// Ethernet source.
+    pub const ETH_SRC: Slot = Slot::new(2, 16, 48);
+    /// IP DSCP (6 bits).
+    pub const IP_DSCP: Slot = Slot::new(2, 8, 8);
+    /// IP ECN (2 bits).
+    pub const IP_ECN: Slot = Slot::new(2, 0, 8);
+    /// IPv4 source or ARP sender protocol address.
+    pub const NW_SRC: Slot = Slot::new(3, 32, 32);
+    /// IPv6 flow label (IPv6 frames only).
+    pub const IPV6_FLABEL: Slot = Slot::new(3, 32, 32);
+    /// IPv4 destination or ARP target protocol address.
+    pub const NW_DST: Slot = Slot::new(3, 0, 32);
+    /// Transport source port, or ICMP type.
+    pub const TP_SRC: Slot = Slot::new(4, 48, 16);
+    /// Transport destination port, or ICMP code.
+    pub const TP_DST: Slot = Slot::new(4, 32, 16);
+    /// ARP opcode (1.3).
+    pub const ARP_OP: Slot = Slot::new(4, 16, 16);
+    /// Pipeline metadata (1.3).
+    pub const METADATA: Slot = Slot::new(5, 0, 64);
+    /// ARP sender hardware address (1.3).
+    pub const ARP_SHA: Slot = Slot::new(6, 16, 48);
+    /// ARP target hardware address (1.3).
+    pub const ARP_THA: Slot = Slot::new(8, 16, 48);
+    /// Neighbour discovery link-layer address option.
+    pub const ND_LL: Slot = Slot::new(12, 16, 48);
+    /// First word of the IPv6 source.
+    pub const IPV6_SRC: usize = 6;
+    /// First word of the IPv6 destination.
+    pub const IPV6_DST: usize = 8;
+    /// First word of the ND target.
+    pub const ND_TARGET: usize = 10;
+}
+
+impl Key {
+    /// Reads a field.
+    #[inline]
+    pub fn get(&self, s: Slot) -> u64 {
+        (self.w[s.word] >> s.shift) & s.ones()
+    }
+
+    /// Writes a field (bits beyond its width are dropped).
+    #[inline]
+    pub fn set(&mut self, s: Slot, v: u64) {
+        let m = s.ones() << s.shift;
+        self.w[s.word] = (self.w[s.word] & !m) | ((v << s.shift) & m);
+    }
+
+    /// Writes a 128-bit field starting at `word`.
+    #[inline]
+    pub fn set128(&mut self, word: usize, v: u128) {
+        self.w[word] = (v >> 64) as u64;
+        self.w[word + 1] = v as u64;
+    }
+
+    /// Reads a 128-bit field starting at `word`.
+    #[inline]
+    pub fn get128(&self, word: usize) -> u128 {
+        (u128::from(self.w[word]) << 64) | u128::from(self.w[word + 1])
+    }
+
+    /// `self & mask`, word by word.
+    #[inline]
+    pub fn and(&self, mask: &Key) -> Key {
+        let mut k = *self;
+        for (a, m) in k.w.iter_mut().zip(mask.w.iter()) {
+            *a &= m;
+        }
+        k
+    }
+
+    /// The key of a packet as a switch of `version` sees it, with pipeline
+    /// `metadata` (0 in 1.0).
+    pub fn of_packet(version: Version, fk: &FlowKey, metadata: u64) -> Key {
+        let mut k = Key::default();
+        k.set(slot::IN_PORT, u64::from(fk.in_port.0));
+        k.set(slot::ETH_TYPE, u64::from(fk.eth_type));
+        k.set(slot::ETH_DST, mac(fk.eth_dst));
+        k.set(slot::ETH_SRC, mac(fk.eth_src));
+        k.set(slot::METADATA, metadata);
+        match (version, fk.vlan) {
+            (Version::V10, None) => k.set(slot::VLAN, 0xffff),
+            (Version::V13, None) => {}
+            (Version::V10, Some(t)) => {
+                k.set(slot::VLAN, u64::from(t.vid & 0x0fff));
+                k.set(slot::VLAN_PCP, u64::from(t.pcp));
+            }
+            (Version::V13, Some(t)) => {
+                k.set(slot::VLAN, u64::from(0x1000 | (t.vid & 0x0fff)));
+                k.set(slot::VLAN_PCP, u64::from(t.pcp));
+            }
+        }
+        match &fk.network {
+            Network::Other => {}
+            Network::Arp(a) => {
+                k.set(slot::NW_SRC, ip4(a.spa));
+                k.set(slot::NW_DST, ip4(a.tpa));
+                match version {
+                    // 1.0.0 §5.2.3: nw_proto holds the opcode's low byte.
+                    Version::V10 => {
+                        if a.op <= 0xff {
+                            k.set(slot::IP_PROTO, u64::from(a.op));
+                        }
+                    }
+                    Version::V13 => {
+                        k.set(slot::ARP_OP, u64::from(a.op));
+                        k.set(slot::ARP_SHA, mac(a.sha));
+                        k.set(slot::ARP_THA, mac(a.tha));
+                    }
+                }
+            }
+            Network::Ipv4(ip) => {
+                k.set(slot::NW_SRC, ip4(ip.src));
+                k.set(slot::NW_DST, ip4(ip.dst));
+                k.set(slot::IP_PROTO, u64::from(ip.proto));
+                k.set(slot::IP_DSCP, u64::from(ip.dscp));
+                if version == Version::V13 {
+                    k.set(slot::IP_ECN, u64::from(ip.ecn));
+                }
+                transport(&mut k, version, ip.transport);
+            }
+            Network::Ipv6(ip) => {
+                // 1.0 cannot match IPv6 beyond its ethertype.
+                if version == Version::V13 {
+                    k.set(slot::IP_PROTO, u64::from(ip.next_header));
+                    k.set(slot::IP_DSCP, u64::from(ip.dscp));
+                    k.set(slot::IP_ECN, u64::from(ip.ecn));
+                    k.set(slot::IPV6_FLABEL, u64::from(ip.flow_label));
+                    k.set128(slot::IPV6_SRC, u128::from(ip.src));
+                    k.set128(slot::IPV6_DST, u128::from(ip.dst));
+                    transport(&mut k, version, ip.transport);
+                }
+            }
+        }
+        k
+    }
+}
+
+fn transport(k: &mut Key, version: Version, t: Transport) {
+    let (src, dst) = match (version, t) {
+        (_, Transport::Tcp { src, dst } | Transport::Udp { src, dst }) => (src, dst),
+        (Version::V13, Transport::Sctp { src, dst }) => (src, dst),
+        (_, Transport::Icmpv4 { icmp_type, code }) => (icmp_type.into(), code.into()),
+        (
+            Version::V13,
+            Transport::Icmpv6 {
+                icmp_type,
+                code,
+                nd,
+            },
+        ) => {
+            if let Some(nd) = nd {
+                k.set128(slot::ND_TARGET, u128::from(nd.target));
+                if let Some(ll) = nd.sll.or(nd.tll) {
+                    k.set(slot::ND_LL, mac(ll));
+                }
+            }
+            (icmp_type.into(), code.into())
+        }
+        _ => return,
+    };
+    k.set(slot::TP_SRC, u64::from(src));
+    k.set(slot::TP_DST, u64::from(dst));
+}
+
+/// A MAC address as a 48-bit integer.
+#[inline]
+pub fn mac(m: MacAddr) -> u64 {
+    let b = m.0;
+    u64::from_be_bytes([0, 0, b[0], b[1], b[2], b[3], b[4], b[5]])
+}
+
+/// A 48-bit integer as a MAC address.
+#[inline]
+pub fn mac_of(v: u64) -> MacAddr {
+    let b = v.to_be_bytes();
+    MacAddr([b[2], b[3], b[4], b[5], b[6], b[7]])
+}
+
+/// An IPv4 address as an integer.
+#[inline]
+pub fn ip4(a: Ipv4Addr) -> u64 {
+    u64::from(u32::from(a))
+}
+
+/// An IPv6 address as an integer.
+#[inline]
+pub fn ip6(a: Ipv6Addr) -> u128 {
+    u128::from(a)
+}
+
+/// A flow's match: the packets whose key, masked by `mask`, equals `key`.
+/// `key & mask == key` always holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct FlowMatch {
+    /// The values, zero outside the mask.
+    pub key: Key,
+    /// Which bits are matched.
+    pub mask: Key,
+}
+
+impl FlowMatch {
+    /// The match-everything match.
+    pub const ALL: FlowMatch = FlowMatch {
+        key: Key { w: [0; KEY_WORDS] },
+        mask: Key { w: [0; KEY_WORDS] },
+    };
+
+    /// Matches field `s` against `value` under `mask` (both right-aligned).
+    pub fn set(&mut self, s: Slot, value: u64, mask: u64) {
+        let m = mask & s.ones();
+        let old_m = self.mask.get(s);
+        self.mask.set(s, old_m | m);
+        let old_v = self.key.get(s);
+        self.key.set(s, (old_v & !m) | (value & m));
+    }
+
+    /// Matches field `s` exactly.
+    pub fn exact(&mut self, s: Slot, value: u64) {
+        self.set(s, value, u64::MAX);
+    }
+
+    /// Matches a 128-bit field starting at `word` under `mask`.
+    pub fn set128(&mut self, word: usize, value: u128, mask: u128) {
+        self.mask.set128(word, self.mask.get128(word) | mask);
+        let v = (self.key.get128(word) & !mask) | (value & mask);
+        self.key.set128(word, v);
+    }
+
+    /// The exact value of field `s`, if the match fixes all its bits.
+    pub fn exact_value(&self, s: Slot) -> Option<u64> {
+        (self.mask.get(s) == s.ones()).then(|| self.key.get(s))
+    }
+
+    /// True when a packet with key `k` matches.
+    #[inline]
+    pub fn matches(&self, k: &Key) -> bool {
+        self.key
+            .w
+            .iter()
+            .zip(self.mask.w.iter())
+            .zip(k.w.iter())
+            .all(|((v, m), p)| p & m == *v)
+    }
+
+    /// True when every packet this match accepts is accepted by `other`
+    /// (`self` is at least as specific): the non-strict flow-mod relation
+    /// (1.0.0 §4.6, 1.3.5 §6.4).
+    pub fn is_within(&self, other: &FlowMatch) -> bool {
+        (0..KEY_WORDS).all(|i| {
+            other.mask.w[i] & !self.mask.w[i] == 0
+                && self.key.w[i] & other.mask.w[i] == other.key.w[i]
+        })
+    }
+
+    /// True when some packet matches both (CHECK_OVERLAP, 1.0.0 §4.6,
+    /// 1.3.5 §6.4).
+    pub fn overlaps(&self, other: &FlowMatch) -> bool {
+        (0..KEY_WORDS)
+            .all(|i| (self.key.w[i] ^ other.key.w[i]) & self.mask.w[i] & other.mask.w[i] == 0)
+    }
+
+    /// True when the match fixes nothing.
+    pub fn is_all(&self) -> bool {
+        self.mask.w.iter().all(|&w| w == 0)
+    }
+}
+
+/// The key of a packet arriving on `in_port` with bytes `frame`.
+pub fn packet_key(version: Version, in_port: PortNo, frame: &[u8], metadata: u64) -> Key {
+    Key::of_packet(version, &FlowKey::extract(in_port, frame), metadata)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_round_trip_in_their_slots() {
+        let mut k = Key::default();
+        k.set(slot::IN_PORT, 0xfffffffd);
+        k.set(slot::ETH_TYPE, 0x0800);
+        k.set(slot::VLAN, 0x1005);
+        k.set(slot::ETH_DST, 0x0102_0304_0506);
+        k.set(slot::IP_PROTO, 6);
+        assert_eq!(k.get(slot::IN_PORT), 0xfffffffd);
+        assert_eq!(k.get(slot::ETH_TYPE), 0x0800);
+        assert_eq!(k.get(slot::VLAN), 0x1005);
+        assert_eq!(k.get(slot::ETH_DST), 0x0102_0304_0506);
+        assert_eq!(k.get(slot::IP_PROTO), 6);
+        assert_eq!(
+            mac_of(mac(MacAddr([1, 2, 3, 4, 5, 6]))),
+            MacAddr([1, 2, 3, 4, 5, 6])
+        );
+    }
+
+    #[test]
+    fn relations() {
+        let mut wide = FlowMatch::ALL;
+        wide.exact(slot::ETH_TYPE, 0x0800);
+        let mut narrow = wide;
+        narrow.set(slot::NW_SRC, 0x0a00_0000, 0xff00_0000);
+        assert!(narrow.is_within(&wide));
+        assert!(!wide.is_within(&narrow));
+        assert!(wide.overlaps(&narrow));
+        let mut arp = FlowMatch::ALL;
+        arp.exact(slot::ETH_TYPE, 0x0806);
+        assert!(!arp.overlaps(&wide));
+        assert!(wide.is_within(&FlowMatch::ALL));
+        let mut k = Key::default();
+        k.set(slot::ETH_TYPE, 0x0800);
+        k.set(slot::NW_SRC, 0x0a01_0203);
+        assert!(narrow.matches(&k));
+        k.set(slot::NW_SRC, 0x0b01_0203);
+        assert!(!narrow.matches(&k));
+        assert!(wide.matches(&k));
+    }
+}

@@ -1,0 +1,476 @@
+//! Rewriting a frame in place: set-field, VLAN push and pop, TTL.
+//!
+//! etherparse reads headers but has no in-place writers with incremental
+//! checksum updates, so the writes are done here by hand: each field is
+//! written at its offset and every checksum that covers it is fixed with
+//! RFC 1624's incremental update (IPv4 header; TCP, UDP and ICMP, whose
+//! pseudo-header covers the IP addresses); SCTP's CRC32c is recomputed.
+//! etherparse finds where the IPv6 payload starts after extension headers.
+//! A field the frame does not have is left alone; nothing allocates except
+//! a VLAN push into a buffer without 4 bytes of spare capacity.
+
+use crate::action::SetField;
+use baton_openflow::packet::consts::*;
+use etherparse::LaxIpv6Slice;
+
+#[derive(Debug, Clone, Copy)]
+struct Layout {
+    tagged: bool,
+    eth_type: u16,
+    l3: usize,
+    /// Start of the transport header, for unfragmented or first-fragment
+    /// IP packets whose header is present.
+    l4: Option<usize>,
+    proto: u8,
+}
+
+fn be16(f: &[u8], at: usize) -> u16 {
+    match f.get(at..at + 2) {
+        Some(&[a, b]) => u16::from_be_bytes([a, b]),
+        _ => 0,
+    }
+}
+
+fn layout(f: &[u8]) -> Option<Layout> {
+    if f.len() < 14 {
+        return None;
+    }
+    let mut eth_type = be16(f, 12);
+    let mut l3 = 14;
+    let tagged = (eth_type == ETH_TYPE_VLAN || eth_type == ETH_TYPE_VLAN_8021AD) && f.len() >= 18;
+    if tagged {
+        eth_type = be16(f, 16);
+        l3 = 18;
+    }
+    let mut lay = Layout {
+        tagged,
+        eth_type,
+        l3,
+        l4: None,
+        proto: 0,
+    };
+    match eth_type {
+        ETH_TYPE_IPV4 if f.len() >= l3 + 20 => {
+            let ihl = usize::from(f[l3] & 0x0f) * 4;
+            lay.proto = f[l3 + 9];
+            let frag_offset = be16(f, l3 + 6) & 0x1fff;
+            if ihl >= 20 && frag_offset == 0 && l3 + ihl <= f.len() {
+                lay.l4 = Some(l3 + ihl);
+            }
+        }
+        ETH_TYPE_IPV6 => {
+            if let Ok((ip, _)) = LaxIpv6Slice::from_slice(&f[l3..]) {
+                let p = ip.payload();
+                lay.proto = p.ip_number.0;
+                // A fragment's transport header may be elsewhere: leave
+                // fragments' transport fields alone.
+                if !p.fragmented {
+                    // The payload is a sub-slice of `f`; its offset is the
+                    // difference of the two start addresses.
+                    let at = p.payload.as_ptr() as usize - f.as_ptr() as usize;
+                    lay.l4 = Some(at);
+                }
+            }
+        }
+        _ => {}
+    }
+    Some(lay)
+}
+
+/// RFC 1624 eq. 3: the checksum `csum` after the bytes `old` (16-bit
+/// aligned within the checksummed data) became `new`.
+fn csum_fixup(csum: u16, old: &[u8], new: &[u8]) -> u16 {
+    let mut sum = u32::from(!csum);
+    for (o, n) in old.chunks(2).zip(new.chunks(2)) {
+        let o = u16::from_be_bytes([o[0], o.get(1).copied().unwrap_or(0)]);
+        let n = u16::from_be_bytes([n[0], n.get(1).copied().unwrap_or(0)]);
+        sum += u32::from(!o) + u32::from(n);
+    }
+    while sum >> 16 != 0 {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+/// Fixes the 16-bit checksum stored at `at` for a change from `old` to
+/// `new`. `udp` keeps a zero (absent) UDP checksum zero and never writes
+/// zero.
+fn fix(f: &mut [u8], at: usize, old: &[u8], new: &[u8], udp: bool) {
+    let Some(c) = f.get(at..at + 2) else { return };
+    let csum = u16::from_be_bytes([c[0], c[1]]);
+    if udp && csum == 0 {
+        return;
+    }
+    let mut v = csum_fixup(csum, old, new);
+    if udp && v == 0 {
+        v = 0xffff;
+    }
+    f[at..at + 2].copy_from_slice(&v.to_be_bytes());
+}
+
+/// Where the transport checksum of `lay` is, and whether it is UDP's.
+fn l4_csum(f: &[u8], lay: &Layout) -> Option<(usize, bool)> {
+    let l4 = lay.l4?;
+    let (off, need, udp) = match lay.proto {
+        IP_PROTO_TCP => (16, 18, false),
+        IP_PROTO_UDP => (6, 8, true),
+        IP_PROTO_ICMP if lay.eth_type == ETH_TYPE_IPV4 => (2, 4, false),
+        IP_PROTO_ICMPV6 if lay.eth_type == ETH_TYPE_IPV6 => (2, 4, false),
+        _ => return None,
+    };
+    (f.len() >= l4 + need).then_some((l4 + off, udp))
+}
+
+/// Writes `new` at `at` (inside an IP header starting at `lay.l3`),
+/// fixing the IPv4 header checksum and, for `pseudo` fields (addresses),
+/// the transport checksum.
+fn write_l3(f: &mut [u8], lay: &Layout, at: usize, new: &[u8], pseudo: bool) {
+    let end = at + new.len();
+    if end > f.len() {
+        return;
+    }
+    let mut old = [0u8; 16];
+    let old = &mut old[..new.len()];
+    old.copy_from_slice(&f[at..end]);
+    f[at..end].copy_from_slice(new);
+    if lay.eth_type == ETH_TYPE_IPV4 {
+        fix(f, lay.l3 + 10, old, new, false);
+    }
+    if pseudo {
+        // ICMPv4's checksum has no pseudo-header.
+        if let Some((c, udp)) = l4_csum(f, lay).filter(|_| lay.proto != IP_PROTO_ICMP) {
+            fix(f, c, old, new, udp);
+        }
+        if lay.proto == IP_PROTO_SCTP {
+            sctp_recompute(f, lay);
+        }
+    }
+}
+
+/// Rewrites a 16-bit-aligned pair of bytes at `at` (within the IP
+/// header) with `byte` replaced by `val` under `mask`.
+fn write_l3_bits(f: &mut [u8], lay: &Layout, at: usize, mask: u8, val: u8) {
+    let base = at - ((at - lay.l3) % 2);
+    if base + 2 > f.len() {
+        return;
+    }
+    let mut w = [f[base], f[base + 1]];
+    let i = at - base;
+    w[i] = (w[i] & !mask) | (val & mask);
+    write_l3(f, lay, base, &w, false);
+}
+
+/// Writes `new` at `at` inside the transport header and fixes its
+/// checksum (or SCTP's CRC).
+fn write_l4(f: &mut [u8], lay: &Layout, at: usize, new: &[u8]) {
+    let end = at + new.len();
+    if end > f.len() {
+        return;
+    }
+    let mut old = [0u8; 2];
+    let old = &mut old[..new.len()];
+    old.copy_from_slice(&f[at..end]);
+    f[at..end].copy_from_slice(new);
+    if lay.proto == IP_PROTO_SCTP {
+        sctp_recompute(f, lay);
+    } else if let Some((c, udp)) = l4_csum(f, lay) {
+        fix(f, c, old, new, udp);
+    }
+}
+
+/// SCTP's CRC32c (RFC 4960 appendix B) cannot be updated incrementally;
+/// it is recomputed over the packet. Bitwise, since SCTP is rare here and
+/// a table would be the only reason for another dependency.
+fn sctp_recompute(f: &mut [u8], lay: &Layout) {
+    let Some(l4) = lay.l4 else { return };
+    if f.len() < l4 + 12 {
+        return;
+    }
+    f[l4 + 8..l4 + 12].fill(0);
+    let mut crc = !0u32;
+    for &b in &f[l4..] {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0x82f6_3b78
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    f[l4 + 8..l4 + 12].copy_from_slice(&(!crc).to_le_bytes());
+}
+
+/// Applies a set-field action.
+pub fn set_field(f: &mut Vec<u8>, s: &SetField) {
+    let Some(mut lay) = layout(f) else { return };
+    use SetField as S;
+    match *s {
+        S::EthDst(m) => f[0..6].copy_from_slice(&m.0),
+        S::EthSrc(m) => f[6..12].copy_from_slice(&m.0),
+        S::VlanVid { push: true, .. } | S::VlanPcp { push: true, .. } if !lay.tagged => {
+            push_vlan(f, ETH_TYPE_VLAN);
+            set_field(f, s);
+        }
+        S::VlanVid { .. } | S::VlanPcp { .. } if !lay.tagged => {}
+        S::VlanVid { vid, .. } => {
+            let tci = (be16(f, 14) & 0xf000) | (vid & 0x0fff);
+            f[14..16].copy_from_slice(&tci.to_be_bytes());
+        }
+        S::VlanPcp { pcp, .. } => {
+            let tci = (be16(f, 14) & 0x1fff) | (u16::from(pcp & 7) << 13);
+            f[14..16].copy_from_slice(&tci.to_be_bytes());
+        }
+        S::IpDscp(d) | S::IpEcn(d) => {
+            let dscp = matches!(s, S::IpDscp(_));
+            let (mask, val) = if dscp { (0xfc, d << 2) } else { (0x03, d) };
+            match lay.eth_type {
+                ETH_TYPE_IPV4 if f.len() >= lay.l3 + 20 => {
+                    write_l3_bits(f, &lay, lay.l3 + 1, mask, val)
+                }
+                ETH_TYPE_IPV6 if f.len() >= lay.l3 + 40 => {
+                    // Traffic class: the low nibble of byte 0 and the high
+                    // nibble of byte 1.
+                    let tc = ((f[lay.l3] & 0x0f) << 4) | (f[lay.l3 + 1] >> 4);
+                    let tc = (tc & !mask) | (val & mask);
+                    f[lay.l3] = (f[lay.l3] & 0xf0) | (tc >> 4);
+                    f[lay.l3 + 1] = (f[lay.l3 + 1] & 0x0f) | (tc << 4);
+                }
+                _ => {}
+            }
+        }
+        S::Ipv4Src(a) | S::Ipv4Dst(a) if lay.eth_type == ETH_TYPE_IPV4 => {
+            let at = lay.l3 + if matches!(s, S::Ipv4Src(_)) { 12 } else { 16 };
+            if f.len() >= lay.l3 + 20 {
+                write_l3(f, &lay, at, &a.octets(), true);
+            }
+        }
+        S::Ipv6Src(a) | S::Ipv6Dst(a) if lay.eth_type == ETH_TYPE_IPV6 => {
+            let at = lay.l3 + if matches!(s, S::Ipv6Src(_)) { 8 } else { 24 };
+            write_l3(f, &lay, at, &a.octets(), true);
+        }
+        S::Ipv6Flabel(v) if lay.eth_type == ETH_TYPE_IPV6 && f.len() >= lay.l3 + 4 => {
+            let l3 = lay.l3;
+            f[l3 + 1] = (f[l3 + 1] & 0xf0) | ((v >> 16) as u8 & 0x0f);
+            f[l3 + 2] = (v >> 8) as u8;
+            f[l3 + 3] = v as u8;
+        }
+        S::TpSrc(p) | S::TpDst(p)
+            if matches!(lay.proto, IP_PROTO_TCP | IP_PROTO_UDP | IP_PROTO_SCTP) =>
+        {
+            if let Some(l4) = lay.l4 {
+                let at = l4 + if matches!(s, S::TpSrc(_)) { 0 } else { 2 };
+                write_l4(f, &lay, at, &p.to_be_bytes());
+            }
+        }
+        S::IcmpType(v) | S::IcmpCode(v)
+            if matches!(
+                (lay.proto, lay.eth_type),
+                (IP_PROTO_ICMP, ETH_TYPE_IPV4) | (IP_PROTO_ICMPV6, ETH_TYPE_IPV6)
+            ) =>
+        {
+            if let Some(l4) = lay.l4.filter(|&l4| f.len() >= l4 + 4) {
+                let mut w = [f[l4], f[l4 + 1]];
+                w[usize::from(matches!(s, S::IcmpCode(_)))] = v;
+                lay.proto = if lay.eth_type == ETH_TYPE_IPV4 {
+                    IP_PROTO_ICMP
+                } else {
+                    IP_PROTO_ICMPV6
+                };
+                write_l4(f, &lay, l4, &w);
+            }
+        }
+        S::ArpOp(_) | S::ArpSha(_) | S::ArpSpa(_) | S::ArpTha(_) | S::ArpTpa(_)
+            if lay.eth_type == ETH_TYPE_ARP && f.len() >= lay.l3 + 28 =>
+        {
+            let l3 = lay.l3;
+            match *s {
+                S::ArpOp(op) => f[l3 + 6..l3 + 8].copy_from_slice(&op.to_be_bytes()),
+                S::ArpSha(m) => f[l3 + 8..l3 + 14].copy_from_slice(&m.0),
+                S::ArpSpa(a) => f[l3 + 14..l3 + 18].copy_from_slice(&a.octets()),
+                S::ArpTha(m) => f[l3 + 18..l3 + 24].copy_from_slice(&m.0),
+                S::ArpTpa(a) => f[l3 + 24..l3 + 28].copy_from_slice(&a.octets()),
+                _ => {}
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Pushes a VLAN tag with `tpid`, copying the id and priority of the tag
+/// already there, if any (1.3.5 §7.2.5 `OFPAT_PUSH_VLAN`).
+pub fn push_vlan(f: &mut Vec<u8>, tpid: u16) {
+    if f.len() < 14 {
+        return;
+    }
+    let outer = be16(f, 12);
+    let tci = if outer == ETH_TYPE_VLAN || outer == ETH_TYPE_VLAN_8021AD {
+        be16(f, 14)
+    } else {
+        0
+    };
+    let [t0, t1] = tpid.to_be_bytes();
+    let [c0, c1] = tci.to_be_bytes();
+    f.splice(12..12, [t0, t1, c0, c1]);
+}
+
+/// Pops the outer VLAN tag, if there is one.
+pub fn pop_vlan(f: &mut Vec<u8>) {
+    if layout(f).is_some_and(|l| l.tagged) {
+        f.drain(12..16);
+    }
+}
+
+/// Sets the IPv4 TTL or IPv6 hop limit.
+pub fn set_ttl(f: &mut [u8], ttl: u8) {
+    let Some(lay) = layout(f) else { return };
+    match lay.eth_type {
+        ETH_TYPE_IPV4 if f.len() >= lay.l3 + 20 => write_l3_bits(f, &lay, lay.l3 + 8, 0xff, ttl),
+        ETH_TYPE_IPV6 if f.len() >= lay.l3 + 40 => f[lay.l3 + 7] = ttl,
+        _ => {}
+    }
+}
+
+/// Decrements the IPv4 TTL or IPv6 hop limit; false when it was 0 or 1
+/// (the packet must be dropped, or sent to the controller with reason
+/// `OFPR_INVALID_TTL`). Frames without IP pass.
+pub fn dec_ttl(f: &mut [u8]) -> bool {
+    let Some(lay) = layout(f) else { return true };
+    let at = match lay.eth_type {
+        ETH_TYPE_IPV4 if f.len() >= lay.l3 + 20 => lay.l3 + 8,
+        ETH_TYPE_IPV6 if f.len() >= lay.l3 + 40 => lay.l3 + 7,
+        _ => return true,
+    };
+    let ttl = f[at];
+    if ttl <= 1 {
+        return false;
+    }
+    if lay.eth_type == ETH_TYPE_IPV4 {
+        write_l3_bits(f, &lay, at, 0xff, ttl - 1);
+    } else {
+        f[at] = ttl - 1;
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{tcp_frame, udp_frame, with_vlan};
+    use baton_openflow::types::MacAddr;
+    use etherparse::{SlicedPacket, TransportSlice};
+    use std::net::Ipv4Addr;
+
+    /// Checks the IPv4 and transport checksums by recomputing them with
+    /// etherparse.
+    fn checksums_ok(f: &[u8]) -> bool {
+        let p = SlicedPacket::from_ethernet(f).unwrap();
+        let Some(etherparse::NetSlice::Ipv4(ip)) = &p.net else {
+            return false;
+        };
+        let h = ip.header().to_header();
+        if h.calc_header_checksum() != h.header_checksum {
+            return false;
+        }
+        match &p.transport {
+            Some(TransportSlice::Udp(u)) => {
+                let want = u.to_header().calc_checksum_ipv4(&h, u.payload()).unwrap();
+                want == u.checksum()
+            }
+            Some(TransportSlice::Tcp(t)) => {
+                let want = t.to_header().calc_checksum_ipv4(&h, t.payload()).unwrap();
+                want == t.checksum()
+            }
+            _ => false,
+        }
+    }
+
+    #[test]
+    fn address_and_port_writes_keep_checksums_valid() {
+        for mut f in [
+            udp_frame([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], 53),
+            tcp_frame([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], 1234, 80),
+        ] {
+            assert!(checksums_ok(&f));
+            set_field(&mut f, &SetField::Ipv4Src(Ipv4Addr::new(192, 168, 7, 9)));
+            set_field(&mut f, &SetField::Ipv4Dst(Ipv4Addr::new(172, 16, 0, 3)));
+            set_field(&mut f, &SetField::TpDst(8080));
+            set_field(&mut f, &SetField::TpSrc(4321));
+            set_field(&mut f, &SetField::IpDscp(46));
+            set_ttl(&mut f, 9);
+            assert!(dec_ttl(&mut f));
+            assert!(checksums_ok(&f), "{f:02x?}");
+            let k = baton_openflow::packet::FlowKey::extract(baton_openflow::types::PortNo(1), &f);
+            match k.network {
+                baton_openflow::packet::Network::Ipv4(ip) => {
+                    assert_eq!(ip.src, Ipv4Addr::new(192, 168, 7, 9));
+                    assert_eq!(ip.dst, Ipv4Addr::new(172, 16, 0, 3));
+                    assert_eq!(ip.dscp, 46);
+                    assert_eq!(k.transport().ip_ports(), Some((4321, 8080)));
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    trait Ports {
+        fn ip_ports(&self) -> Option<(u16, u16)>;
+    }
+    impl Ports for baton_openflow::packet::Transport {
+        fn ip_ports(&self) -> Option<(u16, u16)> {
+            match *self {
+                Self::Tcp { src, dst } | Self::Udp { src, dst } => Some((src, dst)),
+                _ => None,
+            }
+        }
+    }
+
+    #[test]
+    fn vlan_push_set_pop() {
+        let plain = udp_frame([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], 53);
+        let mut f = plain.clone();
+        push_vlan(&mut f, 0x8100);
+        set_field(
+            &mut f,
+            &SetField::VlanVid {
+                vid: 42,
+                push: false,
+            },
+        );
+        set_field(
+            &mut f,
+            &SetField::VlanPcp {
+                pcp: 5,
+                push: false,
+            },
+        );
+        assert_eq!(f, with_vlan(&plain, 42, 5));
+        pop_vlan(&mut f);
+        assert_eq!(f, plain);
+        // 1.0 semantics: setting the id of an untagged frame adds a tag.
+        set_field(&mut f, &SetField::VlanVid { vid: 7, push: true });
+        assert_eq!(f, with_vlan(&plain, 7, 0));
+        // 1.3 semantics: untagged frames are left alone.
+        let mut g = plain.clone();
+        set_field(
+            &mut g,
+            &SetField::VlanVid {
+                vid: 7,
+                push: false,
+            },
+        );
+        assert_eq!(g, plain);
+        set_field(&mut g, &SetField::EthSrc(MacAddr([9; 6])));
+        assert_eq!(&g[6..12], &[9; 6]);
+    }
+
+    #[test]
+    fn ttl_expiry_is_reported() {
+        let mut f = udp_frame([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], 53);
+        set_ttl(&mut f, 1);
+        assert!(!dec_ttl(&mut f));
+        let mut short = vec![0u8; 10];
+        assert!(dec_ttl(&mut short));
+        set_field(&mut short, &SetField::TpSrc(1));
+    }
+}
