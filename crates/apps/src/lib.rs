@@ -10,17 +10,28 @@
 //! - [`Burn`]: spins a set time per PACKET_IN, to overload baton in
 //!   benchmarks on small machines (always named in the figures).
 //!
+//! The network services, which run a whole network (`--apps
+//! topology,devices,routing`), share their state as views of the runtime's
+//! environment ([`views`], [`routes`]):
+//! - [`topology::TopologyApp`]: link discovery with authenticated LLDP
+//!   probes ([`lldp`]); publishes the topology.
+//! - [`devices::DevicesApp`]: where each host is; publishes the hosts.
+//! - [`routing::RoutingApp`]: shortest-path flows between hosts, floods
+//!   over a spanning tree, proxy ARP; publishes the routes.
+//!
 //! [`by_name`] builds an application from its command-line name.
 
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
 mod burn;
+pub mod devices;
 mod hub;
 mod learning;
 pub mod lldp;
 pub mod mac_table;
 pub mod routes;
+pub mod routing;
 mod sync;
 pub mod topology;
 pub mod views;
@@ -36,6 +47,9 @@ pub const NAMES: &[&str] = &[
     "hub",
     "learning-switch",
     "global-learning-switch",
+    "topology",
+    "devices",
+    "routing",
     "burn:NANOSECONDS",
 ];
 
@@ -47,6 +61,9 @@ pub fn by_name(name: &str) -> Result<AnyApp, String> {
         "global-learning-switch" => Ok(AnyApp::new(GlobalLearningSwitch::new(
             LearningConfig::default(),
         ))),
+        "topology" => Ok(AnyApp::new(topology::TopologyApp::new(Default::default()))),
+        "devices" => Ok(AnyApp::new(devices::DevicesApp::new(Default::default()))),
+        "routing" => Ok(AnyApp::new(routing::RoutingApp::new(Default::default()))),
         other if other.starts_with("burn:") => other["burn:".len()..]
             .parse::<u64>()
             .map(|ns| AnyApp::new(Burn::new(std::time::Duration::from_nanos(ns))))
@@ -68,6 +85,9 @@ mod tests {
             "hub",
             "learning-switch",
             "global-learning-switch",
+            "topology",
+            "devices",
+            "routing",
             "burn:500",
         ] {
             let app = by_name(name).unwrap();

@@ -233,6 +233,28 @@ impl Harness {
         self.fabric.now()
     }
 
+    /// Accepts a connection from a switch the test drives itself with raw
+    /// bytes (an in-process software switch, say): the controller's HELLO
+    /// is waiting in [`Harness::take_bytes`], and the handshake runs as the
+    /// switch's bytes arrive through [`Harness::receive_bytes`].
+    pub fn accept(&mut self) -> SwitchId {
+        let id = SwitchId::new(self.switches.len() as u32, 0);
+        let mut hello = Vec::new();
+        let session = Session::new(self.session, self.now(), &mut hello);
+        self.switches.push(Some(TestSwitch {
+            conn: Connection::new(id, None, session),
+            closing: None,
+            next_buffer: 0,
+        }));
+        lock(&self.fabric.sent).insert(id, hello);
+        id
+    }
+
+    /// Everything sent to the switch since the last call, as bytes.
+    pub fn take_bytes(&mut self, sw: SwitchId) -> Vec<u8> {
+        lock(&self.fabric.sent).remove(&sw).unwrap_or_default()
+    }
+
     /// Connects a switch of `version` with datapath id `dpid` and runs its
     /// handshake (a switch's HELLO, then FEATURES_REPLY), so applications
     /// see it come up. What the controller sent during the handshake
@@ -509,7 +531,7 @@ impl Harness {
     /// Everything sent to the switch since the last call, decoded, in
     /// order.
     pub fn sent(&mut self, sw: SwitchId) -> Vec<Message> {
-        let bytes = lock(&self.fabric.sent).remove(&sw).unwrap_or_default();
+        let bytes = self.take_bytes(sw);
         let mut msgs = Vec::new();
         let mut rest = &bytes[..];
         while let Ok(Some(len)) = baton_openflow::frame(rest) {

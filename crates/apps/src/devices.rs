@@ -1,0 +1,317 @@
+//! `devices`: where each host is (Beacon §3.3's Device Manager), published
+//! as the [`Hosts`] view.
+//!
+//! A host is learnt from the packet-ins it causes, by its source Ethernet
+//! address, with the VLAN and the IPv4 and IPv6 addresses it uses (ARP
+//! sender, IPv4 source, IPv6 source), and its attachment point: the switch
+//! port the frame arrived on, but only on an *edge* port of the current
+//! topology (never a port with a link, nor one still settling), so a frame
+//! that crossed a link never teaches a wrong location. A host seen on
+//! another edge port has moved; one not seen for `host_timeout` is
+//! forgotten; hosts on a port that turns out to carry a link, or that goes
+//! down, are forgotten too.
+//!
+//! What only refreshes a host (its last-seen time) does not publish a new
+//! version at each packet: the view's last-seen times are refreshed every
+//! `refresh` period.
+
+use crate::sync::lock;
+use crate::views::{Host, Hosts, PortRef, Topology};
+use baton_openflow::MacAddr;
+use baton_openflow::packet::{Network as L3, Transport};
+use baton_runtime::env::{Change, Publish, Snapshot, ViewAccess};
+use baton_runtime::{App, Network, PacketInBatch, SwitchCtx};
+use std::collections::{BTreeSet, HashMap};
+use std::net::{Ipv4Addr, Ipv6Addr};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// The settings of host tracking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DevicesConfig {
+    /// A host not seen for this long is forgotten.
+    pub host_timeout: Duration,
+    /// How often hosts are aged and the view's last-seen times refreshed.
+    pub refresh: Duration,
+}
+
+impl Default for DevicesConfig {
+    fn default() -> Self {
+        DevicesConfig {
+            host_timeout: Duration::from_secs(300),
+            refresh: Duration::from_secs(10),
+        }
+    }
+}
+
+/// What host tracking has done.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DevicesCounters {
+    /// Hosts learnt.
+    pub learnt: u64,
+    /// Hosts seen on a new attachment point.
+    pub moved: u64,
+    /// Hosts forgotten for silence.
+    pub aged: u64,
+    /// Hosts forgotten because their port went down or became a link port.
+    pub dropped: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    learnt: AtomicU64,
+    moved: AtomicU64,
+    aged: AtomicU64,
+    dropped: AtomicU64,
+}
+
+#[derive(Default)]
+struct State {
+    hosts: Hosts,
+    /// The latest time each host was seen (the view has it as of the last
+    /// refresh).
+    last_seen: HashMap<MacAddr, Instant>,
+}
+
+/// The host tracking application.
+pub struct DevicesApp {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    cfg: DevicesConfig,
+    state: Mutex<State>,
+    counters: Counters,
+    net: OnceLock<Network>,
+}
+
+impl DevicesApp {
+    /// Host tracking with these settings.
+    pub fn new(cfg: DevicesConfig) -> DevicesApp {
+        DevicesApp {
+            inner: Arc::new(Inner {
+                cfg,
+                state: Mutex::new(State::default()),
+                counters: Counters::default(),
+                net: OnceLock::new(),
+            }),
+        }
+    }
+
+    /// What it has done so far.
+    pub fn counters(&self) -> DevicesCounters {
+        let c = &self.inner.counters;
+        let r = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        DevicesCounters {
+            learnt: r(&c.learnt),
+            moved: r(&c.moved),
+            aged: r(&c.aged),
+            dropped: r(&c.dropped),
+        }
+    }
+}
+
+/// What a frame tells about its sender.
+struct Seen {
+    mac: MacAddr,
+    vlan: Option<u16>,
+    ipv4: Option<Ipv4Addr>,
+    ipv6: Option<Ipv6Addr>,
+}
+
+impl Inner {
+    fn publish(&self, state: &State) {
+        if let Some(net) = self.net.get() {
+            if let Err(e) = net.publish(Publish::new().view(state.hosts.clone())) {
+                tracing::error!(error = %e, "cannot publish the hosts");
+            }
+        }
+    }
+
+    /// Records `seen` at `at`; true if the view must change.
+    fn learn(&self, state: &mut State, seen: Seen, at: PortRef, now: Instant) -> bool {
+        state.last_seen.insert(seen.mac, now);
+        let old = state.hosts.get(&seen.mac).cloned();
+        let mut host = match &old {
+            Some(h) if h.at == at => Host::clone(h),
+            Some(h) => {
+                self.counters.moved.fetch_add(1, Ordering::Relaxed);
+                tracing::info!(mac = %seen.mac, from = %h.at, to = %at, "host moved");
+                Host {
+                    at,
+                    ipv4: BTreeSet::new(),
+                    ipv6: BTreeSet::new(),
+                    ..Host::clone(h)
+                }
+            }
+            None => {
+                self.counters.learnt.fetch_add(1, Ordering::Relaxed);
+                tracing::debug!(mac = %seen.mac, at = %at, "host learnt");
+                Host {
+                    mac: seen.mac,
+                    vlan: seen.vlan,
+                    ipv4: BTreeSet::new(),
+                    ipv6: BTreeSet::new(),
+                    at,
+                    first_seen: now,
+                    last_seen: now,
+                }
+            }
+        };
+        host.vlan = seen.vlan;
+        host.ipv4.extend(seen.ipv4);
+        host.ipv6.extend(seen.ipv6);
+        if old.as_deref() == Some(&host) {
+            return false;
+        }
+        host.last_seen = now;
+        state.hosts.insert(host);
+        true
+    }
+
+    /// Forgets hosts on ports that are no longer edge ports.
+    fn follow_topology(&self, topo: &Topology) {
+        let mut state = lock(&self.state);
+        let gone: Vec<MacAddr> = state
+            .hosts
+            .by_mac
+            .values()
+            .filter(|h| {
+                let live = topo
+                    .switches
+                    .get(&h.at.dpid)
+                    .and_then(|s| s.ports.get(&h.at.port))
+                    .is_some_and(|p| p.is_live());
+                !live || topo.is_link_port(h.at)
+            })
+            .map(|h| h.mac)
+            .collect();
+        for mac in &gone {
+            state.hosts.remove(mac);
+            state.last_seen.remove(mac);
+            self.counters.dropped.fetch_add(1, Ordering::Relaxed);
+            tracing::info!(%mac, "host forgotten: its port went down or carries a link");
+        }
+        if !gone.is_empty() {
+            self.publish(&state);
+        }
+    }
+
+    /// Ages hosts out and refreshes the view's last-seen times.
+    fn refresh(&self, now: Instant) {
+        let mut state = lock(&self.state);
+        let timeout = self.cfg.host_timeout;
+        let State { hosts, last_seen } = &mut *state;
+        let mut changed = false;
+        let macs: Vec<MacAddr> = hosts.by_mac.keys().copied().collect();
+        for mac in macs {
+            let seen = last_seen.get(&mac).copied().unwrap_or(now);
+            if now.saturating_duration_since(seen) >= timeout {
+                hosts.remove(&mac);
+                last_seen.remove(&mac);
+                self.counters.aged.fetch_add(1, Ordering::Relaxed);
+                tracing::info!(%mac, "host aged out");
+                changed = true;
+            } else if let Some(h) = hosts.get(&mac).filter(|h| h.last_seen < seen) {
+                let h = Host {
+                    last_seen: seen,
+                    ..Host::clone(h)
+                };
+                hosts.insert(h);
+                changed = true;
+            }
+        }
+        if changed {
+            self.publish(&state);
+        }
+    }
+}
+
+/// The sender facts of a frame, if its source is a host address.
+fn seen(pi: &baton_runtime::PacketIn<'_>) -> Option<Seen> {
+    let mac = pi.eth_src()?;
+    if mac.is_multicast() || mac == MacAddr([0; 6]) {
+        return None;
+    }
+    let key = pi.key();
+    let usable4 = |ip: Ipv4Addr| !(ip.is_unspecified() || ip.is_broadcast() || ip.is_multicast());
+    let usable6 = |ip: Ipv6Addr| !(ip.is_unspecified() || ip.is_multicast());
+    let (ipv4, ipv6) = match &key.network {
+        L3::Arp(a) => (Some(a.spa).filter(|&ip| usable4(ip)), None),
+        L3::Ipv4(ip) => (Some(ip.src).filter(|&ip| usable4(ip)), None),
+        L3::Ipv6(ip) => {
+            let src = Some(ip.src).filter(|&ip| usable6(ip));
+            // A neighbour advertisement names its sender's address.
+            let nd = match ip.transport {
+                Transport::Icmpv6 {
+                    icmp_type: 136,
+                    nd: Some(nd),
+                    ..
+                } => Some(nd.target).filter(|&ip| usable6(ip)),
+                _ => None,
+            };
+            (None, src.or(nd))
+        }
+        L3::Other => (None, None),
+    };
+    Some(Seen {
+        mac,
+        vlan: key.vlan.map(|v| v.vid),
+        ipv4,
+        ipv6,
+    })
+}
+
+impl App for DevicesApp {
+    type Switch = ();
+
+    fn name(&self) -> &str {
+        "devices"
+    }
+
+    fn views(&self) -> ViewAccess {
+        ViewAccess::none().reads::<Topology>().writes::<Hosts>()
+    }
+
+    fn start(&self, net: &Network) {
+        let _ = self.inner.net.set(net.clone());
+        let inner = self.inner.clone();
+        net.every("devices", self.inner.cfg.refresh, move |net| {
+            inner.refresh(net.now())
+        });
+    }
+
+    fn switch_up(&self, _sw: &mut SwitchCtx<'_>) {}
+
+    fn view_changed(&self, _net: &Network, snapshot: &Snapshot, _changes: &[Change]) {
+        if let Some(t) = snapshot.get::<Topology>() {
+            self.inner.follow_topology(&t);
+        }
+    }
+
+    fn packet_in(&self, batch: &mut PacketInBatch<'_, ()>) {
+        let inner = &self.inner;
+        let Some(net) = inner.net.get() else {
+            return;
+        };
+        let Some(topo) = net.view::<Topology>() else {
+            return;
+        };
+        let now = net.now();
+        let mut changed = false;
+        batch.for_each(|sw, _, pi| {
+            let at = PortRef::new(sw.dpid(), pi.in_port());
+            if !topo.is_edge_port(at) {
+                return;
+            }
+            if let Some(s) = seen(pi) {
+                let mut state = lock(&inner.state);
+                changed |= inner.learn(&mut state, s, at, now);
+            }
+        });
+        if changed {
+            inner.publish(&lock(&inner.state));
+        }
+    }
+}

@@ -1,0 +1,495 @@
+//! `routing`: shortest-path forwarding between hosts (Maestro §3.1
+//! Fig. 2's IntradomainRoutingApp and RouteFlowApp; Beacon §3.3's
+//! Routing), with the [`Routes`] it computes published as a view.
+//!
+//! - When the [`Topology`] changes, the routes are computed again, off the
+//!   packet-in path (on the view thread), and published with the
+//!   topology version they were computed from; paths towards the switches
+//!   that have hosts are computed then, others when first needed.
+//! - A packet-in for a known host installs, on every switch of the
+//!   shortest path, a flow for the host's Ethernet address towards it, the
+//!   last hop first, so the packet never outruns its flows; the first hop's
+//!   flow carries the packet's buffer (or the packet follows in a
+//!   PACKET_OUT). Packet-ins read the routes of one snapshot: while new
+//!   routes are computed they use the previous, consistent ones, and
+//!   switch to the new ones at once (Maestro's stall-free RouteFlowApp).
+//! - Broadcasts and packets for unknown hosts go over the spanning tree of
+//!   the routes to every edge port exactly once, so a network with loops
+//!   has no storm; an ARP request for a known host is answered by proxy.
+//! - When a link goes, the flows whose path crossed it are deleted from
+//!   every switch that has them, and the next packet takes a new path;
+//!   when a host moves or goes, the flows towards it are deleted.
+
+use crate::routes::Routes;
+use crate::sync::lock;
+use crate::views::{Hosts, Link, PortRef, Topology};
+use baton_openflow::neutral::{
+    ActionSpec, FLOW_SEND_FLOW_REM, FlowSpec, MatchFields, MatchSpec, Message, PacketOut, Payload,
+};
+use baton_openflow::packet::Network as L3;
+use baton_openflow::{Cookie, DatapathId, MacAddr, PortNo, v10, v13};
+use baton_runtime::env::{Change, Publish, Snapshot, Versioned, ViewAccess, ViewId};
+use baton_runtime::{App, Network, PacketIn, PacketInBatch, SwitchCtx, Verdict};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::net::Ipv4Addr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// The settings of routing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RoutingConfig {
+    /// Idle timeout of installed flows, seconds.
+    pub idle_timeout: u16,
+    /// Priority of installed flows.
+    pub priority: u16,
+    /// Answer ARP requests for known hosts from the controller.
+    pub proxy_arp: bool,
+}
+
+impl Default for RoutingConfig {
+    fn default() -> Self {
+        RoutingConfig {
+            idle_timeout: 60,
+            priority: 0x8000,
+            proxy_arp: true,
+        }
+    }
+}
+
+/// What routing has done.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RoutingCounters {
+    /// Paths installed.
+    pub paths: u64,
+    /// Packets flooded over the spanning tree.
+    pub floods: u64,
+    /// Copies dropped because they came in on a link off the tree.
+    pub loop_drops: u64,
+    /// ARP requests answered by proxy.
+    pub proxy_arp: u64,
+    /// Flows deleted because a link on their path went, or their host
+    /// moved or went.
+    pub flows_deleted: u64,
+    /// Times the routes were computed.
+    pub computations: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    paths: AtomicU64,
+    floods: AtomicU64,
+    loop_drops: AtomicU64,
+    proxy_arp: AtomicU64,
+    flows_deleted: AtomicU64,
+    computations: AtomicU64,
+}
+
+/// The flows routing installed: which switches have a flow towards which
+/// host, and the links each one's path crosses from that switch on.
+#[derive(Default)]
+struct Installed {
+    flows: HashMap<(DatapathId, MacAddr), Vec<Link>>,
+    by_link: HashMap<Link, HashSet<(DatapathId, MacAddr)>>,
+    by_mac: HashMap<MacAddr, HashSet<DatapathId>>,
+}
+
+impl Installed {
+    fn add(&mut self, dpid: DatapathId, mac: MacAddr, links: Vec<Link>) {
+        self.remove(dpid, mac);
+        for l in &links {
+            self.by_link
+                .entry(l.canonical())
+                .or_default()
+                .insert((dpid, mac));
+        }
+        self.by_mac.entry(mac).or_default().insert(dpid);
+        self.flows.insert((dpid, mac), links);
+    }
+
+    fn remove(&mut self, dpid: DatapathId, mac: MacAddr) -> bool {
+        let Some(links) = self.flows.remove(&(dpid, mac)) else {
+            return false;
+        };
+        for l in links {
+            if let Some(s) = self.by_link.get_mut(&l.canonical()) {
+                s.remove(&(dpid, mac));
+                if s.is_empty() {
+                    self.by_link.remove(&l.canonical());
+                }
+            }
+        }
+        if let Some(s) = self.by_mac.get_mut(&mac) {
+            s.remove(&dpid);
+            if s.is_empty() {
+                self.by_mac.remove(&mac);
+            }
+        }
+        true
+    }
+}
+
+/// The routing application.
+pub struct RoutingApp {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    cfg: RoutingConfig,
+    net: OnceLock<Network>,
+    installed: Mutex<Installed>,
+    /// The hosts as routing last saw them, to tell moves.
+    hosts: Mutex<Option<Versioned<Hosts>>>,
+    counters: Counters,
+}
+
+impl RoutingApp {
+    /// Routing with these settings.
+    pub fn new(cfg: RoutingConfig) -> RoutingApp {
+        RoutingApp {
+            inner: Arc::new(Inner {
+                cfg,
+                net: OnceLock::new(),
+                installed: Mutex::new(Installed::default()),
+                hosts: Mutex::new(None),
+                counters: Counters::default(),
+            }),
+        }
+    }
+
+    /// What it has done so far.
+    pub fn counters(&self) -> RoutingCounters {
+        let c = &self.inner.counters;
+        let r = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        RoutingCounters {
+            paths: r(&c.paths),
+            floods: r(&c.floods),
+            loop_drops: r(&c.loop_drops),
+            proxy_arp: r(&c.proxy_arp),
+            flows_deleted: r(&c.flows_deleted),
+            computations: r(&c.computations),
+        }
+    }
+
+    /// How many flows routing believes are installed.
+    pub fn installed_flows(&self) -> usize {
+        lock(&self.inner.installed).flows.len()
+    }
+}
+
+/// The match of routing's flows towards host `mac`.
+fn towards(mac: MacAddr) -> MatchSpec {
+    MatchSpec::Fields(MatchFields {
+        eth_dst: Some(mac),
+        ..MatchFields::ANY
+    })
+}
+
+impl Inner {
+    fn flow<'a>(&self, mac: MacAddr, actions: &'a [ActionSpec]) -> FlowSpec<'a> {
+        FlowSpec {
+            match_: towards(mac),
+            priority: self.cfg.priority,
+            idle_timeout: self.cfg.idle_timeout,
+            hard_timeout: 0,
+            cookie: Cookie(0),
+            buffer_id: None,
+            flags: FLOW_SEND_FLOW_REM,
+            actions,
+        }
+    }
+
+    /// New routes for a new topology; flows across links that went are
+    /// deleted.
+    fn recompute(&self, net: &Network, snapshot: &Snapshot) {
+        let Some(topo) = snapshot.get::<Topology>() else {
+            return;
+        };
+        let old = snapshot.get::<Routes>();
+        let routes = Routes::compute(topo.clone());
+        if let Some(hosts) = snapshot.get::<Hosts>() {
+            routes.prepare(hosts.by_mac.values().map(|h| h.at.dpid));
+        }
+        self.counters.computations.fetch_add(1, Ordering::Relaxed);
+        if let Err(e) = net.publish(Publish::new().view(routes)) {
+            tracing::error!(error = %e, "cannot publish the routes");
+        }
+        let Some(old) = old else {
+            return;
+        };
+        let now: BTreeSet<Link> = topo.bidirectional_links().collect();
+        let gone: Vec<Link> = old
+            .topology()
+            .bidirectional_links()
+            .filter(|l| !now.contains(l))
+            .collect();
+        if gone.is_empty() {
+            return;
+        }
+        let mut installed = lock(&self.installed);
+        let mut doomed: BTreeSet<(DatapathId, MacAddr)> = BTreeSet::new();
+        for l in &gone {
+            if let Some(flows) = installed.by_link.get(l) {
+                doomed.extend(flows.iter().copied());
+            }
+        }
+        for (dpid, mac) in doomed {
+            installed.remove(dpid, mac);
+            self.delete_flow(net, &topo, old.topology(), dpid, mac);
+        }
+    }
+
+    /// Deletes routing's flow towards `mac` on switch `dpid`.
+    fn delete_flow(
+        &self,
+        net: &Network,
+        now: &Topology,
+        before: &Topology,
+        dpid: DatapathId,
+        mac: MacAddr,
+    ) {
+        let Some(s) = now
+            .switches
+            .get(&dpid)
+            .or_else(|| before.switches.get(&dpid))
+        else {
+            return;
+        };
+        if net.delete_flows(s.id, &towards(mac), PortNo::ANY).is_ok() {
+            self.counters.flows_deleted.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Deletes the flows towards hosts that moved or went.
+    fn follow_hosts(&self, net: &Network, snapshot: &Snapshot) {
+        let Some(hosts) = snapshot.get::<Hosts>() else {
+            return;
+        };
+        let before = lock(&self.hosts).replace(hosts.clone());
+        let Some(before) = before else {
+            return;
+        };
+        let Some(topo) = snapshot.get::<Topology>() else {
+            return;
+        };
+        let mut installed = lock(&self.installed);
+        for (mac, h) in &before.by_mac {
+            if hosts.get(mac).is_some_and(|now| now.at == h.at) {
+                continue;
+            }
+            let switches: Vec<DatapathId> = installed
+                .by_mac
+                .get(mac)
+                .map(|s| s.iter().copied().collect())
+                .unwrap_or_default();
+            for dpid in switches {
+                installed.remove(dpid, *mac);
+                self.delete_flow(net, &topo, &topo, dpid, *mac);
+            }
+        }
+    }
+
+    /// Installs the path from the packet-in's switch to host `dst`'s
+    /// port, last hop first, and sends the packet on.
+    fn forward(
+        &self,
+        sw: &mut SwitchCtx<'_>,
+        pi: &PacketIn<'_>,
+        routes: &Routes,
+        dst: MacAddr,
+        at: PortRef,
+    ) {
+        let here = sw.dpid();
+        let Some(path) = routes.path(here, at.dpid) else {
+            sw.drop_packet(pi);
+            return;
+        };
+        let mut hops = path.clone();
+        hops.push(at);
+        if hops[0].port == pi.in_port() {
+            // The host is behind the port the packet came in by.
+            sw.drop_packet(pi);
+            return;
+        }
+        let topo = routes.topology();
+        let net = sw.net().clone();
+        let mut installed = lock(&self.installed);
+        for (i, hop) in hops.iter().enumerate().rev() {
+            let links = routes.path_links(&path[i.min(path.len())..]);
+            installed.add(hop.dpid, dst, links);
+            let output = [ActionSpec::output(hop.port)];
+            if i == 0 {
+                let flow = FlowSpec {
+                    buffer_id: pi.buffer_id(),
+                    ..self.flow(dst, &output)
+                };
+                sw.add_flow(&flow);
+                if pi.buffer_id().is_none() {
+                    sw.packet_out(&PacketOut {
+                        payload: Payload::Frame(pi.data()),
+                        in_port: pi.in_port(),
+                        actions: &output,
+                    });
+                }
+            } else if let Some(s) = topo.switches.get(&hop.dpid) {
+                let _ = net.add_flow(s.id, &self.flow(dst, &output));
+            }
+        }
+        self.counters.paths.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Sends the packet over the spanning tree from here.
+    fn flood(&self, sw: &mut SwitchCtx<'_>, pi: &PacketIn<'_>, routes: &Routes) {
+        match routes.flood_ports(sw.dpid(), pi.in_port()) {
+            None => {
+                self.counters.loop_drops.fetch_add(1, Ordering::Relaxed);
+                sw.drop_packet(pi);
+            }
+            Some(ports) if ports.is_empty() => sw.drop_packet(pi),
+            Some(ports) => {
+                let actions: Vec<ActionSpec> = ports.into_iter().map(ActionSpec::output).collect();
+                sw.packet_out(&PacketOut {
+                    payload: pi.payload(),
+                    in_port: pi.in_port(),
+                    actions: &actions,
+                });
+                self.counters.floods.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Answers an ARP request for a known host from the controller; true
+    /// if it did.
+    fn proxy_arp(&self, sw: &mut SwitchCtx<'_>, pi: &PacketIn<'_>, hosts: &Hosts) -> bool {
+        let L3::Arp(arp) = &pi.key().network else {
+            return false;
+        };
+        if arp.op != 1 {
+            return false;
+        }
+        let Some(target) = hosts.by_ipv4(arp.tpa) else {
+            return false;
+        };
+        let reply = arp_reply(target.mac, arp.tpa, arp.sha, arp.spa);
+        sw.packet_out(&PacketOut {
+            payload: Payload::Frame(&reply),
+            in_port: PortNo::CONTROLLER,
+            actions: &[ActionSpec::output(pi.in_port())],
+        });
+        sw.drop_packet(pi);
+        self.counters.proxy_arp.fetch_add(1, Ordering::Relaxed);
+        true
+    }
+}
+
+/// An ARP reply from `sha`/`spa` to `tha`/`tpa` (RFC 826).
+fn arp_reply(sha: MacAddr, spa: Ipv4Addr, tha: MacAddr, tpa: Ipv4Addr) -> Vec<u8> {
+    let mut f = Vec::with_capacity(60);
+    f.extend_from_slice(&tha.0);
+    f.extend_from_slice(&sha.0);
+    f.extend_from_slice(&0x0806u16.to_be_bytes());
+    f.extend_from_slice(&[0, 1, 8, 0, 6, 4, 0, 2]);
+    f.extend_from_slice(&sha.0);
+    f.extend_from_slice(&spa.octets());
+    f.extend_from_slice(&tha.0);
+    f.extend_from_slice(&tpa.octets());
+    // Ethernet's minimum frame (without FCS).
+    f.resize(60, 0);
+    f
+}
+
+impl App for RoutingApp {
+    type Switch = ();
+
+    fn name(&self) -> &str {
+        "routing"
+    }
+
+    fn views(&self) -> ViewAccess {
+        ViewAccess::none()
+            .reads::<Topology>()
+            .reads::<Hosts>()
+            .writes::<Routes>()
+    }
+
+    fn start(&self, net: &Network) {
+        let _ = self.inner.net.set(net.clone());
+    }
+
+    fn switch_up(&self, _sw: &mut SwitchCtx<'_>) {}
+
+    fn view_changed(&self, net: &Network, snapshot: &Snapshot, changes: &[Change]) {
+        if changes.iter().any(|c| c.view == ViewId::of::<Topology>()) {
+            self.inner.recompute(net, snapshot);
+        }
+        if changes.iter().any(|c| c.view == ViewId::of::<Hosts>()) {
+            self.inner.follow_hosts(net, snapshot);
+        }
+    }
+
+    fn packet_in(&self, batch: &mut PacketInBatch<'_, ()>) {
+        let inner = &self.inner;
+        let Some(net) = inner.net.get() else {
+            return;
+        };
+        let snapshot = net.snapshot();
+        let (Some(routes), hosts) = (snapshot.get::<Routes>(), snapshot.get::<Hosts>()) else {
+            // No topology yet: nowhere to send anything.
+            batch.for_each(|sw, _, pi| sw.drop_packet(pi));
+            return;
+        };
+        // The hosts published by `devices` in this very batch are newer
+        // than the snapshot; read the latest when a destination is unknown.
+        batch.for_each(|sw, _, pi| {
+            let Some(dst) = pi.eth_dst() else {
+                sw.drop_packet(pi);
+                return;
+            };
+            let hosts = if hosts.as_ref().is_some_and(|h| h.get(&dst).is_some()) {
+                hosts.clone()
+            } else {
+                net.view::<Hosts>()
+            };
+            let at_edge = routes
+                .topology()
+                .is_edge_port(PortRef::new(sw.dpid(), pi.in_port()));
+            if dst.is_multicast() {
+                let proxied = inner.cfg.proxy_arp
+                    && at_edge
+                    && hosts.as_ref().is_some_and(|h| inner.proxy_arp(sw, pi, h));
+                if !proxied {
+                    inner.flood(sw, pi, &routes);
+                }
+                return;
+            }
+            match hosts.as_ref().and_then(|h| h.get(&dst)) {
+                Some(h) => inner.forward(sw, pi, &routes, dst, h.at),
+                None => inner.flood(sw, pi, &routes),
+            }
+        });
+    }
+
+    fn message(&self, sw: &mut SwitchCtx<'_>, _: &mut (), msg: &Message) -> Verdict {
+        // A flow of ours expired: forget it.
+        let Some((cookie, mask)) = sw.net().own_cookie() else {
+            return Verdict::Continue;
+        };
+        let (flow_cookie, dst) = match msg {
+            Message::V10(v10::Message::FlowRemoved(f)) => (f.cookie, Some(f.match_.dl_dst)),
+            Message::V13(v13::Message::FlowRemoved(f)) => (
+                f.cookie,
+                f.match_.fields.iter().find_map(|o| match o {
+                    v13::Oxm::EthDst { value, mask: None } => Some(*value),
+                    _ => None,
+                }),
+            ),
+            _ => return Verdict::Continue,
+        };
+        if flow_cookie.0 & mask != cookie.0 {
+            return Verdict::Continue;
+        }
+        if let Some(dst) = dst {
+            lock(&self.inner.installed).remove(sw.dpid(), dst);
+        }
+        Verdict::Stop
+    }
+}

@@ -1,0 +1,395 @@
+//! The network services (topology, devices, routing) running a network of
+//! software switches in one process (`baton-testbed`): discovery on a chain
+//! and a ring, hosts at their true attachment points, broadcasts over the
+//! spanning tree with no storm and no duplicate, shortest paths, reroute
+//! after a cut, rediscovery after repair, in both OpenFlow versions.
+
+use baton_apps::devices::{DevicesApp, DevicesConfig};
+use baton_apps::routes::Routes;
+use baton_apps::routing::{RoutingApp, RoutingConfig};
+use baton_apps::topology::{TopologyApp, TopologyConfig};
+use baton_apps::views::{Hosts, Link, PortRef, Topology};
+use baton_openflow::{DatapathId, MacAddr, PortNo, Version};
+use baton_runtime::AnyApp;
+use baton_testbed::{Port, Sw, Testbed, arp_reply, arp_request, udp};
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+const BOTH: [Version; 2] = [Version::V10, Version::V13];
+
+struct Net {
+    tb: Testbed,
+    topology: Arc<TopologyApp>,
+    routing: Arc<RoutingApp>,
+    devices: Arc<DevicesApp>,
+    /// Host number -> its port.
+    hosts: Vec<Port>,
+}
+
+fn mac(h: usize) -> MacAddr {
+    MacAddr([0x02, 0, 0, 0, 0, h as u8 + 1])
+}
+
+fn ip(h: usize) -> [u8; 4] {
+    [10, 0, 0, h as u8 + 1]
+}
+
+impl Net {
+    /// Switches with `ports` ports each, the cables between them, and one
+    /// host on each listed port.
+    fn build(
+        version: Version,
+        switches: usize,
+        ports: u32,
+        cables: &[(Port, Port)],
+        hosts: &[Port],
+    ) -> Net {
+        let topology = Arc::new(TopologyApp::new(TopologyConfig::default()));
+        let devices = Arc::new(DevicesApp::new(DevicesConfig::default()));
+        let routing = Arc::new(RoutingApp::new(RoutingConfig::default()));
+        let mut tb = Testbed::new(vec![
+            AnyApp::from(topology.clone()),
+            AnyApp::from(devices.clone()),
+            AnyApp::from(routing.clone()),
+        ]);
+        for s in 0..switches {
+            tb.switch(s as u64 + 1, version, ports);
+        }
+        for &(a, b) in cables {
+            tb.cable(a, b);
+        }
+        // Discovery: probes at once, ports settled after half a second.
+        tb.advance(Duration::from_millis(600));
+        Net {
+            tb,
+            topology,
+            routing,
+            devices,
+            hosts: hosts.to_vec(),
+        }
+    }
+
+    fn topo(&mut self) -> Arc<Topology> {
+        self.tb
+            .harness()
+            .snapshot()
+            .get::<Topology>()
+            .unwrap()
+            .arc()
+            .clone()
+    }
+
+    fn links(&mut self) -> BTreeSet<(Port, Port)> {
+        let t = self.topo();
+        t.bidirectional_links()
+            .map(|l| (port_of(l.src), port_of(l.dst)))
+            .collect()
+    }
+
+    /// Host `from` talks to host `to`: an ARP exchange, then a UDP frame;
+    /// returns how many copies of the UDP frame `to` received.
+    fn talk(&mut self, from: usize, to: usize, tag: u8) -> usize {
+        let (a, b) = (self.hosts[from], self.hosts[to]);
+        self.tb.clear_received();
+        self.tb.send(a, &arp_request(mac(from), ip(from), ip(to)));
+        let got_request = self.tb.received(b).len();
+        // The reply, whether the request came or was answered by proxy.
+        self.tb
+            .send(b, &arp_reply(mac(to), ip(to), mac(from), ip(from)));
+        let replies = self.tb.received(a).len();
+        assert!(
+            got_request <= 1 && replies >= 1,
+            "{from}->{to}: request {got_request}, replies {replies}"
+        );
+        let frame = udp(mac(from), ip(from), mac(to), ip(to), tag);
+        self.tb.send(a, &frame);
+        self.tb
+            .received(b)
+            .into_iter()
+            .filter(|f| f == &frame)
+            .count()
+    }
+}
+
+fn port_of(p: PortRef) -> Port {
+    (Sw(p.dpid.0 as usize - 1), p.port.0)
+}
+
+fn canonical(cables: &[(Port, Port)]) -> BTreeSet<(Port, Port)> {
+    cables
+        .iter()
+        .map(|&(a, b)| if a <= b { (a, b) } else { (b, a) })
+        .collect()
+}
+
+/// s1 - s2 - s3, a host on port 1 of each.
+fn chain(version: Version) -> (Net, Vec<(Port, Port)>) {
+    let cables = vec![((Sw(0), 2), (Sw(1), 2)), ((Sw(1), 3), (Sw(2), 2))];
+    let hosts = [(Sw(0), 1), (Sw(1), 1), (Sw(2), 1)];
+    (Net::build(version, 3, 3, &cables, &hosts), cables)
+}
+
+/// s1 - s2 - s3 - s4 - s1, a host on port 1 of each.
+fn ring(version: Version) -> (Net, Vec<(Port, Port)>) {
+    let cables = vec![
+        ((Sw(0), 2), (Sw(1), 3)),
+        ((Sw(1), 2), (Sw(2), 3)),
+        ((Sw(2), 2), (Sw(3), 3)),
+        ((Sw(3), 2), (Sw(0), 3)),
+    ];
+    let hosts = [(Sw(0), 1), (Sw(1), 1), (Sw(2), 1), (Sw(3), 1)];
+    (Net::build(version, 4, 3, &cables, &hosts), cables)
+}
+
+#[test]
+fn a_chain_is_discovered_and_every_pair_talks() {
+    for version in BOTH {
+        let (mut n, cables) = chain(version);
+        assert_eq!(n.links(), canonical(&cables), "{version}");
+        for a in 0..3 {
+            for b in 0..3 {
+                if a != b {
+                    assert_eq!(n.talk(a, b, (a * 3 + b) as u8), 1, "{version}: {a} -> {b}");
+                }
+            }
+        }
+        // Every host is where it is.
+        let hosts = n.tb.harness().snapshot().get::<Hosts>().unwrap();
+        for (h, &(sw, port)) in n.hosts.iter().enumerate() {
+            let at = hosts.get(&mac(h)).expect("host known").at;
+            assert_eq!(at, PortRef::new(DatapathId(sw.0 as u64 + 1), PortNo(port)));
+        }
+        assert_eq!(n.devices.counters().moved, 0);
+    }
+}
+
+#[test]
+fn a_ring_floods_without_a_storm_and_every_pair_talks_once() {
+    for version in BOTH {
+        let (mut n, cables) = ring(version);
+        assert_eq!(n.links(), canonical(&cables), "{version}");
+        // A broadcast reaches every other host exactly once.
+        n.tb.clear_received();
+        n.tb.send(n.hosts[0], &arp_request(mac(0), ip(0), [10, 0, 0, 99]));
+        for h in 1..4 {
+            assert_eq!(n.tb.received(n.hosts[h]).len(), 1, "{version}: host {h}");
+        }
+        assert_eq!(n.tb.network().looped, 0, "{version}: no storm");
+        for a in 0..4 {
+            for b in 0..4 {
+                if a != b {
+                    assert_eq!(n.talk(a, b, (a * 4 + b) as u8), 1, "{version}: {a} -> {b}");
+                }
+            }
+        }
+        assert!(n.routing.counters().paths > 0);
+    }
+}
+
+#[test]
+fn a_cut_reroutes_and_a_repair_is_rediscovered() {
+    for version in BOTH {
+        let (mut n, cables) = ring(version);
+        // Host 0 (s1) to host 1 (s2) goes over the s1-s2 cable.
+        assert_eq!(n.talk(0, 1, 1), 1);
+        let direct = cables[0];
+        n.tb.set_cable(direct.0, direct.1, false);
+        assert!(!n.links().contains(&direct), "{version}: link gone at once");
+        let deleted = n.routing.counters().flows_deleted;
+        assert!(deleted > 0, "{version}: flows across the cut deleted");
+        // The next packet goes the long way round.
+        let frame = udp(mac(0), ip(0), mac(1), ip(1), 2);
+        n.tb.clear_received();
+        n.tb.send(n.hosts[0], &frame);
+        assert_eq!(n.tb.received(n.hosts[1]), vec![frame.clone()], "{version}");
+        // Repaired: rediscovered within a probe interval, used again.
+        n.tb.set_cable(direct.0, direct.1, true);
+        n.tb.advance(Duration::from_secs(6));
+        assert!(n.links().contains(&direct), "{version}: rediscovered");
+        assert_eq!(n.talk(0, 1, 3), 1);
+        let routes = n.tb.harness().snapshot().get::<Routes>().unwrap();
+        assert_eq!(routes.path(DatapathId(1), DatapathId(2)).unwrap().len(), 1);
+    }
+}
+
+#[test]
+fn flows_are_installed_last_hop_first_and_carry_the_packet() {
+    let (mut n, _) = chain(Version::V13);
+    assert_eq!(n.talk(0, 2, 1), 1);
+    // The flows are in place: the next packet needs no controller.
+    let paths = n.routing.counters().paths;
+    let frame = udp(mac(0), ip(0), mac(2), ip(2), 9);
+    n.tb.send(n.hosts[0], &frame);
+    assert_eq!(n.tb.received(n.hosts[2]), vec![frame]);
+    assert_eq!(n.routing.counters().paths, paths);
+    assert!(n.routing.installed_flows() >= 3);
+}
+
+#[test]
+fn a_host_that_moves_is_found_at_its_new_port() {
+    let (mut n, _) = chain(Version::V10);
+    assert_eq!(n.talk(0, 2, 1), 1);
+    // Host 2 moves from s3 port 1 to s2 port 1 (host 1 has left it).
+    n.hosts[2] = (Sw(1), 1);
+    n.tb.send(n.hosts[2], &arp_request(mac(2), ip(2), ip(0)));
+    let hosts = n.tb.harness().snapshot().get::<Hosts>().unwrap();
+    assert_eq!(
+        hosts.get(&mac(2)).unwrap().at,
+        PortRef::new(DatapathId(2), PortNo(1))
+    );
+    assert_eq!(n.devices.counters().moved, 1);
+    // Traffic follows it.
+    let frame = udp(mac(0), ip(0), mac(2), ip(2), 5);
+    n.tb.clear_received();
+    n.tb.send(n.hosts[0], &frame);
+    assert_eq!(n.tb.received((Sw(1), 1)), vec![frame]);
+}
+
+#[test]
+fn a_host_relaying_probes_fabricates_no_link() {
+    let (mut n, cables) = chain(Version::V10);
+    // Hosts talk, so their ports are host ports.
+    assert_eq!(n.talk(0, 2, 1), 1);
+    // Host 0 captures the probes sent to it and host 2 replays them, as
+    // a pair of colluding hosts would to fake a link s1:1 - s3:1.
+    n.tb.clear_received();
+    n.tb.advance(Duration::from_secs(5));
+    let probes: Vec<Vec<u8>> =
+        n.tb.received(n.hosts[0])
+            .into_iter()
+            .filter(|f| f[12..14] == [0x88, 0xcc])
+            .collect();
+    assert!(!probes.is_empty(), "s1 probes its host port too");
+    for p in &probes {
+        n.tb.send(n.hosts[2], p);
+    }
+    assert_eq!(n.links(), canonical(&cables), "no fabricated link");
+    assert!(n.topology.counters().host_port >= 1);
+    assert_eq!(n.talk(0, 2, 2), 1);
+    let t = n.topo();
+    let fake = Link {
+        src: PortRef::new(DatapathId(1), PortNo(1)),
+        dst: PortRef::new(DatapathId(3), PortNo(1)),
+    };
+    assert!(t.links().all(|l| l != fake));
+}
+
+#[test]
+fn routes_never_cross_a_link_their_topology_lacks_while_links_flap() {
+    for version in BOTH {
+        let (mut n, cables) = ring(version);
+        let mut up = vec![true; cables.len()];
+        let mut x: u32 = 0x2545_f491;
+        let mut rand = move |m: u32| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x % m
+        };
+        for a in 0..4 {
+            n.tb.send(n.hosts[a], &arp_request(mac(a), ip(a), [10, 0, 0, 99]));
+        }
+        for step in 0..80 {
+            if rand(3) == 0 {
+                let c = rand(cables.len() as u32) as usize;
+                up[c] = !up[c];
+                n.tb.set_cable(cables[c].0, cables[c].1, up[c]);
+                n.tb.advance(Duration::from_millis(600));
+            }
+            let (a, b) = (rand(4) as usize, rand(4) as usize);
+            if a == b {
+                continue;
+            }
+            let frame = udp(mac(a), ip(a), mac(b), ip(b), step as u8);
+            n.tb.clear_received();
+            n.tb.send(n.hosts[a], &frame);
+            let got =
+                n.tb.received(n.hosts[b])
+                    .into_iter()
+                    .filter(|f| *f == frame)
+                    .count();
+            // On a ring, two hosts are cut off only with two cables down on
+            // both sides of them; they get the frame once if connected.
+            let connected = reachable(&up, a, b);
+            assert_eq!(
+                got,
+                usize::from(connected),
+                "{version} step {step}: {a} -> {b}, cables {up:?}"
+            );
+            assert_eq!(n.tb.network().looped, 0, "{version} step {step}");
+            // No flow of any switch sends towards a link that is not in the
+            // topology the routes were computed from.
+            let routes = n.tb.harness().snapshot().get::<Routes>().unwrap();
+            let topo = routes.topology().clone();
+            for s in 0..4 {
+                let dpid = DatapathId(s as u64 + 1);
+                for p in n.tb.flow_outputs(Sw(s)) {
+                    let port = PortRef::new(dpid, PortNo(p));
+                    if p == 1 || p > 0xff00 {
+                        continue; // the host port, the controller
+                    }
+                    assert!(
+                        topo.link_from(port).is_some(),
+                        "{version} step {step}: a flow on s{} outputs to {port}, not a link of topology v{}",
+                        s + 1,
+                        topo.version()
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Whether hosts `a` and `b` of the ring are connected with these cables
+/// up (cable i joins switch i and i + 1).
+fn reachable(up: &[bool], a: usize, b: usize) -> bool {
+    let n = up.len();
+    let clockwise = (0..n).all(|k| {
+        let s = (a + k) % n;
+        s == b || (s + n - a) % n >= (b + n - a) % n || up[s]
+    });
+    let anticlockwise = (0..n).all(|k| {
+        let s = (a + n - k) % n;
+        s == b || (a + n - s) % n >= (a + n - b) % n || up[(s + n - 1) % n]
+    });
+    clockwise || anticlockwise
+}
+
+#[test]
+fn silent_hosts_age_out_and_links_teach_no_hosts() {
+    let topology = Arc::new(TopologyApp::new(TopologyConfig::default()));
+    let devices = Arc::new(DevicesApp::new(DevicesConfig {
+        host_timeout: Duration::from_secs(30),
+        refresh: Duration::from_secs(1),
+    }));
+    let mut tb = Testbed::new(vec![
+        AnyApp::from(topology.clone()),
+        AnyApp::from(devices.clone()),
+        AnyApp::new(RoutingApp::new(RoutingConfig::default())),
+    ]);
+    tb.switch(1, Version::V10, 2);
+    tb.switch(2, Version::V10, 2);
+    tb.cable((Sw(0), 2), (Sw(1), 2));
+    tb.advance(Duration::from_millis(600));
+    tb.send((Sw(0), 1), &arp_request(mac(0), ip(0), ip(1)));
+    tb.send((Sw(1), 1), &arp_request(mac(1), ip(1), ip(0)));
+    let hosts = tb.harness().snapshot().get::<Hosts>().unwrap();
+    assert_eq!(
+        hosts.len(),
+        2,
+        "the floods that crossed the link taught nothing"
+    );
+    let h0 = hosts.get(&mac(0)).unwrap();
+    assert_eq!(h0.at, PortRef::new(DatapathId(1), PortNo(1)));
+    assert_eq!(h0.ipv4.iter().next().map(|a| a.octets()), Some(ip(0)));
+    // Host 1 keeps talking, host 0 falls silent.
+    for _ in 0..4 {
+        tb.advance(Duration::from_secs(10));
+        tb.send((Sw(1), 1), &arp_request(mac(1), ip(1), ip(0)));
+    }
+    let hosts = tb.harness().snapshot().get::<Hosts>().unwrap();
+    assert!(hosts.get(&mac(0)).is_none());
+    assert!(hosts.get(&mac(1)).is_some());
+    assert_eq!(devices.counters().aged, 1);
+}
