@@ -18,8 +18,9 @@
 
 use crate::context::{PacketInBatch, RawBatch, SwitchCtx};
 use crate::env::{Change, Snapshot, ViewAccess};
-use crate::network::{Network, SwitchInfo};
+use crate::network::Network;
 use crate::session::PortChange;
+use crate::switch::SwitchInfo;
 use baton_openflow::neutral::{Message, PortDesc};
 use std::any::Any;
 use std::sync::Arc;
@@ -141,7 +142,7 @@ impl<A: App> From<Arc<A>> for AnyApp {
 
 /// FNV-1a of `name`, folded to 16 bits; 0 is left for flows no
 /// application installed.
-fn cookie_tag(name: &str) -> u16 {
+pub(crate) fn cookie_tag(name: &str) -> u16 {
     let mut h: u32 = 0x811c_9dc5;
     for b in name.bytes() {
         h ^= u32::from(b);

@@ -5,14 +5,15 @@
 //! itself travels beside it (`io.rs`).
 
 use crate::framing::RecvBuffer;
-use crate::network::{SwitchId, SwitchInfo};
 use crate::session::Session;
+use crate::switch::{SwitchId, SwitchInfo};
 use std::any::Any;
 use std::net::SocketAddr;
 
 /// One application's state for one switch (its `App::Switch`, boxed);
-/// `None` until the application saw the switch come up.
-pub(crate) type AppState = Option<Box<dyn Any + Send>>;
+/// `None` until the application saw the switch come up, or while it is
+/// stopped.
+pub(crate) type AppSwitchState = Option<Box<dyn Any + Send>>;
 
 /// One switch connection, without its socket.
 #[derive(Debug)]
@@ -29,7 +30,9 @@ pub(crate) struct Connection {
     /// with one system call when the batch is flushed (Beacon Alg. 2).
     pub out: Vec<u8>,
     /// Per-application state, by pipeline position.
-    pub states: Vec<AppState>,
+    pub states: Vec<AppSwitchState>,
+    /// The pipeline generation the states match.
+    pub generation: u64,
 }
 
 impl Connection {
@@ -43,6 +46,7 @@ impl Connection {
             recv: RecvBuffer::default(),
             out: Vec::new(),
             states: Vec::new(),
+            generation: 0,
         }
     }
 

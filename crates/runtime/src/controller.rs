@@ -7,16 +7,19 @@ use crate::config::Config;
 use crate::conn::Connection;
 use crate::env::Environment;
 use crate::io::{Clock, shut};
-use crate::network::{Fabric, Network, SendError, SwitchId, SwitchInfo, Timers};
+use crate::network::{Fabric, Network, Timers};
 use crate::pipeline::Pipeline;
+use crate::requests::Requests;
+use crate::sched::Readiness;
 use crate::session::{CloseReason, SessionConfig};
 use crate::stats::WorkerStats;
+use crate::switch::{SendError, SwitchId, SwitchInfo};
 use crate::sync::lock;
 use crate::table::{Kill, SwitchTable, Task, TaskState};
 use baton_openflow::{DatapathId, Version, Xid};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 /// The running controller, as its threads share it.
@@ -33,6 +36,9 @@ pub(crate) struct Controller {
     /// The BDU in nanoseconds; changeable while running.
     pub bdu_ns: AtomicU64,
     pub clock: Clock,
+    /// How to hand the scheduler a switch to serve (set once the
+    /// scheduler's threads exist).
+    pub readiness: OnceLock<Arc<Readiness>>,
 }
 
 /// The [`Network`] of a running controller.
@@ -41,6 +47,7 @@ pub(crate) struct RuntimeFabric {
     pub running: AtomicBool,
     pub timers: Timers,
     pub env: Environment,
+    pub requests: Requests,
     xids: AtomicU32,
 }
 
@@ -91,6 +98,10 @@ impl Fabric for RuntimeFabric {
     fn env(&self) -> &Environment {
         &self.env
     }
+
+    fn requests(&self) -> &Requests {
+        &self.requests
+    }
 }
 
 impl Controller {
@@ -100,6 +111,7 @@ impl Controller {
             running: AtomicBool::new(true),
             timers: Timers::default(),
             env: Environment::default(),
+            requests: Requests::default(),
             xids: AtomicU32::new(1),
         });
         let net = Network::new(fabric.clone());
@@ -122,6 +134,19 @@ impl Controller {
                 .map(|_| Arc::new(WorkerStats::default()))
                 .collect(),
             clock: Clock::new(),
+            readiness: OnceLock::new(),
+        }
+    }
+
+    /// Has every connected switch served soon, input or not (after an
+    /// application stopped or started, so each reconciles its states).
+    pub fn wake_all(&self) {
+        if let Some(r) = self.readiness.get() {
+            for (i, slot) in self.table.used() {
+                if slot.state() != TaskState::Free {
+                    r.ready(&self.table, i);
+                }
+            }
         }
     }
 
@@ -186,6 +211,7 @@ impl Controller {
         let was_up = conn.session.features().is_some();
         conn.session.close();
         let info = conn.info();
+        self.fabric.requests.switch_gone(id);
         if was_up {
             let mut dpids = lock(&self.dpids);
             if dpids.get(&info.dpid) == Some(&id) {

@@ -7,6 +7,7 @@
 //! release a batch; everything a message goes through is here or in the
 //! modules this one calls, once.
 
+use crate::batch::{Batch, MsgRef};
 use crate::config::Batching;
 use crate::conn::Connection;
 use crate::context::BatchSwitches;
@@ -14,12 +15,13 @@ use crate::controller::Controller;
 use crate::framing::ReadOutcome;
 use crate::ibt::Ibt;
 use crate::io;
-use crate::network::SwitchId;
-use crate::pipeline::{Batch, MsgRef};
 use crate::session::CloseReason;
 use crate::stats::WorkerStats;
+use crate::switch::SwitchId;
 use crate::sync::lock;
 use crate::table::{OutQueue, SwitchTable, Task};
+use baton_openflow::Xid;
+use baton_openflow::neutral::Message;
 use std::net::TcpStream;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, TryLockError};
@@ -71,6 +73,11 @@ impl BatchSwitches for HeldSwitches<'_> {
         if let Some(h) = self.held.get(i) {
             self.ctl.switch_up(h.idx, &h.conn);
         }
+    }
+
+    fn reply(&mut self, i: usize, xid: Xid, msg: Message) -> Option<Message> {
+        let h = self.held.get(i)?;
+        self.ctl.fabric.requests.offer(h.conn.id, xid, msg)
     }
 }
 
@@ -291,6 +298,9 @@ impl Engine {
         let n = self.batch.len();
         let full = n >= self.ibt.threshold() as usize;
         let ctl = self.ctl.clone();
+        for h in &mut self.held {
+            ctl.pipeline.reconcile(&mut h.conn);
+        }
         self.batch.process(
             &mut HeldSwitches {
                 held: &mut self.held,
@@ -301,11 +311,18 @@ impl Engine {
         );
         self.poll_timeouts(now);
         // Counted before the replies are written, so whoever has a
-        // switch's replies finds its messages counted.
+        // switch's replies finds its messages counted; the ports the
+        // operator reads follow the sessions'.
         for h in &mut self.held {
-            let c = &ctl.table.slots[h.idx].counters;
-            c.rx_msgs.fetch_add(u64::from(h.rx), Ordering::Relaxed);
+            let slot = &ctl.table.slots[h.idx];
+            slot.counters
+                .rx_msgs
+                .fetch_add(u64::from(h.rx), Ordering::Relaxed);
             h.rx = 0;
+            if h.conn.session.take_ports_changed() {
+                let ports: Vec<_> = h.conn.session.ports().cloned().collect();
+                *lock(&slot.ports) = std::sync::Arc::from(ports);
+            }
         }
         self.flush();
         let elapsed = started.elapsed();

@@ -7,7 +7,7 @@
 //! Nothing else in the runtime makes a system call on a switch's socket.
 
 use crate::framing::{ReadOutcome, RecvBuffer};
-use crate::network::{SendError, SwitchId};
+use crate::switch::{SendError, SwitchId};
 use crate::sync::lock;
 use crate::table::{Kill, OutQueue, Slot, SwitchTable};
 use baton_openflow::DatapathId;
@@ -99,6 +99,18 @@ pub(crate) fn shut(stream: &TcpStream) {
     let _ = stream.shutdown(Shutdown::Both);
 }
 
+/// How many whole OpenFlow messages `bytes` holds (it holds only whole
+/// ones: what the runtime writes).
+fn count_messages(bytes: &[u8]) -> u64 {
+    let mut n = 0;
+    let mut rest = bytes;
+    while let Ok(Some(len)) = baton_openflow::frame(rest) {
+        n += 1;
+        rest = &rest[len..];
+    }
+    n
+}
+
 fn token(id: SwitchId) -> Token {
     Token(id.index())
 }
@@ -130,6 +142,9 @@ impl SwitchTable {
         let Some(stream) = q.stream.clone() else {
             return Err(SendError::Gone);
         };
+        slot.counters
+            .tx_msgs
+            .fetch_add(count_messages(bytes), Ordering::Relaxed);
         if q.pending.is_empty() {
             slot.counters.tx_writes.fetch_add(1, Ordering::Relaxed);
             match (&*stream).write(bytes) {

@@ -2,9 +2,9 @@
 //! messages and bytes, per-worker batch sizes and batching
 //! delay, and IBT over time.
 //!
-//! Workers update atomics once per batch; [`Snapshot`] copies them out.
+//! Workers update atomics once per batch; [`Statistics`] copies them out.
 
-use crate::network::SwitchId;
+use crate::switch::SwitchId;
 use crate::sync::lock;
 use crate::table::{SwitchTable, TaskState};
 use baton_openflow::DatapathId;
@@ -103,7 +103,7 @@ pub struct SwitchSnapshot {
 
 /// Everything at one instant.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Snapshot {
+pub struct Statistics {
     /// Per worker (for the shared-queue scheduler, the reader thread is
     /// not included).
     pub workers: Vec<WorkerSnapshot>,
@@ -111,8 +111,8 @@ pub struct Snapshot {
     pub switches: Vec<SwitchSnapshot>,
 }
 
-impl Snapshot {
-    pub(crate) fn take(table: &SwitchTable, workers: &[std::sync::Arc<WorkerStats>]) -> Snapshot {
+impl Statistics {
+    pub(crate) fn take(table: &SwitchTable, workers: &[std::sync::Arc<WorkerStats>]) -> Statistics {
         let switches = table
             .used()
             .filter_map(|(i, s)| {
@@ -130,7 +130,7 @@ impl Snapshot {
                 })
             })
             .collect();
-        Snapshot {
+        Statistics {
             workers: workers.iter().map(|w| w.snapshot()).collect(),
             switches,
         }
