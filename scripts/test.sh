@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every check a submission must pass: formatting, lints, and the whole
 # test suite (unit, property, the ovs-ofctl agreement test, fuzz-corpus
-# regression). Tests that need Debian packages install them themselves.
+# regression, the end-to-end tests against Open vSwitch in crates/netlab).
+# Tests that need Debian packages install them themselves; run as root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo fmt --all -- --check
