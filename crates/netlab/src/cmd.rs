@@ -124,8 +124,26 @@ impl Cmd {
             s.push(' ');
             s.push_str(&quote(a));
         }
+        if let Some(input) = &self.stdin {
+            let text = String::from_utf8_lossy(input);
+            s.push_str(&format!(" <<< {}", quote(&shorten(&text, 400))));
+        }
         s
     }
+}
+
+/// `text` on one line (newlines become `; `), cut to about `max` bytes
+/// with its full length said.
+pub(crate) fn shorten(text: &str, max: usize) -> String {
+    let one_line = text.trim_end().replace('\n', "; ");
+    if one_line.len() <= max {
+        return one_line;
+    }
+    let mut end = max;
+    while !one_line.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... ({} bytes)", &one_line[..end], one_line.len())
 }
 
 /// `arg` quoted for a POSIX shell when it needs to be.
@@ -176,7 +194,7 @@ impl Output {
     /// The command, how it ended and the end of what it printed: the text
     /// a failure message carries.
     pub fn describe(&self) -> String {
-        let mut s = format!("ran: {}\n", self.cmdline);
+        let mut s = format!("ran: {}\n", shorten(&self.cmdline, SHOWN_BYTES));
         let how = match self.exit {
             Exit::Code(c) => format!("exit status {c}"),
             Exit::Signal(sig) => format!("killed by signal {sig}"),
@@ -225,6 +243,9 @@ mod tests {
         assert_eq!(quote(""), "''");
         let c = Cmd::new("ping").args(["-c", "1"]).host("h1");
         assert_eq!(c.display(), "[h1] ping -c 1");
+        let script = Cmd::new("sh").stdin("ip link\nip addr\n");
+        assert_eq!(script.display(), "[lab] sh <<< 'ip link; ip addr'");
+        assert_eq!(shorten(&"x".repeat(10), 4), "xxxx... (10 bytes)");
     }
 
     #[test]

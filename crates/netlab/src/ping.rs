@@ -285,24 +285,44 @@ impl Lab {
         }
     }
 
-    /// Pings between every ordered pair of hosts with an address, eight
-    /// pings at a time, each as [`Lab::ping`] does (with at most `timeout`
-    /// for each group of eight).
+    /// Pings between every ordered pair of hosts, eight pings at a time,
+    /// each as [`Lab::ping`] does (with at most `timeout` for each group of
+    /// eight).
     pub fn ping_all(&self, count: u32, timeout: Duration) -> Result<PingMatrix> {
-        let hosts = self.hosts();
-        let mut todo = Vec::new();
-        for a in &hosts {
-            for b in &hosts {
-                if a.name != b.name {
-                    todo.push((a.name.clone(), b.name.clone(), b.ip));
+        let names: Vec<String> = self.hosts().into_iter().map(|h| h.name).collect();
+        let mut pairs = Vec::new();
+        for a in &names {
+            for b in &names {
+                if a != b {
+                    pairs.push((a.clone(), b.clone()));
                 }
             }
         }
+        self.ping_pairs(&pairs, count, timeout)
+    }
+
+    /// Pings from each pair's first host to its second's address, as
+    /// [`Lab::ping_all`] does.
+    pub fn ping_pairs(
+        &self,
+        pairs: &[(String, String)],
+        count: u32,
+        timeout: Duration,
+    ) -> Result<PingMatrix> {
+        let hosts = self.hosts();
+        let ip_of = |name: &str| {
+            hosts
+                .iter()
+                .find(|h| h.name == name)
+                .map(|h| h.ip)
+                .ok_or_else(|| Error::new(format!("there is no host `{name}`")))
+        };
         let mut matrix = PingMatrix::default();
-        for wave in todo.chunks(PARALLEL) {
-            let mut running = Vec::new();
+        for wave in pairs.chunks(PARALLEL) {
             let started = std::time::Instant::now();
-            for (from, to, ip) in wave {
+            let mut running = Vec::new();
+            for (from, to) in wave {
+                let ip = ip_of(to)?;
                 running.push((
                     from,
                     to,
@@ -315,7 +335,7 @@ impl Lab {
                 matrix.pairs.push(PairPing {
                     from: from.clone(),
                     to: to.clone(),
-                    to_ip: *ip,
+                    to_ip: ip,
                     report,
                 });
             }

@@ -2,7 +2,7 @@
 //! thread per stream, its exit awaited by another, and its whole process
 //! tree killed when it is dropped or runs past its time.
 
-use crate::cmd::{Cmd, Exit, Output};
+use crate::cmd::{Cmd, Exit, Output, shorten};
 use crate::error::{Error, Result};
 use crate::procfs;
 use std::io::{Read, Write};
@@ -64,9 +64,12 @@ impl Proc {
             })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let mut child = command
-            .spawn()
-            .map_err(|e| Error::new(format!("could not start `{cmdline}`: {e}")))?;
+        let mut child = command.spawn().map_err(|e| {
+            Error::new(format!(
+                "could not start `{}`: {e}",
+                shorten(&cmdline, 2000)
+            ))
+        })?;
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 stdout: Vec::new(),

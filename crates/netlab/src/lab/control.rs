@@ -93,6 +93,12 @@ impl Lab {
     /// Waits until the lab holds at least `n` established TCP connections
     /// to port `port` (OVS's own `is_connected` lags by up to 5 s;
     /// OVS-NOTES) and returns how long that took.
+    ///
+    /// The kernel establishes a connection before the controller accepts
+    /// it: this says the switches reached the controller, not that the
+    /// controller took them (`ovs-testcontroller` serves at most 16
+    /// switches and leaves the rest established but unanswered). Wait for
+    /// the controller's own word (its log) where that matters.
     pub fn wait_connections(&self, port: u16, n: usize, timeout: Duration) -> Result<Duration> {
         let start = Instant::now();
         loop {
@@ -161,6 +167,19 @@ impl Lab {
         self.exec(Cmd::new("ovs-appctl").args(["--timeout=10", "revalidator/purge"]))
             .map(drop)
             .context(|| "purging the datapath flows")
+    }
+
+    /// The process id (as the machine sees it) of the lab's process whose
+    /// program is `name` (`ovs-vswitchd`), to read its CPU time or memory
+    /// from `/proc`; the first found if there are several.
+    pub fn daemon_pid(&self, name: &str) -> Option<u32> {
+        procfs::all_pids().into_iter().find(|&p| {
+            procfs::ns_inode(p, "pid") == Some(self.pid_ns)
+                && procfs::cmdline(p).is_some_and(|c| {
+                    let program = c.split(' ').next().unwrap_or("");
+                    program.rsplit('/').next() == Some(name)
+                })
+        })
     }
 
     /// Waits until something in the lab listens on TCP port `port` (a

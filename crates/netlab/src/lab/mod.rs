@@ -9,7 +9,7 @@ mod control;
 pub use build::Counters;
 
 use crate::cleanup::{self, LabInfo};
-use crate::cmd::{Cmd, Output, Place, tail};
+use crate::cmd::{Cmd, Output, Place, shorten, tail};
 use crate::deps;
 use crate::error::{Error, Result};
 use crate::holder::Holder;
@@ -26,9 +26,15 @@ use std::time::{Duration, Instant};
 /// How many commands the journal keeps for a failure's diagnostics.
 const JOURNAL_LEN: usize = 60;
 
+/// How much of a command line a journal entry shows.
+const JOURNAL_LINE: usize = 300;
+
 /// How long closing a lab may take before its processes are killed
-/// outright (it takes about a second with OVS running).
-const TEARDOWN_TIMEOUT: Duration = Duration::from_secs(20);
+/// outright. The kernel takes most of it, destroying the lab's devices
+/// when its namespace goes: ~0.1 s for a chain of 3, ~1 s for a k=4 fat
+/// tree (20 bridges, 48 links), ~9 s for k=8 (80 bridges, 384 links) on a
+/// 2-vCPU VM (BENCHMARKS.md).
+const TEARDOWN_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// How often connection, listening and teardown states are polled.
 const POLL: Duration = Duration::from_millis(10);
@@ -164,7 +170,10 @@ impl Lab {
             }
         }
         let p = Proc::start(self.command(&cmd), &cmd, true)?;
-        self.note(format!("spawned: {}", short(&cmd.display())));
+        self.note(format!(
+            "spawned: {}",
+            shorten(&cmd.display(), JOURNAL_LINE)
+        ));
         Ok(p)
     }
 
@@ -177,7 +186,10 @@ impl Lab {
             Ok(o) => format!("{:?} in {:.3} s", o.exit, o.elapsed.as_secs_f64()),
             Err(_) => "timed out".to_string(),
         };
-        self.note(format!("ran: {} -> {status}", short(p.cmdline())));
+        self.note(format!(
+            "ran: {} -> {status}",
+            shorten(p.cmdline(), JOURNAL_LINE)
+        ));
         out
     }
 
@@ -189,8 +201,10 @@ impl Lab {
 
     /// Runs a shell script in the lab (`sh -e -x`: it stops at the first
     /// failing line, and the trace shows which).
+    /// The script goes to the shell's standard input: one argument may
+    /// not exceed 128 KiB, and a k=10 fat tree's script does.
     fn script(&self, script: &str) -> Result<Output> {
-        self.exec(Cmd::new("sh").args(["-e", "-x", "-c", script]))
+        self.exec(Cmd::new("sh").args(["-e", "-x"]).stdin(script))
     }
 
     // ------------------------------------------------- diagnostics, end
@@ -271,17 +285,4 @@ impl Drop for Lab {
             eprintln!("netlab: {e}");
         }
     }
-}
-
-/// A command line cut to a journal line's length.
-fn short(cmdline: &str) -> String {
-    let one_line = cmdline.replace('\n', "; ");
-    if one_line.len() <= 300 {
-        return one_line;
-    }
-    let mut end = 300;
-    while !one_line.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}... ({} bytes)", &one_line[..end], one_line.len())
 }

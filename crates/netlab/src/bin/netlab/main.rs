@@ -2,23 +2,30 @@
 //!
 //! ```text
 //! netlab hold TOPOLOGY [--controller TARGET]... [--standalone] [--rstp]
+//! netlab measure [--runs N] [TOPOLOGY...]
 //! ```
-//! builds TOPOLOGY (`single:N`, `linear:N`, `ring:N`, `fat-tree:K`) in a
-//! new laboratory, prints how to find and enter it (`dir=`, `holder=`,
-//! `netns=`, `enter=`) and `ready`, then keeps it until its standard input
-//! closes (or it is killed: the lab goes with it).
+//! `hold` builds TOPOLOGY (`single:N`, `linear:N`, `ring:N`, `fat-tree:K`)
+//! in a new laboratory, prints how to find and enter it (`dir=`,
+//! `holder=`, `netns=`, `enter=`) and `ready`, then keeps it until its
+//! standard input closes (or it is killed: the lab goes with it).
+//! `measure` times building topologies (default: linear:3, ring:4,
+//! fat-tree:4) and prints a Markdown table (see `measure.rs`).
+
+mod measure;
 
 use baton_netlab::{FailMode, Lab, SpanningTree, SwitchOptions, Topology};
 use std::io::Read;
 use std::process::ExitCode;
 
 const USAGE: &str = "usage: netlab hold TOPOLOGY [--controller TARGET]... [--standalone] [--rstp]
+       netlab measure [--runs N] [TOPOLOGY...]
   TOPOLOGY: single:N | linear:N | ring:N | fat-tree:K";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("hold") => hold(&args[1..]),
+        Some("measure") => measure::main(&args[1..]),
         _ => Err(USAGE.to_string()),
     };
     match result {
