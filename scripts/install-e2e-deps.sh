@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the end-to-end laboratory (crates/netlab) runs: Open vSwitch
 # (ovsdb-server, ovs-vswitchd, ovs-vsctl, ovs-ofctl), ovs-testcontroller,
-# ping, ethtool, ip, ss, tcpdump, unshare, nsenter, and openssl (test
-# certificates for OpenFlow over TLS). crates/netlab/src/deps.rs lists the
+# ping, ethtool, ip, ss, tcpdump, unshare, nsenter, openssl (test
+# certificates for OpenFlow over TLS) and python3 (frames forged by hand). crates/netlab/src/deps.rs lists the
 # same tools and runs this script when one is missing.
 #
 # Idempotent and fast when everything is present: it checks for each tool
@@ -26,6 +26,7 @@ TOOLS=(
     "unshare:util-linux"
     "nsenter:util-linux"
     "openssl:openssl"
+    "python3:python3"
 )
 
 have() {

@@ -24,6 +24,7 @@ pub const TOOLS: &[(&str, &str)] = &[
     ("unshare", "util-linux"),
     ("nsenter", "util-linux"),
     ("openssl", "openssl"),
+    ("python3", "python3"),
 ];
 
 /// The script that installs [`TOOLS`].

@@ -66,7 +66,7 @@
 //!   ([`Lab::diagnostics`]).
 //!
 //! ## Modules
-//! - [`topo`]: topologies as data.
+//! - [`topo`]: topologies as data (`ids`: datapath ids, MAC addresses).
 //! - [`cmd`]: commands, their output, running processes.
 //! - [`ovs`]: switch options, daemons, `ovs-vsctl` arguments, TLS files.
 //! - [`ping`]: one-shot, all-pairs and continuous pings, parsed.
@@ -100,6 +100,7 @@ pub mod cmd;
 mod deps;
 mod error;
 mod holder;
+mod ids;
 mod lab;
 mod net;
 pub mod ovs;

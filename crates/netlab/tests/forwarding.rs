@@ -1,9 +1,10 @@
 //! The laboratory against tools nobody here wrote: Open vSwitch as a
 //! plain switch, Open vSwitch under `ovs-testcontroller` (over TCP with
 //! OpenFlow 1.0, and over TLS), a Linux bridge on a veth-only switch's
-//! ends, and a link cut and restored under a continuous ping. Each checks
-//! what the lab set up with an independent tool (`ovs-ofctl`, `ip`,
-//! `ethtool`) as well as the traffic. Run as root.
+//! ends, a forged LLDP frame from a host seen by `tcpdump`, and a link cut
+//! and restored under a continuous ping. Each checks what the lab set up
+//! with an independent tool (`ovs-ofctl`, `ip`, `ethtool`, `tcpdump`) as
+//! well as the traffic. Run as root.
 
 use baton_netlab::{Cmd, FailMode, Lab, OfVersion, Proc, Reply, SwitchOptions, Topology};
 use std::time::{Duration, SystemTime};
@@ -223,6 +224,42 @@ fn a_veth_only_switch_leaves_named_ends_for_a_software_switch() {
     .unwrap();
     let r = lab.ping("h1", "10.0.0.2", 3, 10 * SECOND).unwrap();
     assert!(r.is_clean(), "{r}\n{}", r.output);
+}
+
+/// An LLDP frame made by hand (chassis: h1's MAC, port id `forged`).
+const FORGE_LLDP: &str = r#"
+import socket, struct
+def tlv(kind, value):
+    return struct.pack("!H", kind << 9 | len(value)) + value
+src = bytes.fromhex("000000000001")
+lldp = tlv(1, b"\x04" + src) + tlv(2, b"\x07forged") + tlv(3, struct.pack("!H", 120)) + tlv(0, b"")
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind(("h1-eth0", 0))
+s.send(bytes.fromhex("0180c200000e") + src + struct.pack("!H", 0x88CC) + lldp)
+"#;
+
+#[test]
+fn a_frame_forged_on_a_host_reaches_the_switch_port() {
+    let lab = Lab::new().unwrap();
+    lab.build(&Topology::single(2), &SwitchOptions::new())
+        .unwrap();
+    let mut capture = lab
+        .spawn(Cmd::new("tcpdump").args(["-c", "1", "-nev", "-i", "s1-eth1", "ether proto 0x88cc"]))
+        .unwrap();
+    capture
+        .wait_for_output("listening on s1-eth1", 10 * SECOND)
+        .unwrap();
+    lab.exec(Cmd::new("python3").args(["-c", FORGE_LLDP]).host("h1"))
+        .unwrap();
+    let out = capture.wait_timeout(10 * SECOND).unwrap();
+    assert!(out.success(), "{}", out.describe());
+    for want in ["00:00:00:00:00:01 > 01:80:c2:00:00:0e", "LLDP", "forged"] {
+        assert!(
+            out.stdout.contains(want),
+            "`{want}` not in:\n{}",
+            out.stdout
+        );
+    }
 }
 
 /// A link cut and restored in a chain of three bridges under

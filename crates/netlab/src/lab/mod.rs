@@ -71,6 +71,14 @@ pub struct Lab {
     closed: bool,
 }
 
+// Checked at compile time: a test may ping from one thread while it cuts
+// links from another, and hand a running command to a thread.
+const _: () = {
+    const fn shared<T: Send + Sync>() {}
+    shared::<Lab>();
+    shared::<Proc>();
+};
+
 impl Lab {
     /// Makes an empty laboratory: namespaces, a loopback, nothing else
     /// (~10 ms). Needs root; installs the tools it lacks

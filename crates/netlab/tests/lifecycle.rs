@@ -1,4 +1,5 @@
-//! Nothing of a lab outlives it: not when it is dropped, and not when the
+//! A lab's life: it refuses to start without root, saying why, and
+//! nothing of it outlives it: not when it is dropped, and not when the
 //! process that made it is killed with SIGKILL. Checked from the machine's
 //! own namespaces: no process in the lab's namespaces or naming its
 //! directory (the OVS daemons do), no mount of its namespaces, and the
@@ -193,4 +194,28 @@ fn a_lab_whose_process_is_killed_leaves_nothing() {
     assert!(!info.dir.exists());
     assert_eq!(leftovers(&info), Vec::<String>::new());
     assert_eq!(machine_state(), machine);
+}
+
+#[test]
+fn without_root_a_lab_refuses_to_start_and_says_why() {
+    // A copy of `netlab` that user nobody may run, wherever the build is.
+    let dir = std::env::temp_dir().join(format!("netlab-nobody-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = dir.join("netlab");
+    std::fs::copy(env!("CARGO_BIN_EXE_netlab"), &exe).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    for p in [&dir, &exe] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(&exe)
+        .args(["hold", "single:1"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("setpriv runs");
+    std::fs::remove_dir_all(&dir).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("must run as root"), "{stderr}");
 }
