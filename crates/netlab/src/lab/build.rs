@@ -40,11 +40,12 @@ impl Lab {
             .context(|| format!("linking {a} port {a_port} to {b} port {b_port}"))
     }
 
-    /// Makes a whole topology, its switches as `opts` says, in three
-    /// steps: one script for the hosts and veth pairs, one `ovs-vsctl`
-    /// transaction for every bridge and port. Links may also join nodes
-    /// added before. [`Topology::switch_links`] and
-    /// [`Topology::host_attachments`] then say what was made.
+    /// Makes a whole topology, its switches as `opts` says, in two steps
+    /// (after starting OVS if needed): one shell script for the hosts and
+    /// veth pairs, one `ovs-vsctl` transaction for every bridge and port.
+    /// Links may also join nodes added before. [`Topology::switch_links`]
+    /// and [`Topology::host_attachments`] then say what was made. If it
+    /// fails, the lab may hold part of the topology: make a new lab.
     pub fn build(&self, topo: &Topology, opts: &SwitchOptions) -> Result<()> {
         let st = self.state();
         for name in topo
