@@ -279,6 +279,20 @@ impl Control {
         Ok(())
     }
 
+    /// Changes some of an application's settings ([`crate::App::configure`]):
+    /// all or, with an error naming the key, none.
+    pub fn configure_app(
+        &self,
+        name: &str,
+        changes: &serde_json::Value,
+    ) -> Result<(), ControlError> {
+        let i = self.app(name)?;
+        self.ctl
+            .pipeline
+            .configure(i, changes)
+            .map_err(ControlError::Invalid)
+    }
+
     /// The scheduler and each worker's batching.
     pub fn scheduler(&self) -> SchedulerStatus {
         SchedulerStatus {

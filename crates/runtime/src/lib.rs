@@ -78,7 +78,7 @@ mod runtime;
 mod sync;
 mod table;
 
-pub use app::{AnyApp, App, Verdict};
+pub use app::{AnyApp, App, Verdict, no_settings};
 pub use config::{Batching, Config, SchedulerKind, parse_duration, parse_weight};
 pub use context::{Events, PacketInBatch, SwitchCtx, WrongVersion};
 pub use event::PacketIn;

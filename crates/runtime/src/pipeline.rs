@@ -42,7 +42,7 @@ pub enum Lifecycle {
 }
 
 /// An application's standing, for the operator.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AppStatus {
     /// Its name.
     pub name: String,
@@ -56,6 +56,10 @@ pub struct AppStatus {
     pub reads: Vec<&'static str>,
     /// The views it writes.
     pub writes: Vec<&'static str>,
+    /// Its counters ([`crate::App::counters`]).
+    pub counters: Vec<(&'static str, u64)>,
+    /// Its settings ([`crate::App::settings`]).
+    pub settings: serde_json::Value,
 }
 
 struct Entry {
@@ -119,6 +123,8 @@ impl Pipeline {
                     cookie_tag: e.app.cookie_tag(),
                     reads: access.read_views().iter().map(|v| v.name()).collect(),
                     writes: access.written_views().iter().map(|v| v.name()).collect(),
+                    counters: e.app.erased().counters(),
+                    settings: e.app.settings(),
                 }
             })
             .collect()
@@ -176,6 +182,26 @@ impl Pipeline {
         tracing::info!(app = self.apps[i].app.name(), "application stopped");
         self.halt(i, Lifecycle::Stopped);
         true
+    }
+
+    /// Changes application `i`'s settings ([`crate::App::configure`]),
+    /// running or not; a panic is the application's failure, as anywhere.
+    pub fn configure(&self, i: usize, changes: &serde_json::Value) -> Result<(), String> {
+        let e = &self.apps[i];
+        match catch_unwind(AssertUnwindSafe(|| e.app.configure(changes))) {
+            Ok(Ok(())) => {
+                tracing::info!(app = e.app.name(), %changes, "application settings changed");
+                Ok(())
+            }
+            Ok(Err(why)) => Err(why),
+            Err(payload) => {
+                let msg = panic_message(&*payload);
+                tracing::error!(app = e.app.name(), panic = %msg, "application panicked; stopped");
+                e.panics.fetch_add(1, Ordering::Relaxed);
+                self.halt(i, Lifecycle::Failed(msg.clone()));
+                Err(format!("the application panicked: {msg}"))
+            }
+        }
     }
 
     /// Starts application `i` again; false if it was running.
