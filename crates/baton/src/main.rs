@@ -35,7 +35,7 @@ enum Command {
 
 #[derive(Args)]
 struct SwitchArgs {
-    /// Datapath id (decimal, or hex with 0x).
+    /// Datapath id: 00:00:00:00:00:00:00:01, decimal, or hex with 0x.
     #[arg(long, value_parser = parse_dpid)]
     dpid: u64,
     /// OpenFlow version: 10 or 13.
@@ -53,11 +53,7 @@ struct SwitchArgs {
 }
 
 fn parse_dpid(s: &str) -> Result<u64, String> {
-    match s.strip_prefix("0x") {
-        Some(h) => u64::from_str_radix(h, 16),
-        None => s.parse(),
-    }
-    .map_err(|e| format!("bad datapath id {s:?}: {e}"))
+    s.parse::<baton_openflow::DatapathId>().map(|d| d.0)
 }
 
 fn parse_version(s: &str) -> Result<baton_openflow::Version, String> {
@@ -111,7 +107,7 @@ struct RunArgs {
     #[arg(long, default_value = "15s", value_parser = parse_duration)]
     echo_timeout: Duration,
     /// Give a datapath WEIGHT service chances per round (repeatable),
-    /// e.g. --weight 0a=4.
+    /// e.g. --weight 00:00:00:00:00:00:00:0a=4 (or 0xa=4, or 10=4).
     #[arg(long = "weight", value_name = "DPID=WEIGHT", value_parser = parse_weight)]
     weights: Vec<(baton_openflow::DatapathId, u32)>,
     /// Log a statistics line this often (0: never).
@@ -183,7 +179,7 @@ fn switch(args: SwitchArgs) -> i32 {
             return 1;
         }
     };
-    tracing::info!(dpid = %format!("{:016x}", args.dpid), version = %args.version, "baton switch running");
+    tracing::info!(dpid = %baton_openflow::DatapathId(args.dpid), version = %args.version, "baton switch running");
     match runner.run(&stop) {
         Ok(()) => {
             tracing::info!("stopping");
