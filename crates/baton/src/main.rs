@@ -56,6 +56,19 @@ fn parse_dpid(s: &str) -> Result<u64, String> {
     s.parse::<baton_openflow::DatapathId>().map(|d| d.0)
 }
 
+/// Where to serve the API, if anywhere.
+#[derive(Clone, Copy)]
+struct ApiAddr(Option<SocketAddr>);
+
+fn parse_api_addr(s: &str) -> Result<ApiAddr, String> {
+    if s == "off" {
+        return Ok(ApiAddr(None));
+    }
+    s.parse()
+        .map(|a| ApiAddr(Some(a)))
+        .map_err(|e| format!("bad API address {s:?}: {e} (ADDR:PORT or off)"))
+}
+
 fn parse_version(s: &str) -> Result<baton_openflow::Version, String> {
     match s {
         "10" | "1.0" => Ok(baton_openflow::Version::V10),
@@ -110,6 +123,9 @@ struct RunArgs {
     /// e.g. --weight 00:00:00:00:00:00:00:0a=4 (or 0xa=4, or 10=4).
     #[arg(long = "weight", value_name = "DPID=WEIGHT", value_parser = parse_weight)]
     weights: Vec<(baton_openflow::DatapathId, u32)>,
+    /// Serve the REST API on ADDR:PORT, or `off`.
+    #[arg(long, value_name = "ADDR:PORT|off", default_value = "127.0.0.1:8080", value_parser = parse_api_addr)]
+    api: ApiAddr,
     /// Log a statistics line this often (0: never).
     #[arg(long, default_value = "0s", value_parser = parse_duration)]
     stats_interval: Duration,
@@ -230,6 +246,22 @@ fn run(args: RunArgs) -> i32 {
             return 1;
         }
     };
+    let api = match args.api.0 {
+        None => None,
+        Some(addr) => {
+            let opts = baton_operator::ApiOptions { addr };
+            match baton_operator::ApiServer::start(runtime.control(), opts) {
+                Ok(server) => Some(server),
+                Err(e) => {
+                    eprintln!(
+                        "baton: cannot serve the API on {addr}: {e} (choose another with --api ADDR:PORT, or --api off)"
+                    );
+                    runtime.stop();
+                    return 1;
+                }
+            }
+        }
+    };
     let addrs: Vec<String> = runtime
         .local_addrs()
         .iter()
@@ -263,6 +295,9 @@ fn run(args: RunArgs) -> i32 {
         }
     }
     tracing::info!("stopping");
+    if let Some(api) = api {
+        api.stop();
+    }
     runtime.stop();
     0
 }
