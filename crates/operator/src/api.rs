@@ -8,14 +8,24 @@ mod network;
 mod switches;
 
 use crate::error::ApiError;
-use crate::server::Shared;
 use axum::Json;
 use axum::Router;
 use axum::routing::get;
 use baton_openflow::DatapathId;
+use baton_runtime::control::Control;
+use std::time::Instant;
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
+
+/// The state every handler shares.
+#[derive(Clone)]
+pub(crate) struct Shared {
+    /// The controller.
+    pub control: Control,
+    /// When the API started.
+    pub started: Instant,
+}
 
 #[derive(OpenApi)]
 #[openapi(

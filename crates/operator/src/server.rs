@@ -6,7 +6,7 @@
 //! pool. The listener is bound before [`ApiServer::start`] returns, so a
 //! taken port is an error at start, not a log line later.
 
-use crate::api;
+use crate::api::{self, Shared};
 use baton_runtime::control::Control;
 use std::io;
 use std::net::{SocketAddr, TcpListener};
@@ -27,15 +27,6 @@ impl Default for ApiOptions {
             addr: SocketAddr::from(([127, 0, 0, 1], 8080)),
         }
     }
-}
-
-/// The state every handler shares.
-#[derive(Clone)]
-pub(crate) struct Shared {
-    /// The controller.
-    pub control: Control,
-    /// When the API started.
-    pub started: Instant,
 }
 
 /// The running API server; dropping it stops it.

@@ -1,7 +1,7 @@
 //! `GET /api/v1/apps`: the applications, in pipeline order.
 
+use super::Shared;
 use crate::model::App;
-use crate::server::Shared;
 use axum::Json;
 use axum::extract::State;
 

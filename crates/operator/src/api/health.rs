@@ -1,7 +1,7 @@
 //! `GET /api/v1/health`.
 
+use super::Shared;
 use crate::model::Health;
-use crate::server::Shared;
 use axum::Json;
 use axum::extract::State;
 

@@ -1,8 +1,8 @@
 //! `GET /api/v1/topology` and `GET /api/v1/hosts`: the network
 //! applications' views, as the environment holds them now.
 
+use super::Shared;
 use crate::model::{Host, Hosts, Link, Topology};
-use crate::server::Shared;
 use axum::Json;
 use axum::extract::State;
 use baton_apps::views;

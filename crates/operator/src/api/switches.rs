@@ -1,9 +1,9 @@
 //! `GET /api/v1/switches` and `GET /api/v1/switches/{dpid}`.
 
+use super::Shared;
 use super::parse_dpid;
 use crate::error::ApiError;
 use crate::model::{ErrorBody, Switch};
-use crate::server::Shared;
 use axum::Json;
 use axum::extract::{Path, State};
 
