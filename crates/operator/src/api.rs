@@ -3,6 +3,7 @@
 //! the document cannot drift from the code.
 
 mod apps;
+mod events;
 mod health;
 mod network;
 mod switches;
@@ -25,6 +26,8 @@ pub(crate) struct Shared {
     pub control: Control,
     /// When the API started.
     pub started: Instant,
+    /// Turns true when the server shuts down: open event streams end.
+    pub closing: tokio::sync::watch::Receiver<bool>,
 }
 
 #[derive(OpenApi)]
@@ -51,6 +54,7 @@ fn parts() -> (Router<Shared>, utoipa::openapi::OpenApi) {
         .routes(routes!(network::hosts))
         .routes(routes!(apps::list))
         .routes(routes!(health::health))
+        .routes(routes!(events::events))
         .split_for_parts()
 }
 

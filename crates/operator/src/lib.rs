@@ -3,7 +3,8 @@
 //! Everything an operator uses to see and steer baton without reading its
 //! logs (Beacon §3.2-4 and §7: its web UI and REST were what its users
 //! used most): a REST API under `/api/v1` described by an OpenAPI
-//! document generated from the code. It builds on the runtime's
+//! document generated from the code and a live feed of server-sent
+//! events. It builds on the runtime's
 //! [`baton_runtime::control::Control`] handle and the applications' views;
 //! the runtime and the applications know nothing of HTTP.
 //!
@@ -12,8 +13,10 @@
 //!   one-worker tokio runtime; calls that wait for switches run on its
 //!   blocking pool, never on the controller's workers).
 //! - `api`: the routes, one module per resource (`switches`, `network`
-//!   for topology and hosts, `apps`, `health`), and the OpenAPI document.
-//! - [`model`]: what the API sends and receives, as JSON.
+//!   for topology and hosts, `apps`, `health`, `events` for the live
+//!   feed), and the OpenAPI document.
+//! - [`model`]: what the API sends and receives, as JSON
+//!   ([`model::live`]: what the live feed sends).
 //! - `error`: [`ApiError`], a status and a message that says what was
 //!   wrong.
 #![deny(missing_docs)]

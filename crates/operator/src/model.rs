@@ -5,6 +5,8 @@
 //! Datapath ids are strings `00:00:00:00:00:00:00:01`, Ethernet addresses
 //! `00:00:00:00:00:01`, durations seconds as numbers.
 
+pub mod live;
+
 use baton_apps::views::{Host as HostView, Link as LinkView, PortRef};
 use baton_openflow::neutral::PortDesc;
 use baton_runtime::control::SwitchStatus;

@@ -12,7 +12,7 @@ use std::io;
 use std::net::{SocketAddr, TcpListener};
 use std::thread::JoinHandle;
 use std::time::Instant;
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, watch};
 
 /// Where and how the API is served.
 #[derive(Debug, Clone)]
@@ -49,9 +49,11 @@ impl ApiServer {
             .thread_name("baton-api")
             .enable_all()
             .build()?;
+        let (closing, closing_rx) = watch::channel(false);
         let shared = Shared {
             control,
             started: Instant::now(),
+            closing: closing_rx,
         };
         let (shutdown, stopped) = oneshot::channel::<()>();
         let thread = std::thread::Builder::new()
@@ -67,8 +69,10 @@ impl ApiServer {
                     };
                     let app = api::router(shared);
                     let served = axum::serve(listener, app)
-                        .with_graceful_shutdown(async {
+                        .with_graceful_shutdown(async move {
                             let _ = stopped.await;
+                            // Event streams never end by themselves.
+                            let _ = closing.send(true);
                         })
                         .await;
                     if let Err(e) = served {
