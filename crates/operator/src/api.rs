@@ -71,6 +71,7 @@ pub(crate) fn router(shared: Shared) -> Router {
             "/api/v1/openapi.json",
             get(move || async move { Json(doc) }),
         )
+        .merge(crate::ui::routes())
         .fallback(|| async { ApiError::not_found("no such path; see /api/v1/openapi.json") })
         .with_state(shared)
 }

@@ -3,8 +3,8 @@
 //! Everything an operator uses to see and steer baton without reading its
 //! logs (Beacon §3.2-4 and §7: its web UI and REST were what its users
 //! used most): a REST API under `/api/v1` described by an OpenAPI
-//! document generated from the code and a live feed of server-sent
-//! events. It builds on the runtime's
+//! document generated from the code, a live feed of server-sent events,
+//! and a web UI drawn from that feed. It builds on the runtime's
 //! [`baton_runtime::control::Control`] handle and the applications' views;
 //! the runtime and the applications know nothing of HTTP.
 //!
@@ -17,6 +17,7 @@
 //!   feed), and the OpenAPI document.
 //! - [`model`]: what the API sends and receives, as JSON
 //!   ([`model::live`]: what the live feed sends).
+//! - `ui`: the web UI at `/`, its files compiled into the binary.
 //! - `error`: [`ApiError`], a status and a message that says what was
 //!   wrong.
 #![deny(missing_docs)]
@@ -25,6 +26,7 @@ mod api;
 mod error;
 pub mod model;
 pub mod server;
+mod ui;
 
 pub use error::ApiError;
 pub use server::{ApiOptions, ApiServer};

@@ -1,6 +1,8 @@
-//! The live feed against a running controller (no switches): what a
-//! feed's first events hold, how soon a change is sent, and that stopping
-//! the server ends open feeds instead of waiting for them.
+//! The web UI's files and the live feed against a running controller (no
+//! switches: the browser test in `crates/baton/tests/ui.rs` draws a real
+//! Open vSwitch network): what `/` and `/ui/...` serve, what a feed's
+//! first event holds, and that stopping the server ends open feeds
+//! instead of waiting for them.
 
 use baton_operator::{ApiOptions, ApiServer};
 use baton_runtime::{Config, Runtime};
@@ -28,6 +30,22 @@ fn start(apps: &[&str]) -> (ApiServer, Runtime) {
     )
     .unwrap();
     (api, runtime)
+}
+
+/// GET `path`: status, content type, CSP and body.
+fn get(api: &ApiServer, path: &str) -> (u16, String, Option<String>, String) {
+    let url = format!("http://{}{path}", api.local_addr());
+    let resp = match ureq::get(&url).call() {
+        Ok(r) => r,
+        Err(ureq::Error::Status(_, r)) => r,
+        Err(e) => panic!("GET {url}: {e}"),
+    };
+    (
+        resp.status(),
+        resp.header("content-type").unwrap_or("").to_string(),
+        resp.header("content-security-policy").map(str::to_string),
+        resp.into_string().unwrap(),
+    )
 }
 
 /// Opens the live feed with a plain socket; returns the reader past the
@@ -69,6 +87,36 @@ fn next_snapshot(r: &mut BufReader<TcpStream>) -> Value {
             return serde_json::from_str(data).unwrap();
         }
     }
+}
+
+#[test]
+fn the_page_and_its_files_are_served_from_the_binary() {
+    let (api, runtime) = start(&["topology", "devices"]);
+    let (code, mime, csp, body) = get(&api, "/");
+    assert_eq!(code, 200);
+    assert!(mime.starts_with("text/html"), "{mime}");
+    assert!(body.contains("<script type=\"module\" src=\"/ui/app.js\">"));
+    let csp = csp.expect("the page has a Content-Security-Policy");
+    assert!(csp.contains("default-src 'self'"), "{csp}");
+
+    for (path, want) in [
+        ("/ui/app.js", "text/javascript"),
+        ("/ui/vendor/cytoscape.esm.min.mjs", "text/javascript"),
+        ("/ui/vendor/uPlot.min.css", "text/css"),
+    ] {
+        let (code, mime, _, body) = get(&api, path);
+        assert_eq!(code, 200, "{path}");
+        assert!(mime.starts_with(want), "{path}: {mime}");
+        assert!(!body.is_empty(), "{path}");
+    }
+    let (code, _, _, body) = get(&api, "/ui/../Cargo.toml");
+    assert_eq!(code, 404, "{body}");
+    let (code, mime, _, body) = get(&api, "/ui/nothing.js");
+    assert_eq!(code, 404);
+    assert!(mime.starts_with("application/json"), "{mime}");
+    assert!(body.contains("the UI is at /"), "{body}");
+    api.stop();
+    runtime.stop();
 }
 
 #[test]
