@@ -154,7 +154,7 @@ export class TopologyGraph {
           }
           have.data("label", el.data.label);
         } else if (el.group === "nodes") {
-          nodes.push(this.placed(el, live));
+          nodes.push(el);
         } else {
           edges.push(el);
         }
@@ -171,40 +171,42 @@ export class TopologyGraph {
     return changed;
   }
 
-  /** A new node placed beside a neighbour already drawn, if any, so the
-   * layout starts near where it ends. */
-  placed(el, live) {
-    const near = (id) => {
-      const n = this.cy.getElementById(id);
-      if (n.empty()) return null;
-      const p = n.position();
-      return { x: p.x + (Math.random() - 0.5) * 60, y: p.y + (Math.random() - 0.5) * 60 };
-    };
-    let position = null;
-    if (el.data.mac) {
-      const h = live.hosts.hosts.find((x) => x.mac === el.data.mac);
-      position = h && near(`s:${h.attachment.dpid}`);
-    }
-    return position ? { ...el, position } : el;
-  }
-
+  /** Lays the switches and links out (a force-directed layout, starting
+   * from where they are once drawn), then puts each switch's hosts just
+   * outside it, away from the middle of the network. */
   layout() {
     const cy = this.cy;
-    if (cy.nodes().empty()) return;
-    const first = !this.laidOut;
-    cy.layout({
+    const switches = cy.nodes(".switch");
+    if (switches.empty()) return;
+    switches.union(cy.edges(".link")).layout({
       name: "cose",
       animate: false,
-      randomize: first,
-      fit: true,
-      padding: 24,
+      randomize: !this.laidOut,
+      fit: false,
       nodeRepulsion: () => 60000,
-      idealEdgeLength: (e) => (e.hasClass("attachment") ? 30 : 90),
-      edgeElasticity: (e) => (e.hasClass("attachment") ? 200 : 100),
+      idealEdgeLength: () => 100,
       gravity: 0.5,
       numIter: 800,
     }).run();
+    this.placeHosts(switches);
+    cy.fit(undefined, 28);
     this.laidOut = true;
+  }
+
+  placeHosts(switches) {
+    const n = switches.length;
+    const c = switches.reduce((m, s) => ({ x: m.x + s.position("x") / n, y: m.y + s.position("y") / n }), { x: 0, y: 0 });
+    switches.forEach((s) => {
+      const hosts = s.neighborhood("node.host");
+      if (hosts.empty()) return;
+      const p = s.position();
+      const away = Math.hypot(p.x - c.x, p.y - c.y) < 1 ? Math.PI / 2 : Math.atan2(p.y - c.y, p.x - c.x);
+      const spread = Math.min(Math.PI * 0.6, 0.45 * (hosts.length - 1));
+      hosts.forEach((h, i) => {
+        const a = hosts.length === 1 ? away : away - spread / 2 + (spread * i) / (hosts.length - 1);
+        h.position({ x: p.x + 60 * Math.cos(a), y: p.y + 60 * Math.sin(a) });
+      });
+    });
   }
 
   /** How many of each are drawn (also on the container's data-*
