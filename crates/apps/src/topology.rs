@@ -444,6 +444,14 @@ impl Inner {
             shared.settling_since.remove(&p);
             changed |= shared.topo.settling.remove(&p);
         }
+        // Ports still settling without a link are probed at every tick: a
+        // probe that reached a neighbour before its handshake was done was
+        // dropped, and Open vSwitch keeps dropping the same frame for a
+        // while (a cached datapath flow) after its table says otherwise.
+        let settling: Vec<PortRef> = shared.settling_since.keys().copied().collect();
+        for p in settling {
+            self.probe_port(&mut shared, p, now);
+        }
         let due = shared
             .last_probe_round
             .is_none_or(|t| now.saturating_duration_since(t) >= self.settings.get().probe_interval);
