@@ -1,9 +1,11 @@
-//! The network services on real Open vSwitch: `baton run --apps
-//! topology,devices,routing` against OVS bridges (userspace datapath) and
-//! hosts in network namespaces, for OpenFlow 1.0 and 1.3, on a chain of
-//! three switches, a ring of four (a loop) and a k=4 fat tree (20 switches,
-//! 16 hosts). What the controller says (its REST API) is checked against
-//! what the laboratory built, and the traffic with `ping`.
+//! The network services on real switches: `baton run --apps
+//! topology,devices,routing` against Open vSwitch bridges (userspace
+//! datapath) and hosts in network namespaces, for OpenFlow 1.0 and 1.3, on
+//! a chain of three switches, a ring of four (a loop) and a k=4 fat tree
+//! (20 switches, 16 hosts); and the chain and the ring again with `baton
+//! switch` (our own software switch, on the same veths) in place of Open
+//! vSwitch. What the controller says (its REST API) is checked against what
+//! the laboratory built, and the traffic with `ping`.
 //!
 //! Each test builds its own laboratory (`baton-netlab`): a private
 //! namespace with its own loopback, so `127.0.0.1:6653` and `:8080` are the
@@ -21,18 +23,29 @@ const SECOND: Duration = Duration::from_secs(1);
 /// A port of a switch: (datapath id, port number).
 type PortAt = (u64, u16);
 
+/// What the switches are.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Switches {
+    /// Open vSwitch bridges.
+    Ovs,
+    /// `baton switch` processes on the bridges' veths.
+    Baton,
+}
+
 /// baton and the network it runs, in one laboratory.
 struct Network {
     lab: Lab,
     topo: Topology,
     baton: Proc,
+    /// The `baton switch` processes, if the switches are ours.
+    _switches: Vec<Proc>,
 }
 
 impl Network {
     /// Starts baton with the network services in a new lab, then builds
-    /// `topo` with bridges that offer only `version`, and waits until every
-    /// switch is connected.
-    fn start(topo: Topology, version: OfVersion) -> Network {
+    /// `topo` with switches that speak only `version`, and waits until
+    /// every switch is connected.
+    fn start(topo: Topology, version: OfVersion, kind: Switches) -> Network {
         let lab = Lab::new().unwrap();
         let baton = lab
             .spawn(
@@ -50,13 +63,30 @@ impl Network {
             )
             .unwrap();
         lab.wait_listening(6653, 10 * SECOND).unwrap();
-        let opts = SwitchOptions::new()
-            .controller("tcp:127.0.0.1:6653")
-            .protocols(&[version]);
-        lab.build(&topo, &opts).unwrap();
+        let switches = match kind {
+            Switches::Ovs => {
+                let opts = SwitchOptions::new()
+                    .controller("tcp:127.0.0.1:6653")
+                    .protocols(&[version]);
+                lab.build(&topo, &opts).unwrap();
+                Vec::new()
+            }
+            Switches::Baton => {
+                lab.build(&topo, &SwitchOptions::new().veth_only()).unwrap();
+                topo.switches
+                    .iter()
+                    .map(|s| baton_switch(&lab, &topo, &s.name, s.dpid.0, version))
+                    .collect()
+            }
+        };
         let n = topo.switches.len();
         lab.wait_controller_connections(n, 20 * SECOND).unwrap();
-        let net = Network { lab, topo, baton };
+        let net = Network {
+            lab,
+            topo,
+            baton,
+            _switches: switches,
+        };
         net.wait_for(20 * SECOND, "every switch's handshake", |net| {
             net.api("/api/v1/switches").as_array().map(Vec::len) == Some(n)
         });
@@ -188,6 +218,45 @@ impl Network {
     }
 }
 
+/// Starts `baton switch` for switch `name` of `topo` on its veth ends,
+/// ports numbered as the topology numbers them. `baton switch` numbers its
+/// ports in the order given, from 1, so a number the topology skips (the
+/// chain's end switches have no port 2 or 3) gets a veth of its own whose
+/// other end is up and used by nothing: an edge port without hosts.
+fn baton_switch(lab: &Lab, topo: &Topology, name: &str, dpid: u64, version: OfVersion) -> Proc {
+    let used: BTreeSet<u16> = topo
+        .links
+        .iter()
+        .flat_map(|l| [&l.a, &l.b])
+        .filter(|e| e.node == name)
+        .map(|e| e.port)
+        .collect();
+    let of = match version {
+        OfVersion::V10 => "10",
+        _ => "13",
+    };
+    let mut cmd = Cmd::new(env!("CARGO_BIN_EXE_baton")).args([
+        "switch",
+        "--dpid",
+        &dpid.to_string(),
+        "--of",
+        of,
+        "--controller",
+        "tcp:127.0.0.1:6653",
+    ]);
+    for p in 1..=used.last().copied().unwrap_or(0) {
+        let ifname = format!("{name}-eth{p}");
+        if !used.contains(&p) {
+            lab.exec(Cmd::sh(format!(
+                "ip link add {ifname} type veth peer name {ifname}x && ip link set {ifname}x up && ip link set {ifname} up"
+            )))
+            .unwrap();
+        }
+        cmd = cmd.args(["--port".to_string(), ifname]);
+    }
+    lab.spawn(cmd).unwrap()
+}
+
 /// A port as the API writes it: `{"dpid": "00:..:01", "port": 2}`.
 fn port_at(v: &Value) -> PortAt {
     let dpid = v["dpid"].as_str().unwrap().replace(':', "");
@@ -207,9 +276,9 @@ fn tail(s: &str) -> &str {
 }
 
 /// Discovery, host tracking and every-pair delivery on `topo`.
-fn discovers_and_delivers(topo: Topology, version: OfVersion) -> Network {
-    let name = format!("{} switches, {version}", topo.switches.len());
-    let net = Network::start(topo, version);
+fn discovers_and_delivers(topo: Topology, version: OfVersion, kind: Switches) -> Network {
+    let name = format!("{} {kind:?} switches, {version}", topo.switches.len());
+    let net = Network::start(topo, version, kind);
     let built = net.built();
     let took = net.wait_links(&built, 20 * SECOND);
     eprintln!("{name}: {} links discovered in {took:?}", built.len());
@@ -223,29 +292,29 @@ fn discovers_and_delivers(topo: Topology, version: OfVersion) -> Network {
 
 #[test]
 fn a_chain_of_three_openflow_10() {
-    discovers_and_delivers(Topology::linear(3), OfVersion::V10);
+    discovers_and_delivers(Topology::linear(3), OfVersion::V10, Switches::Ovs);
 }
 
 #[test]
 fn a_chain_of_three_openflow_13() {
-    discovers_and_delivers(Topology::linear(3), OfVersion::V13);
+    discovers_and_delivers(Topology::linear(3), OfVersion::V13, Switches::Ovs);
 }
 
 #[test]
 fn a_fat_tree_k4_openflow_10() {
-    discovers_and_delivers(Topology::fat_tree(4), OfVersion::V10);
+    discovers_and_delivers(Topology::fat_tree(4), OfVersion::V10, Switches::Ovs);
 }
 
 #[test]
 fn a_fat_tree_k4_openflow_13() {
-    discovers_and_delivers(Topology::fat_tree(4), OfVersion::V13);
+    discovers_and_delivers(Topology::fat_tree(4), OfVersion::V13, Switches::Ovs);
 }
 
 /// A ring: no storm and no duplicate while every pair pings; a cut link
 /// is routed around within a bound the test prints, and once restored it
 /// is rediscovered and carries traffic again.
-fn a_ring_survives_a_cut(version: OfVersion) {
-    let net = discovers_and_delivers(Topology::ring(4), version);
+fn a_ring_survives_a_cut(version: OfVersion, kind: Switches) {
+    let net = discovers_and_delivers(Topology::ring(4), version, kind);
     // No storm: with the network idle, a host hears only a few frames
     // (probes sent to host ports are not forwarded, floods are done).
     let before = net.lab.counters("h3", 0).unwrap();
@@ -305,12 +374,32 @@ fn a_ring_survives_a_cut(version: OfVersion) {
 
 #[test]
 fn a_ring_of_four_openflow_10() {
-    a_ring_survives_a_cut(OfVersion::V10);
+    a_ring_survives_a_cut(OfVersion::V10, Switches::Ovs);
 }
 
 #[test]
 fn a_ring_of_four_openflow_13() {
-    a_ring_survives_a_cut(OfVersion::V13);
+    a_ring_survives_a_cut(OfVersion::V13, Switches::Ovs);
+}
+
+#[test]
+fn a_chain_of_three_baton_switches_openflow_10() {
+    discovers_and_delivers(Topology::linear(3), OfVersion::V10, Switches::Baton);
+}
+
+#[test]
+fn a_chain_of_three_baton_switches_openflow_13() {
+    discovers_and_delivers(Topology::linear(3), OfVersion::V13, Switches::Baton);
+}
+
+#[test]
+fn a_ring_of_four_baton_switches_openflow_10() {
+    a_ring_survives_a_cut(OfVersion::V10, Switches::Baton);
+}
+
+#[test]
+fn a_ring_of_four_baton_switches_openflow_13() {
+    a_ring_survives_a_cut(OfVersion::V13, Switches::Baton);
 }
 
 /// Captures one LLDP frame arriving on a host's interface, as hex.
@@ -341,7 +430,7 @@ s.send(bytes.fromhex(sys.argv[2]))
 /// pings.
 #[test]
 fn forged_lldp_from_hosts_is_dropped_and_counted() {
-    let net = discovers_and_delivers(Topology::ring(4), OfVersion::V13);
+    let net = discovers_and_delivers(Topology::ring(4), OfVersion::V13, Switches::Ovs);
     let built = net.built();
 
     // A probe: baton sends one out of h1's port when it comes up.
