@@ -195,6 +195,11 @@ impl RoutingApp {
     }
 }
 
+/// How many links the shortest path from `from` to `to` crosses.
+fn routes_len(routes: &Routes, from: DatapathId, to: DatapathId) -> Option<usize> {
+    routes.path(from, to).map(|p| p.len())
+}
+
 /// The match of routing's flows towards host `mac`.
 fn towards(mac: MacAddr) -> MatchSpec {
     MatchSpec::Fields(MatchFields {
@@ -236,19 +241,33 @@ impl Inner {
             return;
         };
         let now: BTreeSet<Link> = topo.bidirectional_links().collect();
-        let gone: Vec<Link> = old
-            .topology()
-            .bidirectional_links()
-            .filter(|l| !now.contains(l))
-            .collect();
-        if gone.is_empty() {
+        let before: BTreeSet<Link> = old.topology().bidirectional_links().collect();
+        let gone: Vec<&Link> = before.difference(&now).collect();
+        let came = now.difference(&before).next().is_some();
+        if gone.is_empty() && !came {
             return;
         }
         let mut installed = lock(&self.installed);
         let mut doomed: BTreeSet<(DatapathId, MacAddr)> = BTreeSet::new();
-        for l in &gone {
+        for l in gone {
             if let Some(flows) = installed.by_link.get(l) {
                 doomed.extend(flows.iter().copied());
+            }
+        }
+        if came {
+            // A new link may make a shorter path: the flows whose path is
+            // now longer than the shortest go, so the next packet takes
+            // the short one.
+            let hosts = snapshot.get::<Hosts>();
+            let Some(routes) = net.view::<Routes>() else {
+                return;
+            };
+            for (&(dpid, mac), links) in &installed.flows {
+                let at = hosts.as_ref().and_then(|h| h.get(&mac)).map(|h| h.at.dpid);
+                let shortest = at.and_then(|to| routes_len(&routes, dpid, to));
+                if shortest.is_some_and(|n| n < links.len()) {
+                    doomed.insert((dpid, mac));
+                }
             }
         }
         for (dpid, mac) in doomed {

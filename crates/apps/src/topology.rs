@@ -382,8 +382,29 @@ impl Inner {
             bump(&self.counters.links_learnt);
             tracing::info!(%link, "link discovered");
             self.publish(&shared);
+            if shared.topo.link_from(at) != Some(from) {
+                // Known one way only: the probe the other way may have
+                // been lost (a switch drops what reaches it before its
+                // handshake is done), so probe back at once rather than a
+                // probe interval later.
+                self.probe_port(&mut shared, at, now);
+            }
         } else if settled_now {
             self.publish(&shared);
+        }
+    }
+
+    /// Sends a probe out of port `p` now, if it is live.
+    fn probe_port(&self, shared: &mut Shared, p: PortRef, now: Instant) {
+        let Some(net) = self.net.get() else {
+            return;
+        };
+        let Some(s) = shared.topo.switches.get(&p.dpid).cloned() else {
+            return;
+        };
+        if let Some(port) = s.live_ports().find(|d| d.no == p.port) {
+            let frame = self.probe_frame(shared, s.dpid, port, now);
+            send_probe(net, &s, port.no, &frame);
         }
     }
 
@@ -422,6 +443,14 @@ impl Inner {
         for p in settled {
             shared.settling_since.remove(&p);
             changed |= shared.topo.settling.remove(&p);
+        }
+        // Ports still settling without a link are probed at every tick: a
+        // probe that reached a neighbour before its handshake was done was
+        // dropped, and Open vSwitch keeps dropping the same frame for a
+        // while (a cached datapath flow) after its table says otherwise.
+        let settling: Vec<PortRef> = shared.settling_since.keys().copied().collect();
+        for p in settling {
+            self.probe_port(&mut shared, p, now);
         }
         let due = shared
             .last_probe_round

@@ -3,6 +3,8 @@
 //! ```text
 //! netlab hold TOPOLOGY [--controller TARGET]... [--standalone] [--rstp]
 //! netlab measure [--runs N] [TOPOLOGY...]
+//! netlab controller --run 'CMD ARGS' [--topology T] [--of 10|13] [--samples N]
+//!                   [--links-api URL] [--cut A-B [--cuts N]]
 //! ```
 //! `hold` builds TOPOLOGY (`single:N`, `linear:N`, `ring:N`, `fat-tree:K`)
 //! in a new laboratory, prints how to find and enter it (`dir=`,
@@ -10,7 +12,10 @@
 //! standard input closes (or it is killed: the lab goes with it).
 //! `measure` times building topologies (default: linear:3, ring:4,
 //! fat-tree:4) and prints a Markdown table (see `measure.rs`).
+//! `controller` measures a controller running a network: discovery,
+//! first-packet latency, reconvergence after a cut (see `controller.rs`).
 
+mod controller;
 mod measure;
 
 use baton_netlab::{FailMode, Lab, SpanningTree, SwitchOptions, Topology};
@@ -19,6 +24,8 @@ use std::process::ExitCode;
 
 const USAGE: &str = "usage: netlab hold TOPOLOGY [--controller TARGET]... [--standalone] [--rstp]
        netlab measure [--runs N] [TOPOLOGY...]
+       netlab controller --run 'CMD ARGS' [--topology T] [--of 10|13] [--samples N]
+                         [--links-api URL] [--cut A-B [--cuts N]]
   TOPOLOGY: single:N | linear:N | ring:N | fat-tree:K";
 
 fn main() -> ExitCode {
@@ -26,6 +33,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("hold") => hold(&args[1..]),
         Some("measure") => measure::main(&args[1..]),
+        Some("controller") => controller::main(&args[1..]),
         _ => Err(USAGE.to_string()),
     };
     match result {
