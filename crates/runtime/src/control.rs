@@ -146,7 +146,12 @@ impl Control {
 
     /// Statistics of every worker and connected switch.
     pub fn stats(&self) -> Statistics {
-        Statistics::take(&self.ctl.table, &self.ctl.workers)
+        Statistics::take(
+            self.ctl.table.snapshots(),
+            &self.ctl.workers,
+            &self.ctl.stats,
+            &self.ctl.table.sent_elsewhere,
+        )
     }
 
     /// Every connected switch, by datapath id.
