@@ -249,7 +249,7 @@ fn run(args: RunArgs) -> i32 {
     let api = match args.api.0 {
         None => None,
         Some(addr) => {
-            let opts = baton_operator::ApiOptions { addr };
+            let opts = baton_operator::ApiOptions { addr, token: None };
             match baton_operator::ApiServer::start(runtime.control(), opts) {
                 Ok(server) => Some(server),
                 Err(e) => {
