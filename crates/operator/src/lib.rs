@@ -4,7 +4,8 @@
 //! logs (Beacon §3.2-4 and §7: its web UI and REST were what its users
 //! used most): a REST API under `/api/v1` described by an OpenAPI
 //! document generated from the code, Prometheus metrics at `/metrics`,
-//! and the token that guards every change. It builds on the runtime's
+//! the token that guards every change, the configuration file, and the
+//! command-line client. It builds on the runtime's
 //! [`baton_runtime::control::Control`] handle and the applications'
 //! views; the runtime and the applications know nothing of HTTP.
 //!
@@ -19,6 +20,11 @@
 //!   (JSON bodies whose errors name the field, the blocking pool).
 //! - [`auth`]: the [`Token`]; loopback unless one is set, and the check of
 //!   every mutating call.
+//! - [`client`]: `baton show` and `baton app`: the API's answers as
+//!   tables, or as JSON for scripts.
+//! - [`config`]: the configuration file (TOML) and the command line over
+//!   it, resolved into what `baton run` starts; errors name the file, the
+//!   line and the key.
 //! - [`flow`]: flows as JSON, posted (checked into what both OpenFlow
 //!   versions express alike) and read back (from either version's flow
 //!   statistics), in one vocabulary.
@@ -32,6 +38,8 @@
 
 mod api;
 pub mod auth;
+pub mod client;
+pub mod config;
 mod error;
 pub mod flow;
 pub mod metrics;

@@ -4,6 +4,7 @@
 //! on every mutating call. One test binary, a module per concern.
 
 mod auth;
+mod client;
 mod endpoints;
 mod metrics;
 mod path;
