@@ -62,3 +62,54 @@ fn metrics_name_each_switch_worker_and_application() {
         );
     }
 }
+
+/// Every `expr` in a Grafana dashboard.
+fn exprs(v: &serde_json::Value, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, v) in m {
+                match (k.as_str(), v) {
+                    ("expr", serde_json::Value::String(e)) => out.push(e.clone()),
+                    _ => exprs(v, out),
+                }
+            }
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|v| exprs(v, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn the_grafana_dashboard_queries_only_metrics_that_exist() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/grafana-dashboard.json"
+    );
+    let dashboard: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert!(dashboard["title"].is_string() && dashboard["panels"].is_array());
+    let mut queries = Vec::new();
+    exprs(&dashboard, &mut queries);
+    assert!(queries.len() >= 10, "{queries:?}");
+    // With no switch connected: every family is declared all the same.
+    let c = Controller::start(&[("learning-switch", json!({}))], None);
+    let (_, text) = c.get("/metrics");
+    let text = text.as_str().unwrap();
+    let mut used = 0;
+    for q in &queries {
+        let mut rest = q.as_str();
+        while let Some(at) = rest.find("baton_") {
+            let name: String = rest[at..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            assert!(
+                text.contains(&format!("# TYPE {name} ")),
+                "{q:?} queries {name}, which /metrics lacks"
+            );
+            used += 1;
+            rest = &rest[at + name.len()..];
+        }
+    }
+    assert!(used >= queries.len(), "every query names a baton metric");
+}
