@@ -6,7 +6,7 @@
 //! - When a token is configured (whatever the address), every call that
 //!   changes something (any method but GET, HEAD and OPTIONS) must carry
 //!   `Authorization: Bearer TOKEN`: 401 without it, 403 with another
-//!   ([`require_token`]). Reading stays open, as the issue asks: the
+//!   (`require_token`). Reading stays open, as the issue asks: the
 //!   network's state is no secret from whoever can reach the address.
 //!
 //! The token is compared in constant time (`subtle`), and never printed

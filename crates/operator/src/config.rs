@@ -4,7 +4,7 @@
 //! Both the file and the command line are a [`Layer`], every key
 //! optional; [`Layer::over`] lays the command line over the file, key by
 //! key (tables such as `weights` and `app` merge per entry), and
-//! [`Layer::resolve`] checks the result and builds what `baton run`
+//! [`Sourced::resolve`] checks the result and builds what `baton run`
 //! starts: the runtime's [`Config`], the applications in order with their
 //! settings applied, the API's [`ApiOptions`] and the [`Tls`] files.
 //! `baton config check FILE` is [`check_file`]: it does all of that and
