@@ -3,10 +3,16 @@
 //! applications' own types so that those can change without breaking it.
 //!
 //! Datapath ids are strings `00:00:00:00:00:00:00:01`, Ethernet addresses
-//! `00:00:00:00:00:01`, durations seconds as numbers.
+//! `00:00:00:00:00:01`, durations numbers in the unit their name ends
+//! with (`_secs`, `_us`). Flows have a module of their own
+//! ([`crate::flow`]); the scheduler's types are in `model/scheduler.rs`.
 
 pub mod live;
+mod scheduler;
 
+pub use scheduler::{Fairness, Scheduler, SchedulerPatch, Worker};
+
+use crate::sampler::Rates;
 use baton_apps::views::{Host as HostView, Link as LinkView, PortRef};
 use baton_openflow::neutral::PortDesc;
 use baton_runtime::control::SwitchStatus;
@@ -36,14 +42,20 @@ pub struct Switch {
     pub tx_msgs: u64,
     /// Bytes sent to it.
     pub tx_bytes: u64,
+    /// Messages received from it per second over the last sampling
+    /// interval (none until it has been connected for one).
+    pub rx_per_sec: Option<f64>,
+    /// Messages sent to it per second over the last sampling interval.
+    pub tx_per_sec: Option<f64>,
     /// Its service chances per scheduling round (weighted max-min).
     pub weight: u32,
     /// Its ports.
     pub ports: Vec<Port>,
 }
 
-impl From<&SwitchStatus> for Switch {
-    fn from(s: &SwitchStatus) -> Switch {
+impl Switch {
+    /// The API's form of `s`, with its rates over the last interval.
+    pub fn new(s: &SwitchStatus, rates: Option<Rates>) -> Switch {
         Switch {
             dpid: s.info.dpid.to_string(),
             version: version_number(s.info.version).to_string(),
@@ -52,10 +64,20 @@ impl From<&SwitchStatus> for Switch {
             rx_msgs: s.rx_msgs,
             tx_msgs: s.tx_msgs,
             tx_bytes: s.tx_bytes,
+            rx_per_sec: rates.map(|r| r.rx_per_sec),
+            tx_per_sec: rates.map(|r| r.tx_per_sec),
             weight: s.weight,
             ports: s.ports.iter().map(Port::from).collect(),
         }
     }
+}
+
+/// What `PATCH /api/v1/switches/{dpid}` may change.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchPatch {
+    /// Service chances per round, 1 to 1000.
+    pub weight: Option<u32>,
 }
 
 /// `1.0` or `1.3`.
@@ -196,6 +218,40 @@ pub struct Hosts {
     pub hosts: Vec<Host>,
 }
 
+/// The two hosts `GET /api/v1/path` joins.
+#[derive(Debug, Clone, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PathQuery {
+    /// The source host's Ethernet address.
+    pub src: String,
+    /// The destination host's Ethernet address.
+    pub dst: String,
+}
+
+/// One switch a path crosses: where the packets come in and leave.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Hop {
+    /// Datapath id.
+    pub dpid: String,
+    /// The port packets arrive on.
+    pub in_port: u32,
+    /// The port they leave by.
+    pub out_port: u32,
+}
+
+/// The way between two hosts, switch by switch.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct Path {
+    /// The source host.
+    pub src: String,
+    /// The destination host.
+    pub dst: String,
+    /// The version of the topology the path was computed from.
+    pub topology_version: u64,
+    /// Each switch on the way, from the source's to the destination's.
+    pub hops: Vec<Hop>,
+}
+
 /// Where an application stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
@@ -255,6 +311,36 @@ impl From<&AppStatus> for App {
             settings: a.settings.clone(),
         }
     }
+}
+
+/// How `POST /api/v1/apps/{name}/stop` stops it.
+#[derive(Debug, Clone, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct StopQuery {
+    /// Leave the flows it installed on the switches (default: delete
+    /// them, found by its cookie tag).
+    #[serde(default)]
+    pub keep_flows: bool,
+}
+
+/// An application just stopped.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct AppStopped {
+    /// The application now.
+    pub app: App,
+    /// Flows deleted (a 1.3 switch deletes by cookie and does not say how
+    /// many: each counts as one).
+    pub flows_deleted: usize,
+}
+
+/// A flow just added.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct FlowAdded {
+    /// The switch.
+    pub dpid: String,
+    /// The cookie it carries: the operator's tag and the posted bits.
+    #[schema(example = "0x9d2c000000000005")]
+    pub cookie: String,
 }
 
 /// Whether the controller is up, and what it is.

@@ -1,15 +1,22 @@
-//! [`ApiServer`]: the REST API served on its own thread, so that HTTP
-//! never runs on the controller's workers.
+//! [`ApiServer`]: the REST API, `/metrics` and the sampler served on a
+//! thread of their own, so that HTTP never runs on the controller's
+//! workers.
 //!
 //! The thread runs a one-worker tokio runtime; handlers that wait for a
-//! switch (flow tables read with statistics requests) run on its blocking
-//! pool. The listener is bound before [`ApiServer::start`] returns, so a
-//! taken port is an error at start, not a log line later.
+//! switch (flow tables read with statistics requests, flows confirmed
+//! with barriers, an application's flows deleted) run on its blocking
+//! pool. A task on the same runtime feeds the [`Sampler`] every
+//! [`sampler::PERIOD`]. The listener is bound before
+//! [`ApiServer::start`] returns, so a taken port, or a non-loopback
+//! address without a token, is an error at start, not a log line later.
 
 use crate::api::{self, Shared};
+use crate::auth::{self, Token};
+use crate::sampler::{self, Sampler};
 use baton_runtime::control::Control;
 use std::io;
 use std::net::{SocketAddr, TcpListener};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Instant;
 use tokio::sync::{oneshot, watch};
@@ -19,12 +26,15 @@ use tokio::sync::{oneshot, watch};
 pub struct ApiOptions {
     /// The address to listen on (port 0: any free port).
     pub addr: SocketAddr,
+    /// The token mutating calls must present; required off loopback.
+    pub token: Option<Token>,
 }
 
 impl Default for ApiOptions {
     fn default() -> ApiOptions {
         ApiOptions {
             addr: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            token: None,
         }
     }
 }
@@ -38,8 +48,11 @@ pub struct ApiServer {
 
 impl ApiServer {
     /// Binds `opts.addr` and serves the API for `control` on a thread of
-    /// its own.
+    /// its own. Refuses ([`io::ErrorKind::InvalidInput`]) a non-loopback
+    /// address without a token.
     pub fn start(control: Control, opts: ApiOptions) -> io::Result<ApiServer> {
+        auth::check_bind(opts.addr, opts.token.as_ref())
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         let listener = TcpListener::bind(opts.addr)?;
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
@@ -53,8 +66,10 @@ impl ApiServer {
         let shared = Shared {
             control,
             started: Instant::now(),
+            sampler: Arc::new(Mutex::new(Sampler::default())),
             closing: closing_rx,
         };
+        let token = opts.token.map(Arc::new);
         let (shutdown, stopped) = oneshot::channel::<()>();
         let thread = std::thread::Builder::new()
             .name("baton-api".into())
@@ -67,7 +82,8 @@ impl ApiServer {
                             return;
                         }
                     };
-                    let app = api::router(shared);
+                    tokio::spawn(sample(shared.clone()));
+                    let app = api::router(shared, token);
                     let served = axum::serve(listener, app)
                         .with_graceful_shutdown(async move {
                             let _ = stopped.await;
@@ -111,5 +127,16 @@ impl ApiServer {
 impl Drop for ApiServer {
     fn drop(&mut self) {
         self.shut();
+    }
+}
+
+/// Reads every switch's counters each period, until the runtime ends.
+async fn sample(shared: Shared) {
+    let mut tick = tokio::time::interval(sampler::PERIOD);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let switches = shared.control.switches();
+        shared.sampler().observe(Instant::now(), &switches);
     }
 }

@@ -26,6 +26,7 @@ fn start(apps: &[&str]) -> (ApiServer, Runtime) {
         runtime.control(),
         ApiOptions {
             addr: "127.0.0.1:0".parse().unwrap(),
+            ..ApiOptions::default()
         },
     )
     .unwrap();

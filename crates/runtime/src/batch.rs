@@ -74,11 +74,18 @@ impl Batch {
     /// then the events through the pipeline (packet-ins in runs, other
     /// events between them where they arrived). Empties the batch.
     pub fn process(&mut self, switches: &mut dyn BatchSwitches, pipeline: &Pipeline, now: Instant) {
+        // A switch's messages lie together in the batch: its span is
+        // entered once per run of them, not per message.
+        let mut entered: Option<(u32, tracing::span::EnteredSpan)> = None;
         for i in 0..self.msgs.len() {
             let m = self.msgs[i];
             let Some(conn) = switches.get(m.conn as usize) else {
                 continue;
             };
+            if entered.as_ref().is_none_or(|(c, _)| *c != m.conn) {
+                drop(entered.take());
+                entered = Some((m.conn, conn.span.clone().entered()));
+            }
             let Connection {
                 session, recv, out, ..
             } = conn;
@@ -122,6 +129,7 @@ impl Batch {
                 switches.close(m.conn as usize, reason);
             }
         }
+        drop(entered);
         self.msgs.clear();
 
         let mut from = 0;
@@ -140,11 +148,13 @@ impl Batch {
                 Other::Up { conn, .. } => {
                     switches.switch_up(conn as usize);
                     if let Some(c) = switches.get(conn as usize) {
+                        let _span = c.span.clone().entered();
                         pipeline.switch_up(c);
                     }
                 }
                 Other::Ports { conn, changes, .. } => {
                     if let Some(c) = switches.get(conn as usize) {
+                        let _span = c.span.clone().entered();
                         pipeline.ports(c, &changes);
                     }
                 }
@@ -153,6 +163,7 @@ impl Batch {
                         continue;
                     };
                     if let Some(c) = switches.get(conn as usize) {
+                        let _span = c.span.clone().entered();
                         pipeline.message(c, &msg);
                     }
                 }

@@ -33,12 +33,20 @@ pub(crate) struct Connection {
     pub states: Vec<AppSwitchState>,
     /// The pipeline generation the states match.
     pub generation: u64,
+    /// The tracing span of this switch (`switch{id peer dpid}`): what is
+    /// logged while its messages and events are handled carries it, so
+    /// one switch's story can be followed (`RUST_LOG`).
+    pub span: tracing::Span,
 }
 
 impl Connection {
     /// A new connection whose session is `session` (which has already
     /// written its HELLO somewhere).
     pub fn new(id: SwitchId, peer: Option<SocketAddr>, session: Session) -> Connection {
+        let span = match peer {
+            Some(peer) => tracing::info_span!("switch", %id, %peer, dpid = tracing::field::Empty),
+            None => tracing::info_span!("switch", %id, dpid = tracing::field::Empty),
+        };
         Connection {
             id,
             peer,
@@ -47,6 +55,7 @@ impl Connection {
             out: Vec::new(),
             states: Vec::new(),
             generation: 0,
+            span,
         }
     }
 

@@ -1,8 +1,10 @@
 //! [`Control`]: the running controller as its operator sees and steers it
 //! (the operator interface builds on this; the runtime itself knows
 //! nothing of HTTP): the switches with their ports and counters, each
-//! switch's flow table read with statistics requests, the applications
-//! and their life cycle, the scheduler and its batching, the views.
+//! switch's flow table read with statistics requests, flows the operator
+//! adds (with its own cookie tag) and deletes, each confirmed with a
+//! barrier, the applications and their life cycle, the scheduler and its
+//! batching, the views.
 //!
 //! Every method may be called from any thread; those that talk to a
 //! switch block until it answers (a few milliseconds), so an asynchronous
@@ -11,16 +13,16 @@
 use crate::config::{Batching, SchedulerKind};
 use crate::controller::Controller;
 use crate::env::{Snapshot, ViewAccess};
-use crate::network::Network;
+use crate::network::{Fabric, Network};
 use crate::pipeline::AppStatus;
 use crate::requests::RequestError;
 use crate::stats::{Statistics, WorkerSnapshot};
 use crate::switch::{SwitchId, SwitchInfo};
 use crate::sync::lock;
 use crate::table::TaskState;
-use baton_openflow::neutral::{Message, PortDesc};
+use baton_openflow::neutral::{self, FlowSpec, MatchSpec, Message, PortDesc};
 use baton_openflow::v13::multipart::{MultipartReplyBody, MultipartRequest, MultipartRequestBody};
-use baton_openflow::{Cookie, DatapathId, PortNo, Version, v10, v13};
+use baton_openflow::{BufferId, Cookie, DatapathId, PortNo, Version, Xid, v10, v13};
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -81,6 +83,20 @@ pub struct SchedulerStatus {
     pub bdu: Duration,
     /// Each worker's batches and IBT.
     pub workers: Vec<WorkerSnapshot>,
+}
+
+/// Which flows [`Control::delete_flows`] deletes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlowSelection {
+    /// Every flow the match covers: the flow's fields include the match's
+    /// (OFPFC_DELETE, 1.0.0 §5.3.3, 1.3.5 §6.4).
+    Covered,
+    /// Only the flow with exactly this match and priority
+    /// (OFPFC_DELETE_STRICT).
+    Exactly {
+        /// The flow's priority.
+        priority: u16,
+    },
 }
 
 /// Why the operator's request could not be done.
@@ -146,7 +162,12 @@ impl Control {
 
     /// Statistics of every worker and connected switch.
     pub fn stats(&self) -> Statistics {
-        Statistics::take(&self.ctl.table, &self.ctl.workers)
+        Statistics::take(
+            self.ctl.table.snapshots(),
+            &self.ctl.workers,
+            &self.ctl.stats,
+            &self.ctl.table.sent_elsewhere,
+        )
     }
 
     /// Every connected switch, by datapath id.
@@ -216,6 +237,111 @@ impl Control {
     pub fn flows(&self, dpid: DatapathId) -> Result<Vec<FlowEntry>, ControlError> {
         let (id, version) = self.id_of(dpid)?;
         flow_stats(&self.net, id, version)
+    }
+
+    /// Installs `flow` on switch `dpid` with the operator's cookie tag in
+    /// the top 16 bits of its cookie (the flow's own cookie keeps the low
+    /// 48), and waits for the switch to confirm it: a barrier follows the
+    /// flow-mod, and an OFPT_ERROR the switch answers the flow-mod with
+    /// (a bad port, a full table) is returned as
+    /// [`ControlError::Switch`].
+    pub fn add_flow(&self, dpid: DatapathId, flow: &FlowSpec<'_>) -> Result<(), ControlError> {
+        let (id, version) = self.id_of(dpid)?;
+        let flow = FlowSpec {
+            cookie: self.net.tag_cookie(flow.cookie),
+            ..*flow
+        };
+        self.confirmed(id, version, |out, xid| {
+            neutral::encode_flow_add(out, version, xid, &flow)
+        })
+    }
+
+    /// Deletes the flows of switch `dpid` that `match_` selects, whoever
+    /// installed them, in every table; only those that output to
+    /// `out_port` unless it is [`PortNo::ANY`]. Confirmed with a barrier
+    /// as [`Control::add_flow`] is.
+    pub fn delete_flows(
+        &self,
+        dpid: DatapathId,
+        match_: &MatchSpec,
+        which: FlowSelection,
+        out_port: PortNo,
+    ) -> Result<(), ControlError> {
+        let (id, version) = self.id_of(dpid)?;
+        let (strict, priority) = match which {
+            FlowSelection::Covered => (false, 0),
+            FlowSelection::Exactly { priority } => (true, priority),
+        };
+        self.confirmed(id, version, |out, xid| match version {
+            Version::V10 => {
+                let head = v10::FlowModHead {
+                    match_: match_.to_match10(),
+                    cookie: Cookie(0),
+                    command: if strict {
+                        v10::FlowModCommand::DeleteStrict
+                    } else {
+                        v10::FlowModCommand::Delete
+                    },
+                    idle_timeout: 0,
+                    hard_timeout: 0,
+                    priority,
+                    buffer_id: BufferId::NONE,
+                    out_port,
+                    flags: 0,
+                };
+                v10::encode_flow_mod_with(out, xid, &head, |_| {});
+            }
+            Version::V13 => {
+                let head = v13::FlowModHead {
+                    table_id: v13::messages::table_id::ALL,
+                    command: if strict {
+                        v13::FlowModCommand::DeleteStrict
+                    } else {
+                        v13::FlowModCommand::Delete
+                    },
+                    priority,
+                    out_port,
+                    ..v13::FlowModHead::default()
+                };
+                let at = v13::flow_mod::start_flow_mod(out, xid, &head);
+                match_.emit_oxm_match(out);
+                baton_openflow::header::finish_message(out, at);
+            }
+        })
+    }
+
+    /// Sends the flow-mod `write` encodes with the xid it is given, then a
+    /// barrier, and waits for the barrier's reply. A switch answers in
+    /// order (1.0.0 §5.3.7, 1.3.5 §6.2), so an error for the flow-mod has
+    /// come by then.
+    fn confirmed(
+        &self,
+        id: SwitchId,
+        version: Version,
+        write: impl FnOnce(&mut Vec<u8>, Xid),
+    ) -> Result<(), ControlError> {
+        let fabric = &self.ctl.fabric;
+        let xid = fabric.next_xid();
+        let refused = fabric.requests.register(id, xid);
+        let mut out = Vec::with_capacity(128);
+        write(&mut out, xid);
+        if self.net.send(id, &out).is_err() {
+            fabric.requests.fail(id, xid, RequestError::Gone);
+            return Err(ControlError::Switch(RequestError::Gone));
+        }
+        let barrier = match version {
+            Version::V10 => Message::V10(v10::Message::BarrierRequest),
+            Version::V13 => Message::V13(v13::Message::BarrierRequest),
+        };
+        let done = self.net.request(id, &barrier).wait(SWITCH_TIMEOUT);
+        let outcome = refused.try_take();
+        // No error came: forget the flow-mod's xid.
+        fabric.requests.fail(id, xid, RequestError::Gone);
+        if let Some(Err(e)) = outcome {
+            return Err(ControlError::Switch(e));
+        }
+        done?;
+        Ok(())
     }
 
     /// Each application's standing, in pipeline order.

@@ -12,7 +12,7 @@ use crate::pipeline::Pipeline;
 use crate::requests::Requests;
 use crate::sched::Readiness;
 use crate::session::{CloseReason, SessionConfig};
-use crate::stats::WorkerStats;
+use crate::stats::{ControllerStats, WorkerStats};
 use crate::switch::{SendError, SwitchId, SwitchInfo};
 use crate::sync::lock;
 use crate::table::{Kill, SwitchTable, Task, TaskState};
@@ -33,6 +33,8 @@ pub(crate) struct Controller {
     /// Which connection holds each datapath id.
     pub dpids: Mutex<HashMap<DatapathId, SwitchId>>,
     pub workers: Vec<Arc<WorkerStats>>,
+    /// Connections accepted and closed.
+    pub stats: ControllerStats,
     /// The BDU in nanoseconds; changeable while running.
     pub bdu_ns: AtomicU64,
     pub clock: Clock,
@@ -133,6 +135,7 @@ impl Controller {
             workers: (0..workers)
                 .map(|_| Arc::new(WorkerStats::default()))
                 .collect(),
+            stats: ControllerStats::default(),
             clock: Clock::new(),
             readiness: OnceLock::new(),
         }
@@ -160,6 +163,8 @@ impl Controller {
     /// before applications hear of it.
     pub fn switch_up(&self, idx: usize, conn: &Connection) {
         let info = conn.info();
+        conn.span.record("dpid", tracing::field::display(info.dpid));
+        let _span = conn.span.enter();
         let slot = &self.table.slots[idx];
         slot.dpid.store(info.dpid.0, Ordering::Release);
         slot.version.store(info.version.wire(), Ordering::Release);
@@ -184,13 +189,8 @@ impl Controller {
                 }
             }
         }
-        tracing::info!(
-            dpid = %info.dpid,
-            switch = %info.id,
-            version = %info.version,
-            peer = ?info.peer,
-            "switch connected"
-        );
+        // The switch's span says which (id, peer, dpid).
+        tracing::info!(version = %info.version, "switch connected");
     }
 
     /// Closes a task the caller owns (it moved the switch to `Running`):
@@ -199,8 +199,11 @@ impl Controller {
     pub fn close(&self, idx: usize, task: Task, reason: &CloseReason) {
         let table = &self.table;
         let slot = &table.slots[idx];
+        self.stats.closed(reason.label());
         let Task { mut conn, stream } = task;
         let id = conn.id;
+        let span = conn.span.clone();
+        let _span = span.enter();
         // Off the network view before the applications hear of it, so an
         // application (or test) that sees `switch_down` never still finds
         // the switch listed.
@@ -220,9 +223,9 @@ impl Controller {
             drop(dpids);
             self.pipeline
                 .switch_down(&info, std::mem::take(&mut conn.states));
-            tracing::info!(dpid = %info.dpid, switch = %id, peer = ?info.peer, %reason, "switch disconnected");
+            tracing::info!(%reason, "switch disconnected");
         } else {
-            tracing::info!(switch = %id, peer = ?info.peer, %reason, "connection closed before the handshake finished");
+            tracing::info!(%reason, "connection closed before the handshake finished");
         }
         drop(conn);
         debug_assert!(matches!(

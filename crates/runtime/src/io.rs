@@ -7,6 +7,7 @@
 //! Nothing else in the runtime makes a system call on a switch's socket.
 
 use crate::framing::{ReadOutcome, RecvBuffer};
+use crate::stats::Tally;
 use crate::switch::{SendError, SwitchId};
 use crate::sync::lock;
 use crate::table::{Kill, OutQueue, Slot, SwitchTable};
@@ -99,18 +100,6 @@ pub(crate) fn shut(stream: &TcpStream) {
     let _ = stream.shutdown(Shutdown::Both);
 }
 
-/// How many whole OpenFlow messages `bytes` holds (it holds only whole
-/// ones: what the runtime writes).
-fn count_messages(bytes: &[u8]) -> u64 {
-    let mut n = 0;
-    let mut rest = bytes;
-    while let Ok(Some(len)) = baton_openflow::frame(rest) {
-        n += 1;
-        rest = &rest[len..];
-    }
-    n
-}
-
 fn token(id: SwitchId) -> Token {
     Token(id.index())
 }
@@ -124,17 +113,22 @@ impl SwitchTable {
             return Ok(());
         }
         let mut q = lock(&slot.out);
-        self.write_locked(id, slot, &mut q, bytes)
+        let mut tally = Tally::default();
+        let sent = self.write_locked(id, slot, &mut q, bytes, &mut tally);
+        tally.drain_into(&self.sent_elsewhere.tx);
+        sent
     }
 
     /// [`SwitchTable::send`] for a caller that already holds the output
-    /// lock.
+    /// lock; the messages are counted by type into `tally` (`bytes` holds
+    /// only whole messages: what the runtime writes).
     pub fn write_locked(
         &self,
         id: SwitchId,
         slot: &Slot,
         q: &mut OutQueue,
         bytes: &[u8],
+        tally: &mut Tally,
     ) -> Result<(), SendError> {
         if bytes.is_empty() {
             return Ok(());
@@ -144,7 +138,7 @@ impl SwitchTable {
         };
         slot.counters
             .tx_msgs
-            .fetch_add(count_messages(bytes), Ordering::Relaxed);
+            .fetch_add(tally.count_all(bytes), Ordering::Relaxed);
         if q.pending.is_empty() {
             slot.counters.tx_writes.fetch_add(1, Ordering::Relaxed);
             match (&*stream).write(bytes) {

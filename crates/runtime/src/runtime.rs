@@ -10,7 +10,7 @@ use crate::io::{WAKER, shut};
 use crate::network::Network;
 use crate::sched::{Readiness, queues, round_robin, shared_queue};
 use crate::session::{CloseReason, Session};
-use crate::stats::Statistics;
+use crate::stats::{Statistics, Tally};
 use crate::sync::lock;
 use crate::table::{SwitchTable, Task, TaskState};
 use mio::unix::SourceFd;
@@ -201,7 +201,12 @@ impl Runtime {
 
     /// Current statistics.
     pub fn stats(&self) -> Statistics {
-        Statistics::take(&self.ctl.table, &self.ctl.workers)
+        Statistics::take(
+            self.ctl.table.snapshots(),
+            &self.ctl.workers,
+            &self.ctl.stats,
+            &self.ctl.table.sent_elsewhere,
+        )
     }
 
     /// Changes the batching-delay upper bound while running (Maestro §3.3).
@@ -328,6 +333,10 @@ fn admit(
         table.release(idx);
         return Err(e);
     }
+    ctl.stats.accepted.fetch_add(1, Ordering::Relaxed);
+    let mut tally = Tally::default();
+    tally.count_all(&hello);
+    tally.drain_into(&table.sent_elsewhere.tx);
     slot.home.store(home, Ordering::Release);
     *lock(&slot.peer) = Some(peer);
     slot.accepted_ms

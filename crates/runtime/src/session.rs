@@ -129,6 +129,26 @@ pub enum CloseReason {
     Stopping,
 }
 
+impl CloseReason {
+    /// A short label for counting closes by reason (metrics):
+    /// `peer_closed`, `silent`, ...
+    pub fn label(&self) -> &'static str {
+        match self {
+            CloseReason::PeerClosed => "peer_closed",
+            CloseReason::ReadFailed(_) => "read_failed",
+            CloseReason::Unframeable(_) => "unframeable",
+            CloseReason::NotHello { .. } => "not_hello",
+            CloseReason::Incompatible { .. } => "incompatible",
+            CloseReason::BadFeatures(_) => "bad_features",
+            CloseReason::Silent { .. } => "silent",
+            CloseReason::Replaced => "replaced",
+            CloseReason::OutputOverflow => "output_overflow",
+            CloseReason::WriteFailed => "write_failed",
+            CloseReason::Stopping => "stopping",
+        }
+    }
+}
+
 impl fmt::Display for CloseReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -16,6 +16,7 @@
 
 use crate::conn::Connection;
 use crate::session::CloseReason;
+use crate::stats::{SwitchSnapshot, TypeCounters};
 use crate::switch::{SwitchId, SwitchInfo};
 use crate::sync::lock;
 use baton_openflow::neutral::PortDesc;
@@ -246,6 +247,9 @@ pub(crate) struct SwitchTable {
     pub registries: Vec<Registry>,
     /// A switch whose unsent output passes this is disconnected.
     pub max_output: usize,
+    /// Messages sent from outside the workers' batches (applications'
+    /// timers and threads, the operator, the handshake's HELLO), by type.
+    pub sent_elsewhere: TypeCounters,
 }
 
 impl SwitchTable {
@@ -257,7 +261,26 @@ impl SwitchTable {
             high_water: AtomicUsize::new(0),
             registries,
             max_output,
+            sent_elsewhere: TypeCounters::default(),
         }
+    }
+
+    /// Each connected switch's counters.
+    pub fn snapshots(&self) -> Vec<SwitchSnapshot> {
+        self.used()
+            .filter(|(_, s)| s.state() != TaskState::Free)
+            .map(|(i, s)| {
+                let c = &s.counters;
+                SwitchSnapshot {
+                    id: s.id(i),
+                    dpid: DatapathId(s.dpid.load(Ordering::Relaxed)),
+                    rx_msgs: c.rx_msgs.load(Ordering::Relaxed),
+                    tx_bytes: c.tx_bytes.load(Ordering::Relaxed),
+                    tx_writes: c.tx_writes.load(Ordering::Relaxed),
+                    weight: s.weight(),
+                }
+            })
+            .collect()
     }
 
     /// One past the highest slot index ever used.

@@ -1,16 +1,18 @@
 //! The operator's handle on a running controller, over real loopback TCP:
 //! switches with their ports and counters, weights, flow tables read from
 //! the switches, applications stopped and started while switches stay
-//! connected (their flows removed by cookie), and an application that
-//! panics while the rest carries on.
+//! connected (their flows removed by cookie), flows the operator adds
+//! and deletes (confirmed with a barrier, refusals heard), and an
+//! application that panics while the rest carries on.
 
 mod support;
 
 use baton_openflow::neutral::{ActionSpec, FlowSpec, MatchSpec, PacketOut, PortDesc};
 use baton_openflow::v13::multipart::{MultipartReply, MultipartReplyBody};
 use baton_openflow::{Cookie, DatapathId, PortNo, Version, Xid, v10, v13};
-use baton_runtime::control::ControlError;
+use baton_runtime::control::{ControlError, FlowSelection};
 use baton_runtime::pipeline::Lifecycle;
+use baton_runtime::requests::RequestError;
 use baton_runtime::testing::port;
 use baton_runtime::{AnyApp, App, Config, PacketInBatch, Runtime, SwitchCtx};
 use std::sync::Arc;
@@ -338,5 +340,139 @@ fn a_panicking_application_is_stopped_and_the_rest_carry_on() {
     });
     assert_eq!(control.switches().len(), 2);
     assert_eq!(control.apps()[1].lifecycle, Lifecycle::Running);
+    rt.stop();
+}
+
+/// The next flow-mod or barrier request the controller sends, with its
+/// xid; the 1.3 table-miss flow and port description requests are skipped.
+fn next_op(sw: &mut TestSwitch) -> (Xid, Msg) {
+    loop {
+        let raw = sw.recv_raw().expect("a flow-mod or barrier");
+        let xid = Xid(u32::from_be_bytes([raw[4], raw[5], raw[6], raw[7]]));
+        match sw.decode(&raw) {
+            Msg::V13(v13::Message::FlowMod(f)) if f.priority == 0 && f.cookie.0 == 0 => continue,
+            Msg::V13(v13::Message::MultipartRequest(_)) => continue,
+            m => return (xid, m),
+        }
+    }
+}
+
+/// The command, priority and cookie of a flow-mod of either version.
+fn flow_mod(m: &Msg) -> (&'static str, u16, u64) {
+    match m {
+        Msg::V10(v10::Message::FlowMod(f)) => {
+            let c = match f.command {
+                v10::FlowModCommand::Add => "add",
+                v10::FlowModCommand::DeleteStrict => "delete_strict",
+                v10::FlowModCommand::Delete => "delete",
+                _ => "other",
+            };
+            (c, f.priority, f.cookie.0)
+        }
+        Msg::V13(v13::Message::FlowMod(f)) => {
+            let c = match f.command {
+                v13::FlowModCommand::Add => "add",
+                v13::FlowModCommand::DeleteStrict => "delete_strict",
+                v13::FlowModCommand::Delete => "delete",
+                _ => "other",
+            };
+            (c, f.priority, f.cookie.0)
+        }
+        other => panic!("expected a flow-mod, got {other:?}"),
+    }
+}
+
+/// Answers the barrier that must come next.
+fn answer_barrier(sw: &mut TestSwitch) {
+    let (xid, m) = next_op(sw);
+    match m {
+        Msg::V10(v10::Message::BarrierRequest) => sw.reply(xid, v10::Message::BarrierReply),
+        Msg::V13(v13::Message::BarrierRequest) => sw.reply(xid, v13::Message::BarrierReply),
+        other => panic!("expected a barrier, got {other:?}"),
+    }
+}
+
+#[test]
+fn the_operator_adds_and_deletes_flows_and_hears_the_switch_refuse() {
+    let rt = start(Vec::new());
+    let control = rt.control();
+    let addr = rt.local_addrs()[0];
+    let actions = [ActionSpec::output(PortNo(2))];
+    for (version, dpid) in [(Version::V10, 0x21), (Version::V13, 0x22)] {
+        let mut sw = TestSwitch::connect(addr, version, dpid);
+        wait_for("the switch", || control.switch(DatapathId(dpid)).is_ok());
+        let add = || {
+            let control = control.clone();
+            std::thread::spawn(move || {
+                let flow = FlowSpec {
+                    priority: 77,
+                    cookie: Cookie(5),
+                    ..FlowSpec::new(MatchSpec::all(), &actions)
+                };
+                control.add_flow(DatapathId(dpid), &flow)
+            })
+        };
+        // Accepted: the flow-mod carries the operator's tag and the
+        // caller's low bits, and a barrier confirms it.
+        let adder = add();
+        let (_, m) = next_op(&mut sw);
+        let (command, priority, cookie) = flow_mod(&m);
+        assert_eq!((command, priority), ("add", 77), "{version}");
+        assert_eq!(cookie & 0xffff_ffff_ffff, 5);
+        assert_ne!(cookie >> 48, 0, "the operator's tag");
+        answer_barrier(&mut sw);
+        assert_eq!(adder.join().unwrap(), Ok(()), "{version}");
+        // Refused: the error names the flow-mod's xid.
+        let adder = add();
+        let (xid, _) = next_op(&mut sw);
+        match version {
+            Version::V10 => sw.reply(
+                xid,
+                v10::Message::Error(v10::messages::ErrorMsg {
+                    error_type: 2,
+                    code: 4,
+                    data: Vec::new(),
+                }),
+            ),
+            Version::V13 => sw.reply(
+                xid,
+                v13::Message::Error(v13::ErrorMsg::Standard {
+                    error_type: v13::ErrorType::BadAction,
+                    code: 4,
+                    data: Vec::new(),
+                }),
+            ),
+        }
+        answer_barrier(&mut sw);
+        assert!(
+            matches!(
+                adder.join().unwrap(),
+                Err(ControlError::Switch(RequestError::Refused(_)))
+            ),
+            "{version}"
+        );
+        // One flow deleted strictly.
+        let deleter = {
+            let control = control.clone();
+            std::thread::spawn(move || {
+                control.delete_flows(
+                    DatapathId(dpid),
+                    &MatchSpec::all(),
+                    FlowSelection::Exactly { priority: 77 },
+                    PortNo::ANY,
+                )
+            })
+        };
+        let (_, m) = next_op(&mut sw);
+        let (command, priority, _) = flow_mod(&m);
+        assert_eq!((command, priority), ("delete_strict", 77), "{version}");
+        answer_barrier(&mut sw);
+        assert_eq!(deleter.join().unwrap(), Ok(()), "{version}");
+    }
+    let flow = FlowSpec::new(MatchSpec::all(), &actions);
+    assert_eq!(
+        control.add_flow(DatapathId(0x99), &flow),
+        Err(ControlError::UnknownSwitch(DatapathId(0x99)))
+    );
     rt.stop();
 }

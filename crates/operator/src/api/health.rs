@@ -7,7 +7,7 @@ use axum::extract::State;
 
 /// Whether the controller is up, its version and how many switches are
 /// connected.
-#[utoipa::path(get, path = "/api/v1/health", tag = "controller",
+#[utoipa::path(get, path = "/api/v1/health", tag = "controller", operation_id = "health",
     responses((status = 200, description = "The controller is up", body = Health)))]
 pub(super) async fn health(State(s): State<Shared>) -> Json<Health> {
     Json(Health {
