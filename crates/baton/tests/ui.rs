@@ -288,28 +288,6 @@ while True:
 /// Stops `routing` with its button and starts it again, checking the
 /// page and the API after each.
 fn lifecycle_from_the_buttons(lab: &Lab, b: &mut Browser, baton: &baton_netlab::Proc) {
-    let doc = api(lab, "/api/v1/openapi.json");
-    if doc["paths"]["/api/v1/apps/{name}/stop"].is_null() {
-        // The REST API's stop and start arrive with the operator branch;
-        // until then the button's failure is what the page must show.
-        check(b.click("button[data-app='routing']"), baton);
-        let (notice, _) = check(
-            b.wait_until(
-                "the API's refusal shown",
-                "(() => { const n = document.querySelector('#notice'); \
-                 return n.hidden ? null : n.textContent; })()",
-                5 * SECOND,
-            ),
-            baton,
-        );
-        assert!(notice.as_str().unwrap().contains("404"), "{notice}");
-        eprintln!("no stop/start in the API yet; the page said: {notice}");
-        // The browser logs the failed request too.
-        b.problems.retain(|p| {
-            !p.contains("404 (Not Found) http://127.0.0.1:8080/api/v1/apps/routing/stop")
-        });
-        return;
-    }
     for (action, state) in [("stop", "stopped"), ("start", "running")] {
         let t = Instant::now();
         check(
@@ -338,4 +316,6 @@ fn lifecycle_from_the_buttons(lab: &Lab, b: &mut Browser, baton: &baton_netlab::
         assert_eq!(routing["state"], state, "{routing}");
         eprintln!("{action} from the page: {state} in {:?}", t.elapsed());
     }
+    let notice = b.eval("document.querySelector('#notice').hidden").unwrap();
+    assert_eq!(notice, true, "the page showed an error");
 }

@@ -134,7 +134,8 @@ fn the_feed_sends_a_snapshot_at_once_and_then_every_second() {
     assert_eq!(first["sample"], 1);
     assert_eq!(first["switches"], serde_json::json!([]));
     assert_eq!(first["workers"].as_array().unwrap().len(), 2);
-    assert_eq!(first["fairness"], Value::Null);
+    assert_eq!(first["scheduler"]["fairness"], Value::Null);
+    assert_eq!(first["scheduler"]["scheduler"], "fair");
     assert_eq!(first["topology"]["links"], serde_json::json!([]));
     assert_eq!(first["hosts"]["hosts"], serde_json::json!([]));
     let names: Vec<&str> = first["apps"]

@@ -58,19 +58,22 @@ function bar(percent) {
 }
 
 function renderSwitches(live) {
-  const max = Math.max(1, ...live.switches.map((s) => s.rx_rate));
-  const rows = live.switches.map((s) =>
-    el("tr", { dataset: { dpid: s.dpid } },
+  const max = Math.max(1, ...live.switches.map((s) => s.rx_per_sec || 0));
+  const rows = live.switches.map((s) => {
+    const rx = s.rx_per_sec;
+    const tx = s.tx_per_sec;
+    return el("tr", { dataset: { dpid: s.dpid } },
       el("td", { class: "mono", title: s.dpid }, s.dpid),
       el("td", {}, s.version),
       el("td", { class: "mono" }, s.peer || "–"),
       el("td", {}, age(s.connected_secs)),
-      el("td", { class: "num" }, rate(s.rx_rate)),
-      el("td", { class: "num" }, rate(s.tx_rate)),
-      el("td", { title: `${rate(s.rx_rate)} messages/s in` },
-        el("div", { class: "bar" }, bar((100 * s.rx_rate) / max))),
+      el("td", { class: "num" }, rx === null ? "–" : rate(rx)),
+      el("td", { class: "num" }, tx === null ? "–" : rate(tx)),
+      el("td", { title: rx === null ? "not sampled yet" : `${rate(rx)} messages/s in` },
+        el("div", { class: "bar" }, bar((100 * (rx || 0)) / max))),
       el("td", { class: "num" }, String(s.weight)),
-      el("td", { class: "num" }, `${s.live_ports}/${s.ports}`)));
+      el("td", { class: "num" }, `${s.live_ports}/${s.ports}`));
+  });
   $("#switches tbody").replaceChildren(...rows);
 }
 
@@ -165,12 +168,15 @@ function render(live) {
   const c = graph.counts();
   $("#summary").textContent =
     `${live.switches.length} switches · ${c.links} links · ${live.hosts.hosts.length} hosts · ` +
-    `${rate(live.rx_rate)} msg/s in`;
-  const w = live.workers;
-  $("#scheduler-note").textContent = w.length
-    ? `${w.length} worker${w.length > 1 ? "s" : ""}, IBT ${w.map((x) => x.ibt).join(" / ")}` +
-      (live.fairness === null ? "" : `, fairness ${live.fairness.toFixed(3)}`)
-    : "";
+    `${rate(live.rx_per_sec)} msg/s in`;
+  const sched = live.scheduler;
+  const fair = sched.fairness;
+  const bdu = sched.bdu_us >= 1000 ? `${sched.bdu_us / 1000} ms` : `${sched.bdu_us} µs`;
+  $("#scheduler-note").textContent =
+    `${sched.scheduler}, ${sched.batching} batching, BDU ${bdu}, ` +
+    `${live.workers.length} worker${live.workers.length === 1 ? "" : "s"}, ` +
+    `IBT ${live.workers.map((x) => x.ibt).join(" / ")}` +
+    (fair ? `, fairness ${fair.jain.toFixed(3)} over ${fair.switches} switch${fair.switches === 1 ? "" : "es"}` : "");
 }
 
 function connect() {

@@ -74,8 +74,9 @@ export class SchedulerCharts {
     if (live.workers.length !== this.workers) this.build(live.workers.length);
     const t = Date.now() / 1000;
     const w = live.workers;
-    this.throughput.push(t, [live.rx_rate, live.tx_rate, ...w.map((x) => x.msg_rate)]);
-    this.fairness.push(t, [live.fairness]);
+    this.throughput.push(t, [live.rx_per_sec, live.tx_per_sec, ...w.map((x) => x.msg_per_sec)]);
+    const fair = live.scheduler.fairness;
+    this.fairness.push(t, [fair ? fair.jain : null]);
     this.ibt.push(t, w.map((x) => x.ibt));
     this.batch.push(t, w.map((x) => x.batch));
     this.points += 1;

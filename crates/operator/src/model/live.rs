@@ -3,10 +3,12 @@
 //! the connected switches or an application's state change. The web UI
 //! draws everything from it; a script may read it too.
 //!
-//! Rates are counted by the feed itself between its one-second samples
-//! (each client its own), so a figure means the same thing whoever asks.
+//! The switches' rates and the fairness index are the API's own (its
+//! sampler's, as `GET /api/v1/switches` and `/scheduler` give them); the
+//! workers' figures over an interval are counted by each feed between its
+//! one-second samples.
 
-use super::{App, Hosts, Topology};
+use super::{App, Hosts, Scheduler, Topology};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -15,27 +17,28 @@ use utoipa::ToSchema;
 pub struct Live {
     /// Milliseconds since the API started, when this was taken.
     pub at_ms: u64,
-    /// The number of the one-second sample the rates come from (1: a
-    /// feed's first, taken when it opened, whose rates are all zero). An
-    /// event sent because something changed repeats the last sample's
-    /// number and rates.
+    /// The number of the feed's one-second sample its workers' figures
+    /// come from (1: the feed's first, taken when it opened, whose rates
+    /// are all zero). An event sent because something changed repeats
+    /// the last sample's number and figures.
     pub sample: u64,
-    /// Seconds the rates cover (the time between the last two samples; 0
-    /// for the first).
+    /// Seconds the workers' figures cover (the time between the feed's
+    /// last two samples; 0 for the first).
     pub interval_secs: f64,
-    /// Every connected switch with its message rates, by datapath id.
+    /// Every connected switch with its message rates over the API's last
+    /// sampling interval (as `GET /api/v1/switches` has them), by
+    /// datapath id.
     pub switches: Vec<LiveSwitch>,
-    /// The scheduler's workers.
-    pub workers: Vec<LiveWorker>,
     /// Messages per second received from all switches.
-    pub rx_rate: f64,
+    pub rx_per_sec: f64,
     /// Messages per second sent to all switches.
-    pub tx_rate: f64,
-    /// Jain's fairness index over the switches' received-message rates,
-    /// each divided by the switch's weight, over the last interval: 1
-    /// when every switch got service in proportion to its weight, 1/n
-    /// when one of n got all of it. `null` with no switch or no traffic.
-    pub fairness: Option<f64>,
+    pub tx_per_sec: f64,
+    /// The scheduler, as `GET /api/v1/scheduler` returns it: its design,
+    /// batching and BDU, each worker's figures since the start, and
+    /// Jain's fairness over the last sampling interval.
+    pub scheduler: Scheduler,
+    /// Each worker over the feed's last interval: what the UI charts.
+    pub workers: Vec<LiveWorker>,
     /// The topology, as `GET /api/v1/topology` returns it.
     pub topology: Topology,
     /// The hosts, as `GET /api/v1/hosts` returns them.
@@ -44,7 +47,8 @@ pub struct Live {
     pub apps: Vec<App>,
 }
 
-/// A connected switch in the live feed.
+/// A connected switch in the live feed: `GET /api/v1/switches`'s figures
+/// without the port list.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct LiveSwitch {
     /// Datapath id, `00:00:00:00:00:00:00:01`.
@@ -59,10 +63,11 @@ pub struct LiveSwitch {
     pub rx_msgs: u64,
     /// Messages sent to it.
     pub tx_msgs: u64,
-    /// Messages per second received from it over the last interval.
-    pub rx_rate: f64,
-    /// Messages per second sent to it over the last interval.
-    pub tx_rate: f64,
+    /// Messages received from it per second over the last sampling
+    /// interval (none until it has been connected for one).
+    pub rx_per_sec: Option<f64>,
+    /// Messages sent to it per second over the last sampling interval.
+    pub tx_per_sec: Option<f64>,
     /// Its service chances per scheduling round.
     pub weight: u32,
     /// Its ports.
@@ -71,20 +76,14 @@ pub struct LiveSwitch {
     pub live_ports: usize,
 }
 
-/// One of the scheduler's workers in the live feed.
+/// One of the scheduler's workers over the feed's last interval.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct LiveWorker {
     /// Its current input batching threshold (Maestro §3.3): the most
     /// messages it gathers before running the applications over them.
     pub ibt: u32,
-    /// Messages it processed per second over the last interval.
-    pub msg_rate: f64,
-    /// Its mean batch over the last interval, in messages (0: no batch).
+    /// Messages it processed per second over the interval.
+    pub msg_per_sec: f64,
+    /// Its mean batch over the interval, in messages (0: no batch).
     pub batch: f64,
-    /// Its mean batching delay since it started, in microseconds.
-    pub batch_delay_us: f64,
-    /// Messages it processed since it started.
-    pub messages: u64,
-    /// Batches it processed since it started.
-    pub batches: u64,
 }
