@@ -3,6 +3,8 @@
 //! ```text
 //! netlab hold TOPOLOGY [--controller TARGET]... [--standalone] [--rstp]
 //! netlab measure [--runs N] [TOPOLOGY...]
+//! netlab measure forwarding [--runs N] [--flow-runs N] [--secs S] [--flows N,...] [--baton PATH]
+//! netlab blast IFACE SIZE SECONDS
 //! ```
 //! `hold` builds TOPOLOGY (`single:N`, `linear:N`, `ring:N`, `fat-tree:K`)
 //! in a new laboratory, prints how to find and enter it (`dir=`,
@@ -10,7 +12,12 @@
 //! standard input closes (or it is killed: the lab goes with it).
 //! `measure` times building topologies (default: linear:3, ring:4,
 //! fat-tree:4) and prints a Markdown table (see `measure.rs`).
+//! `measure forwarding` measures `baton switch` against Open vSwitch's
+//! userspace datapath between two hosts (`forwarding.rs`), with `blast`
+//! (`blast.rs`) as its traffic generator, run inside a host.
 
+mod blast;
+mod forwarding;
 mod measure;
 
 use baton_netlab::{FailMode, Lab, SpanningTree, SwitchOptions, Topology};
@@ -19,13 +26,19 @@ use std::process::ExitCode;
 
 const USAGE: &str = "usage: netlab hold TOPOLOGY [--controller TARGET]... [--standalone] [--rstp]
        netlab measure [--runs N] [TOPOLOGY...]
+       netlab measure forwarding [--runs N] [--flow-runs N] [--secs S] [--flows N,...] [--baton PATH]
+       netlab blast IFACE SIZE SECONDS
   TOPOLOGY: single:N | linear:N | ring:N | fat-tree:K";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("hold") => hold(&args[1..]),
+        Some("measure") if args.get(1).is_some_and(|a| a == "forwarding") => {
+            forwarding::main(&args[2..])
+        }
         Some("measure") => measure::main(&args[1..]),
+        Some("blast") => blast::main(&args[1..]),
         _ => Err(USAGE.to_string()),
     };
     match result {
