@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the end-to-end laboratory (crates/netlab) runs: Open vSwitch
 # (ovsdb-server, ovs-vswitchd, ovs-vsctl, ovs-ofctl), ovs-testcontroller,
-# ping, ethtool, ip, ss, tcpdump, unshare, nsenter, openssl (test
+# ping, ethtool, ip, ss, tcpdump, unshare, nsenter, taskset (`netlab
+# measure forwarding` pins the switch and the generator), openssl (test
 # certificates for OpenFlow over TLS) and python3 (frames forged by hand). crates/netlab/src/deps.rs lists the
 # same tools and runs this script when one is missing.
 #
@@ -25,6 +26,7 @@ TOOLS=(
     "tcpdump:tcpdump"
     "unshare:util-linux"
     "nsenter:util-linux"
+    "taskset:util-linux"
     "openssl:openssl"
     "python3:python3"
 )

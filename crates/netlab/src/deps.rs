@@ -23,6 +23,7 @@ pub const TOOLS: &[(&str, &str)] = &[
     ("tcpdump", "tcpdump"),
     ("unshare", "util-linux"),
     ("nsenter", "util-linux"),
+    ("taskset", "util-linux"),
     ("openssl", "openssl"),
     ("python3", "python3"),
 ];

@@ -5,6 +5,8 @@
 //! netlab measure [--runs N] [TOPOLOGY...]
 //! netlab controller --run 'CMD ARGS' [--topology T] [--of 10|13] [--samples N]
 //!                   [--links-api URL] [--cut A-B [--cuts N]]
+//! netlab measure forwarding [--runs N] [--flow-runs N] [--secs S] [--flows N,...] [--baton PATH]
+//! netlab blast IFACE SIZE SECONDS
 //! ```
 //! `hold` builds TOPOLOGY (`single:N`, `linear:N`, `ring:N`, `fat-tree:K`)
 //! in a new laboratory, prints how to find and enter it (`dir=`,
@@ -14,8 +16,13 @@
 //! fat-tree:4) and prints a Markdown table (see `measure.rs`).
 //! `controller` measures a controller running a network: discovery,
 //! first-packet latency, reconvergence after a cut (see `controller.rs`).
+//! `measure forwarding` measures `baton switch` against Open vSwitch's
+//! userspace datapath between two hosts (`forwarding.rs`), with `blast`
+//! (`blast.rs`) as its traffic generator, run inside a host.
 
+mod blast;
 mod controller;
+mod forwarding;
 mod measure;
 
 use baton_netlab::{FailMode, Lab, SpanningTree, SwitchOptions, Topology};
@@ -26,14 +33,20 @@ const USAGE: &str = "usage: netlab hold TOPOLOGY [--controller TARGET]... [--sta
        netlab measure [--runs N] [TOPOLOGY...]
        netlab controller --run 'CMD ARGS' [--topology T] [--of 10|13] [--samples N]
                          [--links-api URL] [--cut A-B [--cuts N]]
+       netlab measure forwarding [--runs N] [--flow-runs N] [--secs S] [--flows N,...] [--baton PATH]
+       netlab blast IFACE SIZE SECONDS
   TOPOLOGY: single:N | linear:N | ring:N | fat-tree:K";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("hold") => hold(&args[1..]),
+        Some("measure") if args.get(1).is_some_and(|a| a == "forwarding") => {
+            forwarding::main(&args[2..])
+        }
         Some("measure") => measure::main(&args[1..]),
         Some("controller") => controller::main(&args[1..]),
+        Some("blast") => blast::main(&args[1..]),
         _ => Err(USAGE.to_string()),
     };
     match result {
