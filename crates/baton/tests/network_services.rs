@@ -219,18 +219,9 @@ impl Network {
 }
 
 /// Starts `baton switch` for switch `name` of `topo` on its veth ends,
-/// ports numbered as the topology numbers them. `baton switch` numbers its
-/// ports in the order given, from 1, so a number the topology skips (the
-/// chain's end switches have no port 2 or 3) gets a veth of its own whose
-/// other end is up and used by nothing: an edge port without hosts.
+/// ports numbered as the topology numbers them
+/// ([`Lab::software_switch_ports`]).
 fn baton_switch(lab: &Lab, topo: &Topology, name: &str, dpid: u64, version: OfVersion) -> Proc {
-    let used: BTreeSet<u16> = topo
-        .links
-        .iter()
-        .flat_map(|l| [&l.a, &l.b])
-        .filter(|e| e.node == name)
-        .map(|e| e.port)
-        .collect();
     let of = match version {
         OfVersion::V10 => "10",
         _ => "13",
@@ -244,14 +235,7 @@ fn baton_switch(lab: &Lab, topo: &Topology, name: &str, dpid: u64, version: OfVe
         "--controller",
         "tcp:127.0.0.1:6653",
     ]);
-    for p in 1..=used.last().copied().unwrap_or(0) {
-        let ifname = format!("{name}-eth{p}");
-        if !used.contains(&p) {
-            lab.exec(Cmd::sh(format!(
-                "ip link add {ifname} type veth peer name {ifname}x && ip link set {ifname}x up && ip link set {ifname} up"
-            )))
-            .unwrap();
-        }
+    for ifname in lab.software_switch_ports(topo, name).unwrap() {
         cmd = cmd.args(["--port".to_string(), ifname]);
     }
     lab.spawn(cmd).unwrap()

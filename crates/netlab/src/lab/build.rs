@@ -7,7 +7,7 @@ use crate::error::{Context, Error, Result};
 use crate::net::{self, EndSetup};
 use crate::ovs::{self, SwitchKind, SwitchOptions};
 use crate::topo::{self, End, HostSpec, LinkSpec, Topology};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 impl Lab {
     /// Adds switch `name` with datapath id `dpid`: an OVS bridge, or for
@@ -38,6 +38,37 @@ impl Lab {
         t.link(a, a_port, b, b_port);
         self.build(&t, &SwitchOptions::default())
             .context(|| format!("linking {a} port {a_port} to {b} port {b_port}"))
+    }
+
+    /// The interfaces a software switch takes for switch `name` of `topo`
+    /// (built with [`SwitchOptions::veth_only`]), in OpenFlow port order
+    /// from 1: `<name>-eth<P>` for every port up to the highest the
+    /// topology gives it. A switch numbering its ports in the order given
+    /// (as `baton switch --port` does) then numbers them as the topology
+    /// does: a number the topology skips (the chain's end switches have no
+    /// port 2 or 3) gets a veth of its own, made here, whose other end
+    /// (`<name>-eth<P>x`) is up and used by nothing: an edge port without
+    /// hosts.
+    pub fn software_switch_ports(&self, topo: &Topology, name: &str) -> Result<Vec<String>> {
+        let used: BTreeSet<u16> = topo
+            .links
+            .iter()
+            .flat_map(|l| [&l.a, &l.b])
+            .filter(|e| e.node == name)
+            .map(|e| e.port)
+            .collect();
+        let mut ports = Vec::new();
+        for p in 1..=used.last().copied().unwrap_or(0) {
+            let ifname = topo::interface_name(name, p);
+            if !used.contains(&p) {
+                self.exec(Cmd::sh(format!(
+                    "ip link add {ifname} type veth peer name {ifname}x && ip link set {ifname}x up && ip link set {ifname} up"
+                )))
+                .context(|| format!("making the spare port {ifname}"))?;
+            }
+            ports.push(ifname);
+        }
+        Ok(ports)
     }
 
     /// Makes a whole topology, its switches as `opts` says, in two steps

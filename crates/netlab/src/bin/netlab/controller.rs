@@ -1,14 +1,21 @@
 //! `netlab controller`: how a controller runs a network of Open vSwitch
-//! bridges, measured from the outside, the same way for any controller:
-//! the figures of BENCHMARKS.md's "Network services".
+//! bridges (or of `baton switch`es), measured from the outside, the same
+//! way for any controller: the figures of BENCHMARKS.md's "Network
+//! services".
 //!
 //! ```text
 //! netlab controller --run 'CMD ARGS' [--topology linear:3] [--of 10|13]
 //!                   [--samples N] [--links-api URL] [--cut A-B [--cuts N]]
+//!                   [--baton-switch PATH [--start-gap MS]]
 //! ```
 //! The controller (`CMD ARGS`, split at spaces) runs inside a new lab and
 //! must listen on the lab's `127.0.0.1:6653`; the topology is built
-//! against it with bridges offering only the chosen version. Then:
+//! against it with bridges offering only the chosen version. With
+//! `--baton-switch PATH` the switches are `PATH switch` processes on the
+//! topology's veth ends instead (`--of` the version they speak, each
+//! listening on `127.0.0.1:6700+i` for `ovs-ofctl`), started `--start-gap`
+//! milliseconds apart (default 0), as switches booted at different times
+//! are. Then:
 //! - **discovery** (with `--links-api`, a URL inside the lab answering
 //!   `{"links": [...]}`, as baton's `/api/v1/topology` does): the time from
 //!   every switch connected until the controller reports every link in
@@ -22,10 +29,11 @@
 //!   (pings over installed flows) says;
 //! - **reconvergence** (with `--cut A-B`): a ping every 10 ms from the
 //!   first host to the last, the link A-B cut, the time until replies come
-//!   back; then restored, and (with `--links-api`) the time until it is
-//!   rediscovered; `cuts` times.
+//!   back; with `--links-api`, the time until the controller reports the
+//!   link gone (both directions), then, once it is, the link restored and
+//!   the time until it is rediscovered; `cuts` times.
 
-use baton_netlab::{Cmd, Lab, OfVersion, PingReport, SwitchOptions, Topology};
+use baton_netlab::{Cmd, Lab, OfVersion, PingReport, Proc, SwitchOptions, Topology};
 use std::time::{Duration, Instant, SystemTime};
 
 const SECOND: Duration = Duration::from_secs(1);
@@ -38,6 +46,8 @@ struct Args {
     links_api: Option<String>,
     cut: Option<(String, String)>,
     cuts: usize,
+    baton_switch: Option<String>,
+    start_gap: Duration,
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
@@ -49,6 +59,8 @@ fn parse(args: &[String]) -> Result<Args, String> {
         links_api: None,
         cut: None,
         cuts: 5,
+        baton_switch: None,
+        start_gap: Duration::ZERO,
     };
     let mut it = args.iter();
     while let Some(flag) = it.next() {
@@ -66,6 +78,11 @@ fn parse(args: &[String]) -> Result<Args, String> {
             "--samples" => a.samples = value()?.parse().map_err(|e| format!("--samples: {e}"))?,
             "--cuts" => a.cuts = value()?.parse().map_err(|e| format!("--cuts: {e}"))?,
             "--links-api" => a.links_api = Some(value()?.clone()),
+            "--baton-switch" => a.baton_switch = Some(value()?.clone()),
+            "--start-gap" => {
+                let ms = value()?.parse().map_err(|e| format!("--start-gap: {e}"))?;
+                a.start_gap = Duration::from_millis(ms);
+            }
             "--cut" => {
                 let v = value()?;
                 let (x, y) = v.split_once('-').ok_or("--cut A-B, e.g. s1-s2")?;
@@ -82,6 +99,46 @@ fn parse(args: &[String]) -> Result<Args, String> {
 
 fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
+}
+
+/// Where the `i`th `baton switch` listens for `ovs-ofctl`.
+const FIRST_OFCTL_PORT: usize = 6700;
+
+/// Starts `PATH switch` for every switch of `topo` on its veth ends, `gap`
+/// apart; returns the processes and the `ovs-ofctl` target of each.
+fn baton_switches(
+    lab: &Lab,
+    topo: &Topology,
+    path: &str,
+    version: OfVersion,
+    gap: Duration,
+) -> Result<(Vec<Proc>, Vec<String>), String> {
+    lab.build(topo, &SwitchOptions::new().veth_only())
+        .map_err(err)?;
+    let of = match version {
+        OfVersion::V10 => "10",
+        _ => "13",
+    };
+    let (mut procs, mut targets) = (Vec::new(), Vec::new());
+    for (i, s) in topo.switches.iter().enumerate() {
+        if i > 0 {
+            std::thread::sleep(gap);
+        }
+        let listen = format!("ptcp:{}:127.0.0.1", FIRST_OFCTL_PORT + i);
+        let cmd = Cmd::new(path)
+            .args(["switch", "--dpid", &s.dpid.0.to_string(), "--of", of])
+            .args(["--controller", "tcp:127.0.0.1:6653", "--listen", &listen])
+            .args(
+                lab.software_switch_ports(topo, &s.name)
+                    .map_err(err)?
+                    .into_iter()
+                    .flat_map(|p| ["--port".to_string(), p]),
+            )
+            .env("RUST_LOG", "warn");
+        procs.push(lab.spawn(cmd).map_err(err)?);
+        targets.push(format!("tcp:127.0.0.1:{}", FIRST_OFCTL_PORT + i));
+    }
+    Ok((procs, targets))
 }
 
 /// How many directed links the controller reports at `url`.
@@ -137,15 +194,29 @@ pub fn main(args: &[String]) -> Result<(), String> {
         .spawn(Cmd::new(&a.run[0]).args(a.run[1..].iter().cloned()))
         .map_err(err)?;
     lab.wait_listening(6653, 10 * SECOND).map_err(err)?;
-    let opts = SwitchOptions::new()
-        .controller("tcp:127.0.0.1:6653")
-        .protocols(&[a.version]);
-    lab.build(&topo, &opts).map_err(err)?;
+    let (_switches, ofctl_targets) = match &a.baton_switch {
+        None => {
+            let opts = SwitchOptions::new()
+                .controller("tcp:127.0.0.1:6653")
+                .protocols(&[a.version]);
+            lab.build(&topo, &opts).map_err(err)?;
+            let targets = topo.switches.iter().map(|s| s.name.clone()).collect();
+            (Vec::new(), targets)
+        }
+        Some(path) => baton_switches(&lab, &topo, path, a.version, a.start_gap)?,
+    };
     lab.wait_controller_connections(topo.switches.len(), 30 * SECOND)
         .map_err(err)?;
     println!(
-        "controller: {}\ntopology: {} ({} switches, {} hosts), {}",
+        "controller: {}\nswitches: {}\ntopology: {} ({} switches, {} hosts), {}",
         a.run.join(" "),
+        match &a.baton_switch {
+            None => "Open vSwitch (userspace datapath)".to_string(),
+            Some(path) => format!(
+                "{path} switch, started {} ms apart",
+                a.start_gap.as_millis()
+            ),
+        },
         a.topology,
         topo.switches.len(),
         topo.hosts.len(),
@@ -179,9 +250,9 @@ pub fn main(args: &[String]) -> Result<(), String> {
     // First packets.
     let mut firsts = Vec::new();
     for _ in 0..a.samples {
-        for s in &topo.switches {
+        for target in &ofctl_targets {
             for mac in [first.mac, last.mac] {
-                lab.ofctl(a.version, ["del-flows", &s.name, &format!("dl_dst={mac}")])
+                lab.ofctl(a.version, ["del-flows", target, &format!("dl_dst={mac}")])
                     .map_err(err)?;
             }
         }
@@ -210,7 +281,13 @@ pub fn main(args: &[String]) -> Result<(), String> {
     println!("steady round trip: {}", summary(&mut steady_ms));
 
     if let Some((x, y)) = &a.cut {
+        let cut_links = topo
+            .links
+            .iter()
+            .filter(|l| (l.a.node == *x && l.b.node == *y) || (l.a.node == *y && l.b.node == *x))
+            .count();
         let mut outages = Vec::new();
+        let mut removed = Vec::new();
         let mut rediscovered = Vec::new();
         for _ in 0..a.cuts {
             let stream = lab
@@ -231,6 +308,12 @@ pub fn main(args: &[String]) -> Result<(), String> {
             if report.duplicates > 0 {
                 println!("duplicates during the cut: {report}");
             }
+            if let Some(url) = &a.links_api {
+                // Restored only once the controller knows it was cut.
+                wait_links(&lab, url, links - 2 * cut_links)?;
+                let since = SystemTime::now().duration_since(cut).unwrap_or_default();
+                removed.push(ms(since));
+            }
             let restored = Instant::now();
             lab.set_link_up(x, y).map_err(err)?;
             if let Some(url) = &a.links_api {
@@ -241,6 +324,9 @@ pub fn main(args: &[String]) -> Result<(), String> {
             }
         }
         println!("outage after cutting {x}-{y}: {}", summary(&mut outages));
+        if !removed.is_empty() {
+            println!("cut link reported gone after: {}", summary(&mut removed));
+        }
         if !rediscovered.is_empty() {
             println!(
                 "restored link rediscovered after: {}",

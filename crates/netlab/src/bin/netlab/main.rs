@@ -5,6 +5,7 @@
 //! netlab measure [--runs N] [TOPOLOGY...]
 //! netlab controller --run 'CMD ARGS' [--topology T] [--of 10|13] [--samples N]
 //!                   [--links-api URL] [--cut A-B [--cuts N]]
+//!                   [--baton-switch PATH [--start-gap MS]]
 //! netlab measure forwarding [--runs N] [--flow-runs N] [--secs S] [--flows N,...] [--baton PATH]
 //! netlab blast IFACE SIZE SECONDS
 //! ```
@@ -33,6 +34,7 @@ const USAGE: &str = "usage: netlab hold TOPOLOGY [--controller TARGET]... [--sta
        netlab measure [--runs N] [TOPOLOGY...]
        netlab controller --run 'CMD ARGS' [--topology T] [--of 10|13] [--samples N]
                          [--links-api URL] [--cut A-B [--cuts N]]
+                         [--baton-switch PATH [--start-gap MS]]
        netlab measure forwarding [--runs N] [--flow-runs N] [--secs S] [--flows N,...] [--baton PATH]
        netlab blast IFACE SIZE SECONDS
   TOPOLOGY: single:N | linear:N | ring:N | fat-tree:K";
