@@ -118,11 +118,50 @@ fn inside() {
         delivered,
         "every frame delivered was either read or counted as dropped"
     );
+    // A frame the kernel refuses (longer than the interface's MTU allows)
+    // is skipped, and the frames after it still go; one shorter than an
+    // Ethernet header never reaches the ring.
+    let tx_dropped = hosts.tx_dropped();
+    let mut big = frame.clone();
+    big.resize(1600, 0);
+    hosts.send_frame(PortNo(1), &big);
+    hosts.send_frame(PortNo(1), &frame[..10]);
+    assert_eq!(hosts.tx_dropped(), tx_dropped + 1, "the short frame");
+    let mut after = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while after.is_empty() && Instant::now() < deadline {
+        hosts.send_frame(PortNo(1), &frame);
+        std::thread::sleep(Duration::from_millis(20));
+        ports.recv_frames(PortNo(1), |f| after.push(f.len()));
+    }
+    assert!(
+        after.contains(&frame.len()),
+        "frames after a refused one: {after:?}"
+    );
+
     // Link state follows the peer.
     assert!(ports.links().iter().all(|(_, up)| *up));
     sh("ip link set h2 down");
     std::thread::sleep(Duration::from_millis(50));
     assert_eq!(ports.links(), [(PortNo(1), true), (PortNo(2), false)]);
+
+    // A frame the kernel does not take (h2 is down) stays queued, and
+    // goes at a later flush once it can, without a frame after it.
+    hosts.send_frame(PortNo(2), &frame);
+    ports.recv_frames(PortNo(2), |_| {});
+    sh("ip link set h2 up");
+    let mut late = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while late.is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+        hosts.flush();
+        ports.recv_frames(PortNo(2), |f| late.push(f.to_vec()));
+    }
+    assert_eq!(
+        late,
+        std::slice::from_ref(&frame),
+        "the refused frame, sent later"
+    );
 }
 
 #[test]

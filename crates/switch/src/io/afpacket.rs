@@ -56,6 +56,9 @@ const TX_FRAMES: usize = FRAMES_PER_BLOCK * TX_BLOCKS;
 /// Where frame data starts in a TX slot: `TPACKET2_HDRLEN - sizeof(struct
 /// sockaddr_ll)` (packet_mmap.rst, "TX ring").
 const TX_DATA: usize = 32;
+/// The shortest frame a TX slot may hold: an Ethernet header. The kernel
+/// refuses a shorter one (`dev_validate_header`).
+const MIN_FRAME: usize = 14;
 /// `PACKET_OUTGOING`: a frame this host sent.
 const PACKET_OUTGOING: u8 = 4;
 /// Kick the kernel after this many queued TX slots even mid-batch.
@@ -88,6 +91,7 @@ const PACKET_RX_RING: libc::c_int = 5;
 const PACKET_VERSION: libc::c_int = 10;
 const PACKET_TX_RING: libc::c_int = 13;
 const PACKET_STATISTICS: libc::c_int = 6;
+const PACKET_LOSS: libc::c_int = 14;
 const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
 const PACKET_MR_PROMISC: libc::c_ushort = 1;
 
@@ -248,6 +252,8 @@ struct TxRing {
     base: *mut u8,
     next: usize,
     queued: usize,
+    /// The kernel left frames in the ring at the last kick.
+    pending: bool,
 }
 
 /// The TX rings of every port, as the switch's [`Transmit`].
@@ -288,6 +294,11 @@ fn open_sock(name: &str) -> io::Result<Sock> {
         tp_frame_size: FRAME_SIZE as libc::c_uint,
         tp_frame_nr: (blocks * FRAMES_PER_BLOCK) as libc::c_uint,
     };
+    // A TX slot the kernel finds malformed (a frame longer than the
+    // interface's MTU allows, say) is skipped rather than left marked
+    // TP_STATUS_WRONG_FORMAT, where it would stop every later frame
+    // (packet_mmap.rst, PACKET_LOSS).
+    setsockopt(raw, SOL_PACKET, PACKET_LOSS, &1 as &libc::c_int)?;
     setsockopt(raw, SOL_PACKET, PACKET_RX_RING, &req(RX_BLOCKS))?;
     setsockopt(raw, SOL_PACKET, PACKET_TX_RING, &req(TX_BLOCKS))?;
     let map_len = FRAME_SIZE * (RX_FRAMES + TX_FRAMES);
@@ -371,6 +382,7 @@ impl AfPacket {
                 base: unsafe { s.map.add(FRAME_SIZE * RX_FRAMES) },
                 next: 0,
                 queued: 0,
+                pending: false,
             });
             socks.push(s);
         }
@@ -478,15 +490,39 @@ impl RxRing {
 }
 
 impl TxRing {
-    fn kick(&mut self) {
-        if self.queued > 0 {
-            // SAFETY: send(2) with no buffer asks the kernel to transmit
-            // the slots marked SEND_REQUEST (packet_mmap.rst).
-            unsafe {
-                libc::send(self.fd, std::ptr::null(), 0, libc::MSG_DONTWAIT);
-            }
-            self.queued = 0;
+    /// The status of slot `i`.
+    fn status(&self, i: usize) -> u32 {
+        // SAFETY: `i < TX_FRAMES`, so the slot lies inside the TX ring;
+        // the status is read volatile as the kernel writes it.
+        unsafe {
+            let hdr = self.base.add(i * FRAME_SIZE).cast::<Tpacket2Hdr>();
+            std::ptr::addr_of!((*hdr).tp_status).read_volatile()
         }
+    }
+
+    /// Hands the queued slots to the kernel.
+    ///
+    /// The kernel sends them in ring order and stops at the first it
+    /// cannot send (the interface not up yet, a full socket buffer, a
+    /// veth whose peer is down), leaving that slot and the ones after it
+    /// marked SEND_REQUEST; it tries them again only at the next send(2)
+    /// on this socket. So the ring stays pending, and is kicked again at
+    /// every flush, until the slot queued last has left: otherwise a frame
+    /// refused once would wait for the next frame out of the same port,
+    /// which may be seconds later (a topology probe sent 3.6 s late, and
+    /// dropped as stale by the controller, after a link came back).
+    fn kick(&mut self) {
+        if self.queued == 0 && !self.pending {
+            return;
+        }
+        // SAFETY: send(2) with no buffer asks the kernel to transmit
+        // the slots marked SEND_REQUEST (packet_mmap.rst).
+        unsafe {
+            libc::send(self.fd, std::ptr::null(), 0, libc::MSG_DONTWAIT);
+        }
+        self.queued = 0;
+        let last = (self.next + TX_FRAMES - 1) % TX_FRAMES;
+        self.pending = self.status(last) == TP_STATUS_SEND_REQUEST;
     }
 }
 
@@ -495,7 +531,7 @@ impl Transmit for TxRings {
         let Some(r) = self.rings.get_mut((port.0 as usize).wrapping_sub(1)) else {
             return;
         };
-        if frame.len() > FRAME_SIZE - TX_DATA {
+        if frame.len() > FRAME_SIZE - TX_DATA || frame.len() < MIN_FRAME {
             self.dropped += 1;
             return;
         }
