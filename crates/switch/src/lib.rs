@@ -53,7 +53,8 @@
 //! - [`io`]: the only module with sockets, threads and a clock: the event
 //!   loop ([`io::Runner`], mio), controller targets (`tcp:`, `ptcp:`) with
 //!   reconnect backoff, the AF_PACKET datapath ([`io::afpacket`], mapped
-//!   rings) and in-process ports for a threaded switch ([`io::shared`]).
+//!   rings, link changes from rtnetlink through [`io::netlink`]) and
+//!   in-process ports for a threaded switch ([`io::shared`]).
 //!
 //! ## Contract
 //! Nothing a controller sends makes the switch panic: decode errors get

@@ -9,6 +9,7 @@
 use baton_openflow::Version;
 use baton_openflow::types::{BufferId, Cookie, PortNo, Xid};
 use baton_openflow::v10;
+use baton_switch::Event;
 use baton_switch::io::Backend;
 use baton_switch::io::afpacket::AfPacket;
 use baton_switch::testutil::udp_frame;
@@ -139,11 +140,22 @@ fn inside() {
         "frames after a refused one: {after:?}"
     );
 
-    // Link state follows the peer.
+    // Link state follows the peer: polled, and as the kernel reports it,
+    // announced at once (PORT_STATUS).
     assert!(ports.links().iter().all(|(_, up)| *up));
+    ports.read_link_changes(&mut sw);
+    while sw.poll_event().is_some() {}
     sh("ip link set h2 down");
     std::thread::sleep(Duration::from_millis(50));
     assert_eq!(ports.links(), [(PortNo(1), true), (PortNo(2), false)]);
+    let link_of_2 = |sw: &Switch| sw.dp.ports.get(PortNo(2)).unwrap().spec.link_up;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while link_of_2(&sw) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+        ports.read_link_changes(&mut sw);
+    }
+    assert!(!link_of_2(&sw), "the switch heard of the link going down");
+    assert!(link_of_2_status(&mut sw, false), "PORT_STATUS: port 2 down");
 
     // A frame the kernel does not take (h2 is down) stays queued, and
     // goes at a later flush once it can, without a frame after it.
@@ -162,6 +174,24 @@ fn inside() {
         std::slice::from_ref(&frame),
         "the refused frame, sent later"
     );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !link_of_2(&sw) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+        ports.read_link_changes(&mut sw);
+    }
+    assert!(link_of_2(&sw), "the switch heard of the link coming back");
+    assert!(link_of_2_status(&mut sw, true), "PORT_STATUS: port 2 up");
+}
+
+/// Whether the switch queued a PORT_STATUS saying port 2's link is `up`.
+fn link_of_2_status(sw: &mut Switch, up: bool) -> bool {
+    let mut seen = false;
+    while let Some(e) = sw.poll_event() {
+        if let Event::PortStatus { port, .. } = e {
+            seen |= port.no == PortNo(2) && port.spec.link_up == up;
+        }
+    }
+    seen
 }
 
 #[test]

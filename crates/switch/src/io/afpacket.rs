@@ -10,13 +10,18 @@
 //! hands back as our own (`PACKET_OUTGOING`) are skipped; VLAN tags the
 //! kernel stripped into the ring header are put back.
 //!
+//! A port's link state is the interface's `IFF_UP` and `IFF_RUNNING`,
+//! read when the port opens and then as the kernel announces changes
+//! ([`super::netlink`]).
+//!
 //! The syscalls go through `libc`; every `unsafe` block says why it is
 //! sound. Like Open vSwitch's userspace datapath on veth, large GSO
 //! frames are not supported: turn offloads off (`ethtool -K IF tx off gso
 //! off tso off`) on the interfaces; a frame larger than a ring slot is
 //! counted as a receive error and dropped.
 
-use super::Backend;
+use super::netlink::{LinkMonitor, Notice};
+use super::{Backend, update_link};
 use crate::datapath::Transmit;
 use crate::port::PortSpec;
 use crate::switch::Switch;
@@ -228,6 +233,7 @@ struct Sock {
     map: *mut u8,
     map_len: usize,
     name: String,
+    ifindex: u32,
 }
 
 impl Drop for Sock {
@@ -322,6 +328,7 @@ fn open_sock(name: &str) -> io::Result<Sock> {
         map: map.cast(),
         map_len,
         name: name.to_string(),
+        ifindex,
     };
     // SAFETY: sockaddr_ll is plain old data; all zeros is valid.
     let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
@@ -348,10 +355,17 @@ fn open_sock(name: &str) -> io::Result<Sock> {
 }
 
 /// Switch ports on real interfaces.
+///
+/// Link changes come from the kernel as they happen ([`LinkMonitor`]):
+/// the backend's event sources are its ports' sockets, then the link
+/// monitor's, and [`Backend::reports_links`] tells the runner it need not
+/// poll. Where the monitor cannot be opened the runner polls
+/// [`Backend::links`] once a second, as it did before there was one.
 pub struct AfPacket {
     rx: Vec<RxRing>,
     tx: TxRings,
     scratch: Vec<u8>,
+    monitor: Option<LinkMonitor>,
     // Last: dropped after the rings that point into its mappings.
     socks: Vec<Sock>,
 }
@@ -362,8 +376,15 @@ pub struct AfPacket {
 unsafe impl Send for AfPacket {}
 
 impl AfPacket {
-    /// Opens one port per interface, numbered from 1 in order.
+    /// Opens one port per interface, numbered from 1 in order, and the
+    /// link monitor, first, so no change made after [`AfPacket::port_specs`]
+    /// reads the links goes unheard.
     pub fn open(names: &[String]) -> io::Result<AfPacket> {
+        let monitor = LinkMonitor::open()
+            .inspect_err(|e| {
+                tracing::warn!(error = %e, "no link notifications: link states are polled once a second");
+            })
+            .ok();
         let mut socks = Vec::new();
         let mut rx = Vec::new();
         let mut rings = Vec::new();
@@ -390,8 +411,43 @@ impl AfPacket {
             rx,
             tx: TxRings { rings, dropped: 0 },
             scratch: Vec::with_capacity(FRAME_SIZE),
+            monitor,
             socks,
         })
+    }
+
+    /// Applies to `sw` the link changes the kernel has reported since the
+    /// last call (what the runner does when the monitor's socket is
+    /// readable); where notifications were lost, reads every port's link
+    /// afresh.
+    pub fn read_link_changes(&mut self, sw: &mut Switch) {
+        let Some(monitor) = self.monitor.as_mut() else {
+            return;
+        };
+        let socks = &self.socks;
+        let mut lost = false;
+        monitor.read(|n| match n {
+            Notice::Link(m) => {
+                let Some(i) = socks.iter().position(|s| s.ifindex == m.index) else {
+                    return;
+                };
+                tracing::debug!(
+                    interface = m.name.as_deref().unwrap_or_default(),
+                    flags = m.flags,
+                    operstate = m.operstate,
+                    deleted = m.deleted,
+                    "link message"
+                );
+                update_link(sw, PortNo(i as u32 + 1), m.is_up());
+            }
+            Notice::Lost => lost = true,
+        });
+        if lost {
+            tracing::info!("link notifications lost: reading every port's link");
+            for (port, up) in self.links() {
+                update_link(sw, port, up);
+            }
+        }
     }
 
     /// What the switch should know of each port: the interface's name,
@@ -578,10 +634,20 @@ impl Backend for AfPacket {
             let fd = s.fd.as_raw_fd();
             registry.register(&mut SourceFd(&fd), Token(first + i), Interest::READABLE)?;
         }
-        Ok(self.socks.len())
+        let mut n = self.socks.len();
+        if let Some(m) = &self.monitor {
+            let fd = m.as_raw_fd();
+            registry.register(&mut SourceFd(&fd), Token(first + n), Interest::READABLE)?;
+            n += 1;
+        }
+        Ok(n)
     }
 
     fn on_readable(&mut self, index: usize, now: Instant, sw: &mut Switch) {
+        if index == self.socks.len() {
+            self.read_link_changes(sw);
+            return;
+        }
         let Some(r) = self.rx.get_mut(index) else {
             return;
         };
@@ -605,6 +671,10 @@ impl Backend for AfPacket {
         for r in &mut self.tx.rings {
             r.kick();
         }
+    }
+
+    fn reports_links(&self) -> bool {
+        self.monitor.is_some()
     }
 
     fn links(&mut self) -> Vec<(PortNo, bool)> {

@@ -10,6 +10,7 @@
 //! each port change the backend reports.
 
 pub mod afpacket;
+pub mod netlink;
 pub mod shared;
 pub mod target;
 
@@ -46,14 +47,34 @@ pub trait Backend: Send {
     fn on_wake(&mut self, _now: Instant, _sw: &mut Switch) {}
     /// Where frames caused by controller messages go.
     fn transmit(&mut self) -> &mut dyn Transmit;
-    /// Pushes out frames queued by `transmit` or `on_readable`.
+    /// Pushes out frames queued by `transmit` or `on_readable`, and
+    /// retries those not sent before.
     fn flush(&mut self);
-    /// Each port's link state now (polled once a second): (port, up).
+    /// Whether the backend applies link changes to the switch itself as
+    /// they happen (with [`update_link`], from `on_readable` or
+    /// `on_wake`); if not, the runner polls [`Backend::links`].
+    fn reports_links(&self) -> bool {
+        false
+    }
+    /// Each port's link state now: (port, up). Polled once a second
+    /// unless [`Backend::reports_links`].
     fn links(&mut self) -> Vec<(PortNo, bool)>;
     /// Adds to the switch's port counters what the backend alone knows,
     /// such as frames the kernel dropped before the switch saw them
-    /// (polled once a second, with [`Backend::links`]).
+    /// (polled once a second).
     fn update_counters(&mut self, _sw: &mut Switch) {}
+}
+
+/// Records port `port`'s link state as a backend saw it: a change is
+/// logged, and announced to the controllers (PORT_STATUS) by the switch.
+pub fn update_link(sw: &mut Switch, port: PortNo, up: bool) {
+    let Some(p) = sw.dp.ports.get(port) else {
+        return;
+    };
+    if p.spec.link_up != up {
+        tracing::info!(port = port.0, name = %p.spec.name, up, "port link changed");
+        sw.set_link(port, up);
+    }
 }
 
 /// How a running switch meets its controllers.
@@ -73,8 +94,9 @@ const FIRST_BACKEND: usize = 64;
 const FIRST_CONN: usize = 1024;
 /// How long the loop sleeps at most, so a stop request is seen quickly.
 const MAX_SLEEP: Duration = Duration::from_millis(100);
-/// How often link states are polled.
-const LINK_POLL: Duration = Duration::from_secs(1);
+/// How often the backend's counters are read, and link states polled
+/// where the backend does not report them.
+const POLL: Duration = Duration::from_secs(1);
 
 #[derive(Debug)]
 struct Active {
@@ -104,7 +126,7 @@ pub struct Runner<B: Backend> {
     ctrls: Slab<Ctrl>,
     opts: Options,
     waker: Arc<Waker>,
-    next_link_poll: Instant,
+    next_poll: Instant,
     buf: Vec<u8>,
 }
 
@@ -145,7 +167,7 @@ impl<B: Backend> Runner<B> {
             ctrls: Slab::new(),
             opts,
             waker,
-            next_link_poll: Instant::now(),
+            next_poll: Instant::now(),
             buf: vec![0; 64 * 1024],
         })
     }
@@ -214,7 +236,7 @@ impl<B: Backend> Runner<B> {
         conns
             .chain(retries)
             .chain(self.sw.poll_timeout())
-            .chain(Some(self.next_link_poll))
+            .chain(Some(self.next_poll))
             .min()
     }
 
@@ -359,15 +381,12 @@ impl<B: Backend> Runner<B> {
                 }
             }
         }
-        if now >= self.next_link_poll {
-            self.next_link_poll = now + LINK_POLL;
+        if now >= self.next_poll {
+            self.next_poll = now + POLL;
             self.backend.update_counters(&mut self.sw);
-            for (port, up) in self.backend.links() {
-                let was = self.sw.dp.ports.get(port).map(|p| p.spec.link_up);
-                if was.is_some_and(|w| w != up) {
-                    let name = self.sw.dp.ports.get(port).map(|p| p.spec.name.clone());
-                    tracing::info!(port = port.0, name = ?name.unwrap_or_default(), up, "port link changed");
-                    self.sw.set_link(port, up);
+            if !self.backend.reports_links() {
+                for (port, up) in self.backend.links() {
+                    update_link(&mut self.sw, port, up);
                 }
             }
         }
