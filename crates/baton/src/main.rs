@@ -169,7 +169,8 @@ struct RunArgs {
     /// A configuration file (TOML; see docs/baton.toml).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// Address to accept switches on (repeatable) [default: 0.0.0.0:6653].
+    /// Address to accept switches on (repeatable) [default: 0.0.0.0:6653,
+    /// or none when --listen-tls is given alone].
     #[arg(long = "listen", value_name = "ADDR:PORT", value_parser = |s: &str| s.parse::<Addr>())]
     listen: Vec<Addr>,
     /// Address to accept switches on over TLS (repeatable; needs
@@ -377,21 +378,28 @@ fn run(args: RunArgs) -> i32 {
             return 2;
         }
     };
-    if let Some(tls) = &settings.tls {
-        let addrs: Vec<String> = tls.listen.iter().map(|a| a.to_string()).collect();
-        eprintln!(
-            "baton: listen_tls {} is configured, but this build of the runtime cannot accept OpenFlow over TLS yet",
-            addrs.join(",")
-        );
-        return 2;
-    }
     let Settings {
-        runtime: config,
+        runtime: mut config,
         apps,
         api,
+        tls,
         stats_interval,
-        ..
     } = settings;
+    if let Some(tls) = tls {
+        // The files were found readable; here their contents are checked.
+        match baton_runtime::tls::server_config(&tls.cert, &tls.key, tls.client_ca.as_deref()) {
+            Ok(server) => {
+                config.tls = Some(baton_runtime::config::Tls {
+                    listen: tls.listen,
+                    server,
+                })
+            }
+            Err(e) => {
+                eprintln!("baton: TLS: {e}");
+                return 2;
+            }
+        }
+    }
     let names: Vec<String> = apps.iter().map(|a| a.name().to_string()).collect();
     let Some(stop) = stop_flag() else { return 1 };
     let workers = config.workers;
@@ -420,13 +428,15 @@ fn run(args: RunArgs) -> i32 {
             }
         }
     };
-    let addrs: Vec<String> = runtime
-        .local_addrs()
-        .iter()
-        .map(|a| a.to_string())
-        .collect();
+    let addrs = |a: &[std::net::SocketAddr]| -> String {
+        a.iter()
+            .map(|a| a.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
     tracing::info!(
-        listen = %addrs.join(","),
+        listen = %addrs(runtime.local_addrs()),
+        listen_tls = %addrs(runtime.local_tls_addrs()),
         workers,
         scheduler = %scheduler,
         batching = ?batching,
@@ -463,8 +473,18 @@ fn run(args: RunArgs) -> i32 {
 fn config_check(file: &std::path::Path) -> i32 {
     match config::check_file(file) {
         Ok(s) => {
+            if let Some(t) = &s.tls {
+                if let Err(e) =
+                    baton_runtime::tls::server_config(&t.cert, &t.key, t.client_ca.as_deref())
+                {
+                    eprintln!("baton: TLS: {e}");
+                    return 1;
+                }
+            }
             let apps: Vec<&str> = s.apps.iter().map(|a| a.name()).collect();
-            let listen: Vec<String> = s.runtime.listen.iter().map(|a| a.to_string()).collect();
+            let tcp = s.runtime.listen.iter().map(|a| a.to_string());
+            let tls = s.tls.iter().flat_map(|t| &t.listen);
+            let listen: Vec<String> = tcp.chain(tls.map(|a| format!("{a} (TLS)"))).collect();
             let api = s.api.as_ref().map_or("off".to_string(), |a| {
                 let token = if a.token.is_some() {
                     ", with a token"
@@ -474,14 +494,13 @@ fn config_check(file: &std::path::Path) -> i32 {
                 format!("{}{token}", a.addr)
             });
             println!(
-                "{}: ok: switches on {}, {} workers, {} scheduler, apps {}, API {}{}",
+                "{}: ok: switches on {}, {} workers, {} scheduler, apps {}, API {}",
                 file.display(),
                 listen.join(","),
                 s.runtime.workers,
                 s.runtime.scheduler,
                 apps.join(","),
                 api,
-                if s.tls.is_some() { ", TLS" } else { "" },
             );
             0
         }

@@ -148,10 +148,16 @@ impl Sourced {
             }
             weights.push((*dpid, w));
         }
+        // Plain TCP on the default address unless told where, or told to
+        // serve TLS only (listen_tls without listen: the usual port would
+        // otherwise be taken twice).
+        let tls_only = l.listen.is_none() && l.listen_tls.as_ref().is_some_and(|v| !v.is_empty());
         let runtime = Config {
-            listen: l.listen.as_ref().map_or(defaults.listen.clone(), |v| {
-                v.iter().map(|a| a.0.0).collect()
-            }),
+            listen: match &l.listen {
+                Some(v) => v.iter().map(|a| a.0.0).collect(),
+                None if tls_only => Vec::new(),
+                None => defaults.listen.clone(),
+            },
             workers: l.workers.unwrap_or(defaults.workers),
             pin: l.pin.unwrap_or(false),
             scheduler: l.scheduler.map_or(defaults.scheduler, |p| p.0),

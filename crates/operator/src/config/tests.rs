@@ -194,6 +194,8 @@ fn a_token_from_a_file_allows_any_address_and_tls_files_are_carried() {
     assert_eq!(api.token.unwrap().secret(), "s3cret");
     let tls = s.tls.unwrap();
     assert_eq!((tls.cert, tls.client_ca), (cert, None));
+    // listen_tls alone: TLS only, no plain TCP on the default address.
+    assert!(s.runtime.listen.is_empty());
     let _ = std::fs::remove_dir_all(&dir);
     let off = file("[api]\nlisten = \"off\"").unwrap();
     assert!(off.api.is_none());
