@@ -6,7 +6,8 @@
 
 use baton_operator::client::{self, AppAction, Client, Output, Show};
 use baton_operator::config::{
-    self, Addr, ApiLayer, ApiListen, Dur, Layer, Parsed, Settings, Source, Sourced, TlsLayer,
+    self, Addr, ApiLayer, ApiListen, Dur, Layer, LogFilter, Parsed, Settings, Source, Sourced,
+    TlsLayer,
 };
 use baton_runtime::{Batching, Runtime, SchedulerKind, parse_weight};
 use clap::{Args, Parser, Subcommand};
@@ -239,6 +240,11 @@ struct RunArgs {
     /// Log a statistics line this often [default: 0s, never].
     #[arg(long, value_parser = |s: &str| s.parse::<Dur>())]
     stats_interval: Option<Dur>,
+    /// What to log, in the RUST_LOG syntax (`debug`,
+    /// `info,baton_runtime=debug`) [default: info]; RUST_LOG, when set,
+    /// wins.
+    #[arg(long, value_name = "FILTER", value_parser = |s: &str| s.parse::<LogFilter>())]
+    log: Option<LogFilter>,
 }
 
 impl RunArgs {
@@ -258,6 +264,7 @@ impl RunArgs {
             echo_interval: self.echo_interval.map(Parsed),
             echo_timeout: self.echo_timeout.map(Parsed),
             stats_interval: self.stats_interval.map(Parsed),
+            log: self.log.clone().map(Parsed),
             weights: self.weights.iter().map(|&(d, w)| (Parsed(d), w)).collect(),
             apps: self.apps.clone(),
             app: Default::default(),
@@ -288,16 +295,31 @@ impl RunArgs {
     }
 }
 
-fn main() {
+/// Logs to stderr what `RUST_LOG` asks for, else `configured`, else
+/// `info`. A failed write to stderr (closed, a full pipe's reader gone)
+/// loses the line and nothing else: .log_internal_errors(false)` keeps
+/// the subscriber from reporting it with `eprintln!`, which would panic
+/// the thread that logged.
+fn init_logging(configured: Option<&str>) {
+    use tracing_subscriber::EnvFilter;
+    let filter = match std::env::var(EnvFilter::DEFAULT_ENV) {
+        Ok(env) => EnvFilter::builder().parse_lossy(env),
+        Err(_) => EnvFilter::builder().parse_lossy(configured.unwrap_or("info")),
+    };
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
+        .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .log_internal_errors(false)
         .init();
+}
+
+fn main() {
     let cli = Cli::parse();
+    // `run` logs as its configuration says, once it has read it.
+    if !matches!(cli.command, Command::Run(_)) {
+        init_logging(None);
+    }
     let code = match cli.command {
         Command::Run(args) => run(*args),
         Command::Bench(args) => baton_bench::cli::main(*args),
@@ -378,12 +400,14 @@ fn run(args: RunArgs) -> i32 {
             return 2;
         }
     };
+    init_logging(settings.log.as_deref());
     let Settings {
         runtime: mut config,
         apps,
         api,
         tls,
         stats_interval,
+        log: _,
     } = settings;
     if let Some(tls) = tls {
         // The files were found readable; here their contents are checked.

@@ -166,3 +166,60 @@ fn show_and_app_talk_to_a_running_controller() {
     assert_eq!(code, Some(0));
     assert!(out.starts_with("scheduler fair"), "{out}");
 }
+
+/// The controller's address for switches and its API's, read from its log.
+fn addresses(log: &mut impl Iterator<Item = String>) -> (String, String) {
+    let (mut openflow, mut api) = (None, None);
+    for l in log {
+        let after = |key: &str| {
+            let rest = &l[l.find(key)? + key.len()..];
+            Some(rest.split_whitespace().next()?.to_string())
+        };
+        openflow = openflow.or_else(|| after("baton running listen="));
+        api = api.or_else(|| after("API listening addr="));
+        if let (Some(o), Some(a)) = (&openflow, &api) {
+            return (o.clone(), a.clone());
+        }
+    }
+    panic!("the log ended before naming both addresses");
+}
+
+#[test]
+fn a_closed_log_pipe_loses_the_lines_and_nothing_else() {
+    let child = baton()
+        .args(["run", "--listen", "127.0.0.1:0", "--api", "127.0.0.1:0"])
+        .args(["--workers", "1", "--log", "debug"])
+        .env_remove("RUST_LOG")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut running = Running(child);
+    let mut log = BufReader::new(running.0.stderr.take().unwrap())
+        .lines()
+        .map_while(Result::ok);
+    let (openflow, api) = addresses(&mut log);
+    // Whoever read the log has gone: every line from now on fails to be
+    // written (EPIPE).
+    drop(log);
+    // Things worth a log line: a connection that sends garbage, and API
+    // calls.
+    for _ in 0..3 {
+        use std::io::Write;
+        let mut s = std::net::TcpStream::connect(&openflow).unwrap();
+        let _ = s.write_all(&[0xff; 64]);
+        let _ = std::io::Read::read(&mut s, &mut [0; 64]);
+    }
+    let out = baton()
+        .args(["show", "apps", "--api", &api])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("learning-switch"),
+        "{out:?}"
+    );
+    assert!(
+        running.0.try_wait().unwrap().is_none(),
+        "the controller exited"
+    );
+}

@@ -8,6 +8,7 @@
 //! the blocking pool ([`blocking`]).
 
 mod apps;
+mod events;
 mod flows;
 mod health;
 mod metrics;
@@ -44,6 +45,8 @@ pub(crate) struct Shared {
     pub started: Instant,
     /// Rates and fairness over the last sampling interval.
     pub sampler: Arc<Mutex<Sampler>>,
+    /// Turns true when the server shuts down: open event streams end.
+    pub closing: tokio::sync::watch::Receiver<bool>,
 }
 
 impl Shared {
@@ -101,6 +104,7 @@ fn parts() -> (Router<Shared>, utoipa::openapi::OpenApi) {
         .routes(routes!(scheduler::show, scheduler::patch))
         .routes(routes!(health::health))
         .routes(routes!(metrics::metrics))
+        .routes(routes!(events::events))
         .split_for_parts()
 }
 
@@ -117,6 +121,7 @@ pub(crate) fn router(shared: Shared, token: Option<Arc<Token>>) -> Router {
             "/api/v1/openapi.json",
             get(move || async move { Json(doc) }),
         )
+        .merge(crate::ui::routes())
         .fallback(|| async { ApiError::not_found("no such path; see /api/v1/openapi.json") })
         .layer(axum::middleware::from_fn_with_state(
             token,

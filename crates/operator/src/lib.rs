@@ -3,8 +3,9 @@
 //! Everything an operator uses to see and steer baton without reading its
 //! logs (Beacon §3.2-4 and §7: its web UI and REST were what its users
 //! used most): a REST API under `/api/v1` described by an OpenAPI
-//! document generated from the code, Prometheus metrics at `/metrics`,
-//! the token that guards every change, the configuration file, and the
+//! document generated from the code, a live feed of server-sent events
+//! and the web UI drawn from it, Prometheus metrics at `/metrics`, the
+//! token that guards every change, the configuration file, and the
 //! command-line client. It builds on the runtime's
 //! [`baton_runtime::control::Control`] handle and the applications'
 //! views; the runtime and the applications know nothing of HTTP.
@@ -16,7 +17,8 @@
 //!   that feeds the sampler.
 //! - `api`: the routes, one module per resource (`switches`, `flows`,
 //!   `network` for topology, hosts and paths, `apps`, `scheduler`,
-//!   `health`, `metrics`), the OpenAPI document, and what handlers share
+//!   `health`, `metrics`, `events` for the live feed), the OpenAPI
+//!   document, and what handlers share
 //!   (JSON bodies whose errors name the field, the blocking pool).
 //! - [`auth`]: the [`Token`]; loopback unless one is set, and the check of
 //!   every mutating call.
@@ -31,7 +33,9 @@
 //! - [`sampler`]: per-switch message rates and Jain's fairness over the
 //!   last second, from counters read once a second.
 //! - [`metrics`]: the Prometheus text, one line per metric.
-//! - [`model`]: what the API sends and receives, as JSON.
+//! - [`model`]: what the API sends and receives, as JSON
+//!   ([`model::live`]: what the live feed sends).
+//! - `ui`: the web UI at `/`, its files compiled into the binary.
 //! - `error`: [`ApiError`], a status and a message that says what was
 //!   wrong.
 #![deny(missing_docs)]
@@ -46,6 +50,7 @@ pub mod metrics;
 pub mod model;
 pub mod sampler;
 pub mod server;
+mod ui;
 
 pub use auth::Token;
 pub use error::ApiError;

@@ -7,6 +7,7 @@
 //! with (`_secs`, `_us`). Flows have a module of their own
 //! ([`crate::flow`]); the scheduler's types are in `model/scheduler.rs`.
 
+pub mod live;
 mod scheduler;
 
 pub use scheduler::{Fairness, Scheduler, SchedulerPatch, Worker};

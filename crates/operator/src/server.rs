@@ -19,7 +19,7 @@ use std::net::{SocketAddr, TcpListener};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Instant;
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, watch};
 
 /// Where and how the API is served.
 #[derive(Debug, Clone)]
@@ -62,10 +62,12 @@ impl ApiServer {
             .thread_name("baton-api")
             .enable_all()
             .build()?;
+        let (closing, closing_rx) = watch::channel(false);
         let shared = Shared {
             control,
             started: Instant::now(),
             sampler: Arc::new(Mutex::new(Sampler::default())),
+            closing: closing_rx,
         };
         let token = opts.token.map(Arc::new);
         let (shutdown, stopped) = oneshot::channel::<()>();
@@ -83,8 +85,10 @@ impl ApiServer {
                     tokio::spawn(sample(shared.clone()));
                     let app = api::router(shared, token);
                     let served = axum::serve(listener, app)
-                        .with_graceful_shutdown(async {
+                        .with_graceful_shutdown(async move {
                             let _ = stopped.await;
+                            // Event streams never end by themselves.
+                            let _ = closing.send(true);
                         })
                         .await;
                     if let Err(e) = served {

@@ -54,6 +54,7 @@ impl Layer {
             echo_interval,
             echo_timeout,
             stats_interval,
+            log,
             apps
         );
         if top.api.listen.is_some() {
@@ -239,6 +240,7 @@ impl Sourced {
             api,
             tls,
             stats_interval: get(&l.stats_interval, Duration::ZERO),
+            log: l.log.as_ref().map(|f| f.0.0.clone()),
         })
     }
 
