@@ -6,7 +6,8 @@
 
 use baton_operator::client::{self, AppAction, Client, Output, Show};
 use baton_operator::config::{
-    self, Addr, ApiLayer, ApiListen, Dur, Layer, Parsed, Settings, Source, Sourced, TlsLayer,
+    self, Addr, ApiLayer, ApiListen, Dur, Layer, LogFilter, Parsed, Settings, Source, Sourced,
+    TlsLayer,
 };
 use baton_runtime::{Batching, Runtime, SchedulerKind, parse_weight};
 use clap::{Args, Parser, Subcommand};
@@ -169,7 +170,8 @@ struct RunArgs {
     /// A configuration file (TOML; see docs/baton.toml).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// Address to accept switches on (repeatable) [default: 0.0.0.0:6653].
+    /// Address to accept switches on (repeatable) [default: 0.0.0.0:6653,
+    /// or none when --listen-tls is given alone].
     #[arg(long = "listen", value_name = "ADDR:PORT", value_parser = |s: &str| s.parse::<Addr>())]
     listen: Vec<Addr>,
     /// Address to accept switches on over TLS (repeatable; needs
@@ -238,6 +240,11 @@ struct RunArgs {
     /// Log a statistics line this often [default: 0s, never].
     #[arg(long, value_parser = |s: &str| s.parse::<Dur>())]
     stats_interval: Option<Dur>,
+    /// What to log, in the RUST_LOG syntax (`debug`,
+    /// `info,baton_runtime=debug`) [default: info]; RUST_LOG, when set,
+    /// wins.
+    #[arg(long, value_name = "FILTER", value_parser = |s: &str| s.parse::<LogFilter>())]
+    log: Option<LogFilter>,
 }
 
 impl RunArgs {
@@ -257,6 +264,7 @@ impl RunArgs {
             echo_interval: self.echo_interval.map(Parsed),
             echo_timeout: self.echo_timeout.map(Parsed),
             stats_interval: self.stats_interval.map(Parsed),
+            log: self.log.clone().map(Parsed),
             weights: self.weights.iter().map(|&(d, w)| (Parsed(d), w)).collect(),
             apps: self.apps.clone(),
             app: Default::default(),
@@ -287,16 +295,31 @@ impl RunArgs {
     }
 }
 
-fn main() {
+/// Logs to stderr what `RUST_LOG` asks for, else `configured`, else
+/// `info`. A failed write to stderr (closed, a full pipe's reader gone)
+/// loses the line and nothing else: .log_internal_errors(false)` keeps
+/// the subscriber from reporting it with `eprintln!`, which would panic
+/// the thread that logged.
+fn init_logging(configured: Option<&str>) {
+    use tracing_subscriber::EnvFilter;
+    let filter = match std::env::var(EnvFilter::DEFAULT_ENV) {
+        Ok(env) => EnvFilter::builder().parse_lossy(env),
+        Err(_) => EnvFilter::builder().parse_lossy(configured.unwrap_or("info")),
+    };
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
+        .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .log_internal_errors(false)
         .init();
+}
+
+fn main() {
     let cli = Cli::parse();
+    // `run` logs as its configuration says, once it has read it.
+    if !matches!(cli.command, Command::Run(_)) {
+        init_logging(None);
+    }
     let code = match cli.command {
         Command::Run(args) => run(*args),
         Command::Bench(args) => baton_bench::cli::main(*args),
@@ -377,21 +400,30 @@ fn run(args: RunArgs) -> i32 {
             return 2;
         }
     };
-    if let Some(tls) = &settings.tls {
-        let addrs: Vec<String> = tls.listen.iter().map(|a| a.to_string()).collect();
-        eprintln!(
-            "baton: listen_tls {} is configured, but this build of the runtime cannot accept OpenFlow over TLS yet",
-            addrs.join(",")
-        );
-        return 2;
-    }
+    init_logging(settings.log.as_deref());
     let Settings {
-        runtime: config,
+        runtime: mut config,
         apps,
         api,
+        tls,
         stats_interval,
-        ..
+        log: _,
     } = settings;
+    if let Some(tls) = tls {
+        // The files were found readable; here their contents are checked.
+        match baton_runtime::tls::server_config(&tls.cert, &tls.key, tls.client_ca.as_deref()) {
+            Ok(server) => {
+                config.tls = Some(baton_runtime::config::Tls {
+                    listen: tls.listen,
+                    server,
+                })
+            }
+            Err(e) => {
+                eprintln!("baton: TLS: {e}");
+                return 2;
+            }
+        }
+    }
     let names: Vec<String> = apps.iter().map(|a| a.name().to_string()).collect();
     let Some(stop) = stop_flag() else { return 1 };
     let workers = config.workers;
@@ -420,13 +452,15 @@ fn run(args: RunArgs) -> i32 {
             }
         }
     };
-    let addrs: Vec<String> = runtime
-        .local_addrs()
-        .iter()
-        .map(|a| a.to_string())
-        .collect();
+    let addrs = |a: &[std::net::SocketAddr]| -> String {
+        a.iter()
+            .map(|a| a.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
     tracing::info!(
-        listen = %addrs.join(","),
+        listen = %addrs(runtime.local_addrs()),
+        listen_tls = %addrs(runtime.local_tls_addrs()),
         workers,
         scheduler = %scheduler,
         batching = ?batching,
@@ -463,8 +497,18 @@ fn run(args: RunArgs) -> i32 {
 fn config_check(file: &std::path::Path) -> i32 {
     match config::check_file(file) {
         Ok(s) => {
+            if let Some(t) = &s.tls {
+                if let Err(e) =
+                    baton_runtime::tls::server_config(&t.cert, &t.key, t.client_ca.as_deref())
+                {
+                    eprintln!("baton: TLS: {e}");
+                    return 1;
+                }
+            }
             let apps: Vec<&str> = s.apps.iter().map(|a| a.name()).collect();
-            let listen: Vec<String> = s.runtime.listen.iter().map(|a| a.to_string()).collect();
+            let tcp = s.runtime.listen.iter().map(|a| a.to_string());
+            let tls = s.tls.iter().flat_map(|t| &t.listen);
+            let listen: Vec<String> = tcp.chain(tls.map(|a| format!("{a} (TLS)"))).collect();
             let api = s.api.as_ref().map_or("off".to_string(), |a| {
                 let token = if a.token.is_some() {
                     ", with a token"
@@ -474,14 +518,13 @@ fn config_check(file: &std::path::Path) -> i32 {
                 format!("{}{token}", a.addr)
             });
             println!(
-                "{}: ok: switches on {}, {} workers, {} scheduler, apps {}, API {}{}",
+                "{}: ok: switches on {}, {} workers, {} scheduler, apps {}, API {}",
                 file.display(),
                 listen.join(","),
                 s.runtime.workers,
                 s.runtime.scheduler,
                 apps.join(","),
                 api,
-                if s.tls.is_some() { ", TLS" } else { "" },
             );
             0
         }

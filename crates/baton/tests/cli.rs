@@ -1,5 +1,6 @@
-//! The `baton` binary's operator commands: `config check` on the example
-//! and on a broken file, and `run` with `show` and `app` talking to it.
+//! The `baton` binary's operator commands: `config check` on the example,
+//! on a broken file and on TLS files good and bad, and `run` with `show`
+//! and `app` talking to it.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -31,6 +32,55 @@ fn config_check_accepts_the_example_and_names_the_key_it_refuses() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(
         said.contains(":2:13: key `scheduler`: unknown scheduler \"fifo\""),
+        "{said}"
+    );
+}
+
+#[test]
+fn config_check_reads_the_tls_files_and_names_the_one_at_fault() {
+    let dir = std::env::temp_dir().join(format!("baton-cli-tls-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = rcgen::CertificateParams::new(vec!["baton".to_string()])
+        .unwrap()
+        .self_signed(&key)
+        .unwrap();
+    let write = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let cert = write("cert.pem", &cert.pem());
+    let key = write("key.pem", &key.serialize_pem());
+    let junk = write("junk.pem", "not PEM\n");
+    let check = |key: &std::path::Path| {
+        let file = write(
+            "baton.toml",
+            &format!(
+                "listen_tls = [\"127.0.0.1:6654\"]\n[tls]\ncert = {cert:?}\nkey = {key:?}\nclient_ca = {cert:?}\n"
+            ),
+        );
+        baton()
+            .args(["config", "check"])
+            .arg(&file)
+            .output()
+            .unwrap()
+    };
+    let good = check(&key);
+    let bad = check(&junk);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(good.status.success(), "{good:?}");
+    let said = String::from_utf8_lossy(&good.stdout);
+    // TLS alone: no plain TCP on the default address.
+    assert!(
+        said.contains("switches on 127.0.0.1:6654 (TLS), "),
+        "{said}"
+    );
+    assert_eq!(bad.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        said.contains(&format!("TLS: {}: no private key in it", junk.display())),
         "{said}"
     );
 }
@@ -115,4 +165,61 @@ fn show_and_app_talk_to_a_running_controller() {
     let (code, out, _) = run(&["show", "scheduler"]);
     assert_eq!(code, Some(0));
     assert!(out.starts_with("scheduler fair"), "{out}");
+}
+
+/// The controller's address for switches and its API's, read from its log.
+fn addresses(log: &mut impl Iterator<Item = String>) -> (String, String) {
+    let (mut openflow, mut api) = (None, None);
+    for l in log {
+        let after = |key: &str| {
+            let rest = &l[l.find(key)? + key.len()..];
+            Some(rest.split_whitespace().next()?.to_string())
+        };
+        openflow = openflow.or_else(|| after("baton running listen="));
+        api = api.or_else(|| after("API listening addr="));
+        if let (Some(o), Some(a)) = (&openflow, &api) {
+            return (o.clone(), a.clone());
+        }
+    }
+    panic!("the log ended before naming both addresses");
+}
+
+#[test]
+fn a_closed_log_pipe_loses_the_lines_and_nothing_else() {
+    let child = baton()
+        .args(["run", "--listen", "127.0.0.1:0", "--api", "127.0.0.1:0"])
+        .args(["--workers", "1", "--log", "debug"])
+        .env_remove("RUST_LOG")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut running = Running(child);
+    let mut log = BufReader::new(running.0.stderr.take().unwrap())
+        .lines()
+        .map_while(Result::ok);
+    let (openflow, api) = addresses(&mut log);
+    // Whoever read the log has gone: every line from now on fails to be
+    // written (EPIPE).
+    drop(log);
+    // Things worth a log line: a connection that sends garbage, and API
+    // calls.
+    for _ in 0..3 {
+        use std::io::Write;
+        let mut s = std::net::TcpStream::connect(&openflow).unwrap();
+        let _ = s.write_all(&[0xff; 64]);
+        let _ = std::io::Read::read(&mut s, &mut [0; 64]);
+    }
+    let out = baton()
+        .args(["show", "apps", "--api", &api])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("learning-switch"),
+        "{out:?}"
+    );
+    assert!(
+        running.0.try_wait().unwrap().is_none(),
+        "the controller exited"
+    );
 }

@@ -205,19 +205,23 @@ pub struct TestPki {
 
 /// The shell script that makes [`TestPki`]'s files in `dir` with
 /// `openssl` (P-256 keys: quick to make, and OVS's TLS accepts them).
+/// The certificates are X.509 v3 (`-extfile`): a bare `openssl x509 -req`
+/// makes version 1 ones, which OpenSSL accepts but WebPKI verifiers
+/// (rustls, so baton's `--tls-client-ca`) refuse.
 pub(crate) fn pki_script(dir: &Path) -> (String, TestPki) {
     let d = dir.display();
     let mut script = format!(
         "mkdir -p {d} && cd {d}\n\
          openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-         -keyout ca-key.pem -out ca-cert.pem -days 7 -subj /CN=netlab-ca 2>/dev/null\n"
+         -keyout ca-key.pem -out ca-cert.pem -days 7 -subj /CN=netlab-ca 2>/dev/null\n\
+         printf 'basicConstraints=CA:FALSE\\nsubjectKeyIdentifier=hash\\nauthorityKeyIdentifier=keyid\\n' > v3.ext\n"
     );
     for who in ["switch", "controller"] {
         script.push_str(&format!(
             "openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
              -keyout {who}-key.pem -out {who}-req.pem -subj /CN=netlab-{who} 2>/dev/null\n\
              openssl x509 -req -in {who}-req.pem -CA ca-cert.pem -CAkey ca-key.pem \
-             -CAcreateserial -out {who}-cert.pem -days 7 2>/dev/null\n"
+             -CAcreateserial -extfile v3.ext -out {who}-cert.pem -days 7 2>/dev/null\n"
         ));
     }
     let files = |who: &str| SslFiles {

@@ -124,6 +124,23 @@ impl FromStr for Addr {
     }
 }
 
+/// What to log: a `tracing` filter, `info` or
+/// `warn,baton_runtime=debug` (the `RUST_LOG` syntax), checked when read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogFilter(pub String);
+
+impl FromStr for LogFilter {
+    type Err = String;
+    fn from_str(s: &str) -> Result<LogFilter, String> {
+        tracing_subscriber::EnvFilter::builder()
+            .parse(s)
+            .map(|_| LogFilter(s.to_string()))
+            .map_err(|e| {
+                format!("bad log filter {s:?}: {e} (expected e.g. \"info\" or \"warn,baton_runtime=debug\")")
+            })
+    }
+}
+
 /// Where the API listens: an address, or `off`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ApiListen(pub Option<SocketAddr>);
@@ -195,6 +212,8 @@ pub struct Layer {
     pub echo_timeout: Option<Parsed<Dur>>,
     /// Log a statistics line this often (`0s`: never).
     pub stats_interval: Option<Parsed<Dur>>,
+    /// What to log (default `info`; `RUST_LOG`, when set, wins).
+    pub log: Option<Parsed<LogFilter>>,
     /// Service chances per round, by datapath id.
     #[serde(default)]
     pub weights: BTreeMap<Parsed<DatapathId>, u32>,
@@ -239,6 +258,8 @@ pub struct Settings {
     pub tls: Option<Tls>,
     /// How often to log a statistics line (zero: never).
     pub stats_interval: Duration,
+    /// What to log, if configured (`RUST_LOG`, when set, wins).
+    pub log: Option<String>,
 }
 
 /// Reads and checks `path`: the layer it holds, or an error naming the

@@ -15,17 +15,21 @@
 //! which start at zero when the controller (or, per switch, the
 //! connection) starts, as Prometheus expects of a counter.
 
-use crate::sampler::Fairness;
+use crate::sampler::Sampler;
 use baton_apps::views;
 use baton_runtime::control::{Control, SwitchStatus};
 use baton_runtime::pipeline::Lifecycle;
+use baton_runtime::stats::DELAY_BUCKETS_US;
 use std::fmt::Write;
 
 /// The media type of the text format.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
-/// Every metric now, in the text format.
-pub fn gather(c: &Control, fairness: Option<Fairness>) -> String {
+/// Every metric now, in the text format; rates and fairness from the
+/// sampler's last interval.
+pub fn gather(c: &Control, sampler: &Sampler) -> String {
+    let fairness = sampler.fairness();
+    let stats = c.stats();
     let switches = c.switches();
     let sched = c.scheduler();
     let apps = c.apps();
@@ -71,6 +75,22 @@ pub fn gather(c: &Control, fairness: Option<Fairness>) -> String {
         "OpenFlow messages sent to the switch",
     )
     .each(&switches, |s| (dpid(s), s.tx_msgs));
+    m.gauge(
+        "baton_switch_rx_messages_per_second",
+        "Messages received from the switch per second over the sampler's last interval",
+    )
+    .each(&switches, |s| {
+        let rate = sampler.rates(s.info.id).map_or(0.0, |r| r.rx_per_sec);
+        (dpid(s), rate)
+    });
+    m.gauge(
+        "baton_switch_tx_messages_per_second",
+        "Messages sent to the switch per second over the sampler's last interval",
+    )
+    .each(&switches, |s| {
+        let rate = sampler.rates(s.info.id).map_or(0.0, |r| r.tx_per_sec);
+        (dpid(s), rate)
+    });
     m.counter("baton_switch_tx_bytes_total", "Bytes sent to the switch")
         .each(&switches, |s| (dpid(s), s.tx_bytes));
     m.gauge(
@@ -83,6 +103,42 @@ pub fn gather(c: &Control, fairness: Option<Fairness>) -> String {
         "Seconds since the switch's handshake",
     )
     .each(&switches, |s| (dpid(s), s.connected_for.as_secs_f64()));
+    m.counter(
+        "baton_messages_received_total",
+        "OpenFlow messages received from all switches, by type",
+    )
+    .each(&stats.messages, |k| {
+        (vec![("type", k.kind.to_string())], k.received)
+    });
+    m.counter(
+        "baton_messages_sent_total",
+        "OpenFlow messages sent to all switches, by type",
+    )
+    .each(&stats.messages, |k| {
+        (vec![("type", k.kind.to_string())], k.sent)
+    });
+    m.histogram(
+        "baton_message_delay_seconds",
+        "Time from a message's read to the write of its batch's replies (queueing and batching delay)",
+    )
+    .buckets(
+        Vec::new(),
+        DELAY_BUCKETS_US.iter().map(|&us| us as f64 / 1e6),
+        &stats.delay.buckets,
+        stats.delay.sum_us as f64 / 1e6,
+    );
+    m.counter(
+        "baton_connections_accepted_total",
+        "OpenFlow connections accepted",
+    )
+    .value(stats.accepted);
+    m.counter(
+        "baton_connections_closed_total",
+        "OpenFlow connections closed, by reason",
+    )
+    .each(&stats.closed, |(reason, n)| {
+        (vec![("reason", reason.to_string())], *n)
+    });
     m.counter(
         "baton_worker_batches_total",
         "Input batches the worker processed",
@@ -175,11 +231,24 @@ macro_rules! number_from {
 }
 number_from!(u64 => Int, u32 => Int, usize => Int, f64 => Float);
 
-/// `Counter` or `Gauge`.
+/// `Counter`, `Gauge` or `Histogram`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Counter,
     Gauge,
+    Histogram,
+}
+
+/// A sample's labels.
+type Labels = Vec<(&'static str, String)>;
+
+/// One sample: the suffix of its name (`_bucket`, `_sum`, `_count` for a
+/// histogram, empty otherwise), its labels and value.
+#[derive(Debug)]
+struct Sample {
+    suffix: &'static str,
+    labels: Labels,
+    value: Number,
 }
 
 /// One metric family: its name, help, type and samples.
@@ -188,7 +257,7 @@ pub struct Family {
     name: &'static str,
     help: &'static str,
     kind: Kind,
-    samples: Vec<(Vec<(&'static str, String)>, Number)>,
+    samples: Vec<Sample>,
 }
 
 impl Family {
@@ -198,12 +267,53 @@ impl Family {
     }
 
     /// One sample with these labels.
-    pub fn sample(
+    pub fn sample(&mut self, labels: Labels, v: impl Into<Number>) -> &mut Family {
+        debug_assert!(self.kind != Kind::Histogram, "{}: use buckets", self.name);
+        self.samples.push(Sample {
+            suffix: "",
+            labels,
+            value: v.into(),
+        });
+        self
+    }
+
+    /// A histogram's samples: `counts[i]` observations fell at or below
+    /// `bounds[i]` and above the bound before (`counts` has one more
+    /// entry, above every bound); they summed to `sum`. Written
+    /// cumulative, as `_bucket{le=...}`, `_sum` and `_count`.
+    pub fn buckets(
         &mut self,
-        labels: Vec<(&'static str, String)>,
-        v: impl Into<Number>,
+        labels: Labels,
+        bounds: impl IntoIterator<Item = f64>,
+        counts: &[u64],
+        sum: f64,
     ) -> &mut Family {
-        self.samples.push((labels, v.into()));
+        debug_assert!(self.kind == Kind::Histogram, "{}", self.name);
+        let les = bounds
+            .into_iter()
+            .map(|b| b.to_string())
+            .chain(std::iter::once("+Inf".to_string()));
+        let mut cumulative = 0;
+        for (le, n) in les.zip(counts) {
+            cumulative += n;
+            let mut labels = labels.clone();
+            labels.push(("le", le));
+            self.samples.push(Sample {
+                suffix: "_bucket",
+                labels,
+                value: Number::Int(cumulative),
+            });
+        }
+        self.samples.push(Sample {
+            suffix: "_sum",
+            labels: labels.clone(),
+            value: Number::Float(sum),
+        });
+        self.samples.push(Sample {
+            suffix: "_count",
+            labels,
+            value: Number::Int(cumulative),
+        });
         self
     }
 
@@ -211,7 +321,7 @@ impl Family {
     pub fn each<T, V: Into<Number>>(
         &mut self,
         items: impl IntoIterator<Item = T>,
-        f: impl Fn(T) -> (Vec<(&'static str, String)>, V),
+        f: impl Fn(T) -> (Labels, V),
     ) -> &mut Family {
         for item in items {
             let (labels, v) = f(item);
@@ -240,6 +350,11 @@ impl Exposition {
         self.family(name, help, Kind::Gauge)
     }
 
+    /// A histogram family, its samples given by [`Family::buckets`].
+    pub fn histogram(&mut self, name: &'static str, help: &'static str) -> &mut Family {
+        self.family(name, help, Kind::Histogram)
+    }
+
     fn family(&mut self, name: &'static str, help: &'static str, kind: Kind) -> &mut Family {
         debug_assert!(
             self.families.iter().all(|f| f.name != name),
@@ -261,12 +376,19 @@ impl Exposition {
             let kind = match f.kind {
                 Kind::Counter => "counter",
                 Kind::Gauge => "gauge",
+                Kind::Histogram => "histogram",
             };
             let help = f.help.replace('\\', "\\\\").replace('\n', "\\n");
             let _ = writeln!(out, "# HELP {} {help}", f.name);
             let _ = writeln!(out, "# TYPE {} {kind}", f.name);
-            for (labels, v) in &f.samples {
+            for Sample {
+                suffix,
+                labels,
+                value,
+            } in &f.samples
+            {
                 out.push_str(f.name);
+                out.push_str(suffix);
                 if !labels.is_empty() {
                     out.push('{');
                     for (i, (k, v)) in labels.iter().enumerate() {
@@ -281,7 +403,7 @@ impl Exposition {
                     }
                     out.push('}');
                 }
-                let _ = match *v {
+                let _ = match *value {
                     Number::Int(n) => writeln!(out, " {n}"),
                     Number::Float(x) if x.is_nan() => writeln!(out, " NaN"),
                     Number::Float(x) if x.is_infinite() => {
@@ -318,6 +440,25 @@ mod tests {
              baton_things_total{name=\"a\\\"b\\\\c\"} 2.5\nbaton_things_total{name=\"x\",k=\"y\"} 3\n\
              # HELP baton_empty Nothing yet\n# TYPE baton_empty gauge\n\
              # HELP baton_odd Odd values\n# TYPE baton_odd gauge\nbaton_odd +Inf\nbaton_odd NaN\n"
+        );
+    }
+
+    #[test]
+    fn a_histogram_is_written_cumulative_with_sum_and_count() {
+        let mut m = Exposition::default();
+        m.histogram("baton_wait_seconds", "Waits").buckets(
+            vec![("w", "0".into())],
+            [0.001, 0.01],
+            &[2, 0, 1],
+            0.5,
+        );
+        assert_eq!(
+            m.render(),
+            "# HELP baton_wait_seconds Waits\n# TYPE baton_wait_seconds histogram\n\
+             baton_wait_seconds_bucket{w=\"0\",le=\"0.001\"} 2\n\
+             baton_wait_seconds_bucket{w=\"0\",le=\"0.01\"} 2\n\
+             baton_wait_seconds_bucket{w=\"0\",le=\"+Inf\"} 3\n\
+             baton_wait_seconds_sum{w=\"0\"} 0.5\nbaton_wait_seconds_count{w=\"0\"} 3\n"
         );
     }
 }

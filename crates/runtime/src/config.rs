@@ -3,6 +3,7 @@
 use std::fmt;
 use std::net::SocketAddr;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How work is spread over worker threads (Maestro §3.2).
@@ -98,11 +99,23 @@ impl FromStr for Batching {
     }
 }
 
+/// Where and how to accept switches over TLS.
+#[derive(Debug, Clone)]
+pub struct Tls {
+    /// Addresses to accept TLS switches on.
+    pub listen: Vec<SocketAddr>,
+    /// The certificate, key and client verification
+    /// ([`crate::tls::server_config`] makes one from PEM files).
+    pub server: Arc<rustls::ServerConfig>,
+}
+
 /// Everything the runtime can be told.
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// Addresses to accept switches on.
+    /// Addresses to accept switches on (plain TCP).
     pub listen: Vec<SocketAddr>,
+    /// Addresses to accept switches on over TLS, and its configuration.
+    pub tls: Option<Tls>,
     /// Worker threads.
     pub workers: usize,
     /// Pin worker `i` to core `i` (mod the core count).
@@ -149,6 +162,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             listen: vec![SocketAddr::from(([0, 0, 0, 0], 6653))],
+            tls: None,
             workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
             pin: false,
             scheduler: SchedulerKind::Fair,

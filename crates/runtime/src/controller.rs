@@ -6,7 +6,7 @@ use crate::app::AnyApp;
 use crate::config::Config;
 use crate::conn::Connection;
 use crate::env::Environment;
-use crate::io::{Clock, shut};
+use crate::io::Clock;
 use crate::network::{Fabric, Network, Timers};
 use crate::pipeline::Pipeline;
 use crate::requests::Requests;
@@ -185,7 +185,7 @@ impl Controller {
                 );
                 old_slot.kill(Kill::Replaced);
                 if let Some(s) = lock(&old_slot.out).stream.as_ref() {
-                    shut(s);
+                    s.shutdown();
                 }
             }
         }
@@ -209,7 +209,7 @@ impl Controller {
         // the switch listed.
         slot.up.store(false, Ordering::Release);
         table.deregister(id, &stream);
-        shut(&stream);
+        stream.shutdown();
         lock(&slot.out).stream = None;
         let was_up = conn.session.features().is_some();
         conn.session.close();
@@ -224,6 +224,10 @@ impl Controller {
             self.pipeline
                 .switch_down(&info, std::mem::take(&mut conn.states));
             tracing::info!(%reason, "switch disconnected");
+        } else if let CloseReason::Tls(_) = reason {
+            // A certificate refused, or not TLS at all: the operator may
+            // want to know.
+            tracing::warn!(%reason, "TLS connection failed");
         } else {
             tracing::info!(%reason, "connection closed before the handshake finished");
         }

@@ -14,7 +14,7 @@ use crate::context::BatchSwitches;
 use crate::controller::Controller;
 use crate::framing::ReadOutcome;
 use crate::ibt::Ibt;
-use crate::io;
+use crate::io::{self, Transport};
 use crate::session::CloseReason;
 use crate::stats::{DelayTally, Tally, WorkerStats};
 use crate::switch::SwitchId;
@@ -22,7 +22,6 @@ use crate::sync::lock;
 use crate::table::{OutQueue, SwitchTable, Task};
 use baton_openflow::Xid;
 use baton_openflow::neutral::Message;
-use std::net::TcpStream;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, TryLockError};
 use std::time::{Duration, Instant};
@@ -38,7 +37,7 @@ const MAX_HELD_BUFFER: usize = 256 * 1024;
 pub(crate) struct Held {
     pub idx: usize,
     pub conn: Box<Connection>,
-    pub stream: Arc<TcpStream>,
+    pub stream: Arc<Transport>,
     /// Input is waiting: the last read filled the space offered, or a
     /// complete message is still buffered (see [`Engine::fill`]).
     pub more: bool,
@@ -261,10 +260,10 @@ impl Engine {
                 if compact && added == 0 {
                     recv.compact_for(want);
                 }
-                match io::read(&held.stream, recv, want) {
+                match io::read(&self.ctl.table, held.idx, &held.stream, recv, want) {
                     Ok(ReadOutcome::Data | ReadOutcome::WouldBlock) => {}
                     Ok(ReadOutcome::Eof) => held.closing = Some(CloseReason::PeerClosed),
-                    Err(e) => held.closing = Some(CloseReason::ReadFailed(e.to_string())),
+                    Err(reason) => held.closing = Some(reason),
                 }
             }
             while held.closing.is_none() && (taken < budget || added == 0) {
@@ -388,7 +387,12 @@ impl Engine {
             }
             let conn = &mut *h.conn;
             if let Some(reason) = conn.session.poll_timeout(now, &mut conn.out) {
-                h.closing = Some(reason);
+                h.closing = Some(match reason {
+                    CloseReason::Silent { for_ } if h.stream.handshaking() => CloseReason::Tls(
+                        format!("handshake unfinished after {} ms", for_.as_millis()),
+                    ),
+                    reason => reason,
+                });
                 continue;
             }
             let wake = ctl.clock.ms(conn.session.next_timeout());

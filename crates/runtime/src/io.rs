@@ -4,9 +4,17 @@
 //! writability otherwise, epoll registrations, turning epoll events into
 //! "this switch is ready", and the controller's clock.
 //!
+//! A switch's socket is a [`Transport`] (`io/transport.rs`): plain TCP,
+//! or TLS over TCP. Both go through the functions here; for TLS, reading
+//! also runs the handshake, whose output is written like any other, and
+//! the bytes waiting for writability are ciphertext.
+//!
 //! Nothing else in the runtime makes a system call on a switch's socket.
 
+pub(crate) mod transport;
+
 use crate::framing::{ReadOutcome, RecvBuffer};
+use crate::session::CloseReason;
 use crate::stats::Tally;
 use crate::switch::{SendError, SwitchId};
 use crate::sync::lock;
@@ -19,6 +27,7 @@ use std::net::{Shutdown, TcpStream};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
+pub(crate) use transport::Transport;
 
 /// The token of a poller's waker (switch tokens are slot indices).
 pub(crate) const WAKER: Token = Token(usize::MAX - 1);
@@ -52,14 +61,31 @@ impl Clock {
     }
 }
 
-/// Reads at most `want` bytes from a switch's socket into its buffer with
-/// one system call.
+/// Reads at most `want` bytes from switch `idx`'s socket into its buffer
+/// with one system call. Over TLS this runs the handshake too, and what
+/// the handshake (or an alert) has to send is written before returning.
+/// An error is the close it calls for.
+#[inline]
 pub(crate) fn read(
-    stream: &TcpStream,
+    table: &SwitchTable,
+    idx: usize,
+    stream: &Transport,
     recv: &mut RecvBuffer,
     want: usize,
-) -> io::Result<ReadOutcome> {
-    recv.fill_from(stream, want)
+) -> Result<ReadOutcome, CloseReason> {
+    match stream {
+        Transport::Tcp(tcp) => recv
+            .fill_from(tcp, want)
+            .map_err(|e| CloseReason::ReadFailed(e.to_string())),
+        Transport::Tls(tls) => {
+            let outcome = tls.read(recv, want);
+            if tls.has_output() {
+                let slot = &table.slots[idx];
+                table.flush_pending(slot.id(idx), slot);
+            }
+            outcome
+        }
+    }
 }
 
 /// Waits up to `timeout` for readiness on `poll`; writes pending output of
@@ -139,34 +165,20 @@ impl SwitchTable {
         slot.counters
             .tx_msgs
             .fetch_add(tally.count_all(bytes), Ordering::Relaxed);
-        if q.pending.is_empty() {
-            slot.counters.tx_writes.fetch_add(1, Ordering::Relaxed);
-            match (&*stream).write(bytes) {
-                Ok(n) => {
-                    slot.counters
-                        .tx_bytes
-                        .fetch_add(n as u64, Ordering::Relaxed);
-                    if n < bytes.len() {
-                        q.pending.extend_from_slice(&bytes[n..]);
-                    }
-                }
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
-                    ) =>
-                {
-                    q.pending.extend_from_slice(bytes);
-                }
-                Err(_) => {
-                    // The reader will see the error and close the switch.
-                    slot.kill(Kill::WriteFailed);
-                    shut(&stream);
-                    return Err(SendError::Gone);
-                }
-            }
-        } else {
-            q.pending.extend_from_slice(bytes);
+        let written = match &*stream {
+            Transport::Tcp(tcp) => write_plain(tcp, slot, &mut q.pending, bytes),
+            Transport::Tls(tls) => tls.send(
+                bytes,
+                &mut q.pending,
+                &slot.counters.tx_writes,
+                &slot.counters.tx_bytes,
+            ),
+        };
+        if written.is_err() {
+            // The reader will see the error and close the switch.
+            slot.kill(Kill::WriteFailed);
+            stream.shutdown();
+            return Err(SendError::Gone);
         }
         if q.pending.len() > self.max_output {
             tracing::warn!(
@@ -178,7 +190,7 @@ impl SwitchTable {
             );
             q.pending = Vec::new();
             slot.kill(Kill::OutputOverflow);
-            shut(&stream);
+            stream.shutdown();
             return Err(SendError::Overflow);
         }
         if !q.pending.is_empty() && !q.want_writable {
@@ -188,15 +200,20 @@ impl SwitchTable {
         Ok(())
     }
 
-    /// The socket became writable: write what is pending.
+    /// Writes what is pending: the socket became writable, or (TLS) the
+    /// handshake or an alert has something to send.
     pub fn flush_pending(&self, id: SwitchId, slot: &Slot) {
         let mut q = lock(&slot.out);
         let Some(stream) = q.stream.clone() else {
             return;
         };
+        if let Transport::Tls(tls) = &*stream {
+            tls.take_sealed(&mut q.pending);
+        }
+        let tcp = stream.tcp();
         while !q.pending.is_empty() {
             slot.counters.tx_writes.fetch_add(1, Ordering::Relaxed);
-            match (&*stream).write(&q.pending) {
+            match (&*tcp).write(&q.pending) {
                 Ok(0) => break,
                 Ok(n) => {
                     slot.counters
@@ -208,23 +225,24 @@ impl SwitchTable {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(_) => {
                     slot.kill(Kill::WriteFailed);
-                    shut(&stream);
+                    stream.shutdown();
                     q.pending.clear();
                     break;
                 }
             }
         }
-        if q.pending.is_empty() && q.want_writable {
-            q.want_writable = false;
+        let writable = !q.pending.is_empty();
+        if writable != q.want_writable {
+            q.want_writable = writable;
             // Release the memory of a large backlog.
-            if q.pending.capacity() > 64 * 1024 {
+            if !writable && q.pending.capacity() > 64 * 1024 {
                 q.pending = Vec::new();
             }
-            self.reregister(id, slot, &stream, false);
+            self.reregister(id, slot, &stream, writable);
         }
     }
 
-    fn reregister(&self, id: SwitchId, slot: &Slot, stream: &TcpStream, writable: bool) {
+    fn reregister(&self, id: SwitchId, slot: &Slot, stream: &Transport, writable: bool) {
         let poller = slot.registered_with.load(Ordering::Acquire);
         let Some(reg) = self.registries.get(poller) else {
             return;
@@ -236,7 +254,7 @@ impl SwitchTable {
     }
 
     /// Registers a new connection's socket with poller `poller`.
-    pub fn register(&self, id: SwitchId, stream: &TcpStream, poller: usize) -> io::Result<()> {
+    pub fn register(&self, id: SwitchId, stream: &Transport, poller: usize) -> io::Result<()> {
         let slot = &self.slots[id.index()];
         slot.registered_with.store(poller, Ordering::Release);
         let fd = stream.as_raw_fd();
@@ -245,7 +263,7 @@ impl SwitchTable {
 
     /// Moves a socket's registration to another poller (dynamic
     /// re-partitioning).
-    pub fn move_registration(&self, id: SwitchId, stream: &TcpStream, to: usize) {
+    pub fn move_registration(&self, id: SwitchId, stream: &Transport, to: usize) {
         let slot = &self.slots[id.index()];
         let from = slot.registered_with.load(Ordering::Acquire);
         if from == to {
@@ -262,13 +280,51 @@ impl SwitchTable {
         }
     }
 
-    pub fn deregister(&self, id: SwitchId, stream: &TcpStream) {
+    pub fn deregister(&self, id: SwitchId, stream: &Transport) {
         let slot = &self.slots[id.index()];
         let poller = slot.registered_with.load(Ordering::Acquire);
         let fd = stream.as_raw_fd();
         if let Some(reg) = self.registries.get(poller) {
             let _ = reg.deregister(&mut SourceFd(&fd));
         }
+    }
+}
+
+/// Writes `bytes` to a plain TCP socket with one `write` when nothing is
+/// pending (Beacon Alg. 2), and queues what it does not take; an error is
+/// a failed socket.
+#[inline]
+fn write_plain(
+    tcp: &TcpStream,
+    slot: &Slot,
+    pending: &mut Vec<u8>,
+    bytes: &[u8],
+) -> io::Result<()> {
+    if !pending.is_empty() {
+        pending.extend_from_slice(bytes);
+        return Ok(());
+    }
+    slot.counters.tx_writes.fetch_add(1, Ordering::Relaxed);
+    match (&*tcp).write(bytes) {
+        Ok(n) => {
+            slot.counters
+                .tx_bytes
+                .fetch_add(n as u64, Ordering::Relaxed);
+            if n < bytes.len() {
+                pending.extend_from_slice(&bytes[n..]);
+            }
+            Ok(())
+        }
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+            ) =>
+        {
+            pending.extend_from_slice(bytes);
+            Ok(())
+        }
+        Err(e) => Err(e),
     }
 }
 

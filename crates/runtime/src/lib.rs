@@ -45,6 +45,10 @@
 //!   of typed, versioned, immutable views; readers take a consistent
 //!   snapshot without locking, and applications hear of new versions of
 //!   the views they read off the packet-in path.
+//! - **TLS** ([`tls`]): a listener may speak OpenFlow over TLS (rustls);
+//!   a switch's socket is then a TLS one (`io/transport.rs`), served by
+//!   the same engine, its handshake run as its input arrives. Plain TCP
+//!   pays one `match` per read and per write for it.
 //! - **Testing** ([`testing`]): the same sessions and pipeline run in
 //!   memory, with simulated time, so applications are tested without
 //!   sockets.
@@ -66,6 +70,7 @@ pub mod session;
 pub mod stats;
 mod switch;
 pub mod testing;
+pub mod tls;
 
 mod batch;
 mod conn;

@@ -1,12 +1,12 @@
-//! Starting and stopping a runtime: listeners and the acceptor thread, the
-//! worker threads of the chosen scheduler, and the timer thread (session
-//! keepalive and applications' timers).
+//! Starting and stopping a runtime: listeners (TCP and TLS) and the
+//! acceptor thread, the worker threads of the chosen scheduler, and the
+//! timer thread (session keepalive and applications' timers).
 
 use crate::app::AnyApp;
 use crate::config::{Config, SchedulerKind};
 use crate::conn::Connection;
 use crate::controller::Controller;
-use crate::io::{WAKER, shut};
+use crate::io::{Transport, WAKER, shut};
 use crate::network::Network;
 use crate::sched::{Readiness, queues, round_robin, shared_queue};
 use crate::session::{CloseReason, Session};
@@ -15,7 +15,7 @@ use crate::sync::lock;
 use crate::table::{SwitchTable, Task, TaskState};
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token, Waker};
-use std::io::{self, Write};
+use std::io;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
@@ -29,7 +29,15 @@ pub struct Runtime {
     threads: Vec<JoinHandle<()>>,
     wakers: Vec<Arc<Waker>>,
     local_addrs: Vec<SocketAddr>,
+    local_tls_addrs: Vec<SocketAddr>,
     readiness: Arc<Readiness>,
+}
+
+/// A listening socket and what its connections speak.
+struct Listener {
+    socket: TcpListener,
+    /// `None`: plain TCP.
+    tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 impl Runtime {
@@ -64,16 +72,29 @@ impl Runtime {
         let accept_poll = Poll::new()?;
         let mut listeners = Vec::new();
         let mut local_addrs = Vec::new();
-        for (i, addr) in ctl.config.listen.iter().enumerate() {
-            let l = TcpListener::bind(*addr)?;
+        let mut local_tls_addrs = Vec::new();
+        let tls = ctl.config.tls.iter().flat_map(|t| {
+            t.listen
+                .iter()
+                .map(move |addr| (*addr, Some(t.server.clone())))
+        });
+        let plain = ctl.config.listen.iter().map(|addr| (*addr, None));
+        for (i, (addr, tls)) in plain.chain(tls).enumerate() {
+            let l = TcpListener::bind(addr).map_err(|e| {
+                let over = if tls.is_some() { " (TLS)" } else { "" };
+                io::Error::new(e.kind(), format!("cannot listen on {addr}{over}: {e}"))
+            })?;
             l.set_nonblocking(true)?;
             accept_poll.registry().register(
                 &mut SourceFd(&l.as_raw_fd()),
                 Token(i),
                 Interest::READABLE,
             )?;
-            local_addrs.push(l.local_addr()?);
-            listeners.push(l);
+            match tls {
+                Some(_) => local_tls_addrs.push(l.local_addr()?),
+                None => local_addrs.push(l.local_addr()?),
+            }
+            listeners.push(Listener { socket: l, tls });
         }
         let accept_waker = Arc::new(Waker::new(accept_poll.registry(), WAKER)?);
 
@@ -185,13 +206,19 @@ impl Runtime {
             threads,
             wakers: all_wakers,
             local_addrs,
+            local_tls_addrs,
             readiness,
         })
     }
 
-    /// The addresses actually bound (port 0 resolved).
+    /// The addresses actually bound for plain TCP (port 0 resolved).
     pub fn local_addrs(&self) -> &[SocketAddr] {
         &self.local_addrs
+    }
+
+    /// The addresses actually bound for TLS (port 0 resolved).
+    pub fn local_tls_addrs(&self) -> &[SocketAddr] {
+        &self.local_tls_addrs
     }
 
     /// A handle for sending to switches and listing them.
@@ -265,7 +292,7 @@ impl Drop for Runtime {
     }
 }
 
-fn run_acceptor(ctl: Arc<Controller>, mut poll: Poll, listeners: Vec<TcpListener>) {
+fn run_acceptor(ctl: Arc<Controller>, mut poll: Poll, listeners: Vec<Listener>) {
     let mut events = Events::with_capacity(64);
     let next_home = AtomicUsize::new(0);
     let pollers = ctl.table.registries.len();
@@ -281,11 +308,12 @@ fn run_acceptor(ctl: Arc<Controller>, mut poll: Poll, listeners: Vec<TcpListener
                 continue;
             };
             loop {
-                match listener.accept() {
+                match listener.socket.accept() {
                     Ok((stream, peer)) => {
                         let home = next_home.fetch_add(1, Ordering::Relaxed) % ctl.workers.len();
                         let poller = if pollers == 1 { 0 } else { home };
-                        if let Err(e) = admit(&ctl, stream, peer, home, poller) {
+                        let tls = listener.tls.as_ref();
+                        if let Err(e) = admit(&ctl, stream, tls, peer, home, poller) {
                             tracing::warn!(%peer, error = %e, "could not admit switch");
                         }
                     }
@@ -305,10 +333,12 @@ fn run_acceptor(ctl: Arc<Controller>, mut poll: Poll, listeners: Vec<TcpListener
 }
 
 /// Sets up a new connection: slot, session (whose HELLO goes out at
-/// once), registration.
+/// once over TCP, and after the handshake over TLS), registration. A TLS
+/// connection's handshake runs as its input arrives, like any input.
 fn admit(
     ctl: &Controller,
     stream: TcpStream,
+    tls: Option<&Arc<rustls::ServerConfig>>,
     peer: SocketAddr,
     home: usize,
     poller: usize,
@@ -323,13 +353,22 @@ fn admit(
         shut(&stream);
         return Ok(());
     };
+    let stream = Arc::new(match tls {
+        None => Transport::Tcp(stream),
+        Some(config) => match Transport::tls(stream, config.clone()) {
+            Ok(t) => t,
+            Err(e) => {
+                table.release(idx);
+                return Err(io::Error::other(e));
+            }
+        },
+    });
     let slot = &table.slots[idx];
     let id = slot.id(idx);
-    let stream = Arc::new(stream);
     let now = ctl.clock.now();
     let mut hello = Vec::with_capacity(16);
     let session = Session::new(ctl.session, now, &mut hello);
-    if let Err(e) = (&*stream).write_all(&hello) {
+    if let Err(e) = stream.greet(&hello) {
         table.release(idx);
         return Err(e);
     }
@@ -349,7 +388,7 @@ fn admit(
     });
     lock(&slot.out).stream = Some(stream.clone());
     slot.state.store(TaskState::Idle as u8, Ordering::Release);
-    tracing::debug!(%peer, switch = %id, "connection accepted");
+    tracing::debug!(%peer, switch = %id, tls = tls.is_some(), "connection accepted");
     if let Err(e) = table.register(id, &stream, poller) {
         slot.take_task();
         lock(&slot.out).stream = None;

@@ -127,6 +127,9 @@ pub enum CloseReason {
     WriteFailed,
     /// The controller is stopping.
     Stopping,
+    /// TLS failed: the handshake (a switch without an acceptable
+    /// certificate, no common cipher, not TLS at all) or a record later.
+    Tls(String),
 }
 
 impl CloseReason {
@@ -145,6 +148,7 @@ impl CloseReason {
             CloseReason::OutputOverflow => "output_overflow",
             CloseReason::WriteFailed => "write_failed",
             CloseReason::Stopping => "stopping",
+            CloseReason::Tls(_) => "tls",
         }
     }
 }
@@ -176,6 +180,7 @@ impl fmt::Display for CloseReason {
             }
             CloseReason::WriteFailed => f.write_str("write error"),
             CloseReason::Stopping => f.write_str("controller stopping"),
+            CloseReason::Tls(e) => write!(f, "TLS: {e}"),
         }
     }
 }

@@ -15,6 +15,7 @@
 //! queue has a real lock, held only to append bytes and make one `write`.
 
 use crate::conn::Connection;
+use crate::io::transport::Transport;
 use crate::session::CloseReason;
 use crate::stats::{SwitchSnapshot, TypeCounters};
 use crate::switch::{SwitchId, SwitchInfo};
@@ -23,7 +24,6 @@ use baton_openflow::neutral::PortDesc;
 use baton_openflow::{DatapathId, Version};
 use mio::Registry;
 use std::net::SocketAddr;
-use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -59,7 +59,7 @@ impl TaskState {
 /// A switch's connection and its socket: what the serving thread owns.
 pub(crate) struct Task {
     pub conn: Box<Connection>,
-    pub stream: Arc<TcpStream>,
+    pub stream: Arc<Transport>,
 }
 
 /// Per-switch counters, updated once per batch rather than per message.
@@ -78,8 +78,8 @@ pub(crate) struct SwitchCounters {
 /// Unsent output of one switch.
 #[derive(Debug, Default)]
 pub(crate) struct OutQueue {
-    pub stream: Option<Arc<TcpStream>>,
-    /// Bytes the socket did not accept yet.
+    pub stream: Option<Arc<Transport>>,
+    /// Bytes the socket did not accept yet (ciphertext, over TLS).
     pub pending: Vec<u8>,
     /// WRITABLE interest is registered.
     pub want_writable: bool,

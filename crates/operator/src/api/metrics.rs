@@ -10,9 +10,6 @@ use axum::response::IntoResponse;
 #[utoipa::path(get, path = "/metrics", tag = "controller", operation_id = "metrics",
     responses((status = 200, description = "The metrics", body = String, content_type = "text/plain")))]
 pub(super) async fn metrics(State(s): State<Shared>) -> impl IntoResponse {
-    let fairness = s.sampler().fairness();
-    (
-        [(header::CONTENT_TYPE, CONTENT_TYPE)],
-        gather(&s.control, fairness),
-    )
+    let text = gather(&s.control, &s.sampler());
+    ([(header::CONTENT_TYPE, CONTENT_TYPE)], text)
 }

@@ -54,6 +54,7 @@ impl Layer {
             echo_interval,
             echo_timeout,
             stats_interval,
+            log,
             apps
         );
         if top.api.listen.is_some() {
@@ -148,10 +149,16 @@ impl Sourced {
             }
             weights.push((*dpid, w));
         }
+        // Plain TCP on the default address unless told where, or told to
+        // serve TLS only (listen_tls without listen: the usual port would
+        // otherwise be taken twice).
+        let tls_only = l.listen.is_none() && l.listen_tls.as_ref().is_some_and(|v| !v.is_empty());
         let runtime = Config {
-            listen: l.listen.as_ref().map_or(defaults.listen.clone(), |v| {
-                v.iter().map(|a| a.0.0).collect()
-            }),
+            listen: match &l.listen {
+                Some(v) => v.iter().map(|a| a.0.0).collect(),
+                None if tls_only => Vec::new(),
+                None => defaults.listen.clone(),
+            },
             workers: l.workers.unwrap_or(defaults.workers),
             pin: l.pin.unwrap_or(false),
             scheduler: l.scheduler.map_or(defaults.scheduler, |p| p.0),
@@ -233,6 +240,7 @@ impl Sourced {
             api,
             tls,
             stats_interval: get(&l.stats_interval, Duration::ZERO),
+            log: l.log.as_ref().map(|f| f.0.0.clone()),
         })
     }
 

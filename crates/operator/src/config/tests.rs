@@ -23,6 +23,7 @@ fn the_example_in_the_repository_loads() {
     assert_eq!(s.runtime.scheduler, SchedulerKind::Fair);
     assert_eq!(s.runtime.bdu, Duration::from_millis(1));
     assert_eq!(s.runtime.weights, [(DatapathId(0xa), 4)]);
+    assert_eq!(s.log.as_deref(), Some("info"));
     let api = s.api.unwrap();
     assert_eq!(api.addr, "127.0.0.1:8080".parse().unwrap());
     assert!(s.tls.is_none());
@@ -66,6 +67,10 @@ fn every_error_names_the_file_the_line_and_the_key() {
         ("[weights]\n\"zz\" = 2", "bad datapath id"),
         ("workers = 2\nworkers = 3", "baton.toml:2:1"),
         ("[tls]\ncert = 3", "key `tls.cert`: invalid type"),
+        (
+            "log = \"info,baton_runtime=loud\"",
+            "baton.toml:1:7: key `log`: bad log filter",
+        ),
     ] {
         let got = error(text);
         assert!(got.contains(want), "{text:?}: {got:?} lacks {want:?}");
@@ -194,6 +199,8 @@ fn a_token_from_a_file_allows_any_address_and_tls_files_are_carried() {
     assert_eq!(api.token.unwrap().secret(), "s3cret");
     let tls = s.tls.unwrap();
     assert_eq!((tls.cert, tls.client_ca), (cert, None));
+    // listen_tls alone: TLS only, no plain TCP on the default address.
+    assert!(s.runtime.listen.is_empty());
     let _ = std::fs::remove_dir_all(&dir);
     let off = file("[api]\nlisten = \"off\"").unwrap();
     assert!(off.api.is_none());

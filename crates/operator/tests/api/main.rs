@@ -7,5 +7,6 @@ mod auth;
 mod client;
 mod endpoints;
 mod metrics;
+mod modularity;
 mod path;
 mod support;

@@ -31,6 +31,9 @@ fn metrics_name_each_switch_worker_and_application() {
         "# TYPE baton_fairness_jain gauge",
         "baton_topology_switches 1",
         "baton_hosts 0",
+        "baton_connections_accepted_total 1",
+        "# TYPE baton_connections_closed_total counter",
+        "# TYPE baton_message_delay_seconds histogram",
     ] {
         assert!(
             text.lines().any(|l| l == line),
@@ -44,6 +47,12 @@ fn metrics_name_each_switch_worker_and_application() {
         "baton_worker_ibt{worker=\"0\"} ",
         "baton_app_events_total{app=\"topology\",event=\"probes_sent\"} ",
         "baton_info{version=\"",
+        "baton_switch_rx_messages_per_second{dpid=\"00:00:00:00:00:00:00:0a\"} ",
+        "baton_messages_received_total{type=\"features_reply\"} ",
+        "baton_messages_sent_total{type=\"features_request\"} ",
+        "baton_message_delay_seconds_bucket{le=\"0.001\"} ",
+        "baton_message_delay_seconds_bucket{le=\"+Inf\"} ",
+        "baton_message_delay_seconds_count ",
     ] {
         assert!(
             text.lines().any(|l| l.starts_with(prefix)),
@@ -54,13 +63,26 @@ fn metrics_name_each_switch_worker_and_application() {
     for l in text.lines().filter(|l| !l.starts_with('#')) {
         let name = l.split(['{', ' ']).next().unwrap();
         assert!(name.starts_with("baton_"), "{l}");
-        assert!(text.contains(&format!("# TYPE {name} ")), "{l}");
+        assert!(
+            text.contains(&format!("# TYPE {} ", family(name, &text))),
+            "{l}"
+        );
         let value = l.rsplit(' ').next().unwrap();
         assert!(
             value.parse::<f64>().is_ok() || value == "NaN" || value.ends_with("Inf"),
             "{l}"
         );
     }
+}
+
+/// The family a sample's name belongs to: a histogram's samples add
+/// `_bucket`, `_sum` and `_count` to its name.
+fn family<'a>(name: &'a str, text: &str) -> &'a str {
+    ["_bucket", "_sum", "_count"]
+        .iter()
+        .filter_map(|s| name.strip_suffix(s))
+        .find(|f| text.contains(&format!("# TYPE {f} histogram")))
+        .unwrap_or(name)
 }
 
 /// Every `expr` in a Grafana dashboard.
@@ -104,7 +126,7 @@ fn the_grafana_dashboard_queries_only_metrics_that_exist() {
                 .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
                 .collect();
             assert!(
-                text.contains(&format!("# TYPE {name} ")),
+                text.contains(&format!("# TYPE {} ", family(&name, text))),
                 "{q:?} queries {name}, which /metrics lacks"
             );
             used += 1;

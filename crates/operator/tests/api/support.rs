@@ -5,7 +5,7 @@
 
 use baton_openflow::{PortNo, Version};
 use baton_operator::{ApiOptions, ApiServer, Token};
-use baton_runtime::{Config, Runtime};
+use baton_runtime::{AnyApp, Config, Runtime};
 use baton_switch::io::shared::{PortsHandle, shared_ports};
 use baton_switch::io::{Options, Runner, Running, Target};
 use baton_switch::{PortSpec, Switch};
@@ -50,11 +50,6 @@ impl Controller {
     /// Runs `apps` (name and settings) with the API on loopback, with
     /// `token` if given.
     pub fn start(apps: &[(&str, Value)], token: Option<&str>) -> Controller {
-        let config = Config {
-            listen: vec!["127.0.0.1:0".parse().unwrap()],
-            workers: 2,
-            ..Config::default()
-        };
         let apps = apps
             .iter()
             .map(|(n, settings)| {
@@ -63,6 +58,16 @@ impl Controller {
                 app
             })
             .collect();
+        Controller::with_apps(apps, token)
+    }
+
+    /// Runs `apps`, made by the test, with the API on loopback.
+    pub fn with_apps(apps: Vec<AnyApp>, token: Option<&str>) -> Controller {
+        let config = Config {
+            listen: vec!["127.0.0.1:0".parse().unwrap()],
+            workers: 2,
+            ..Config::default()
+        };
         let runtime = Runtime::start(config, apps).unwrap();
         let api = ApiServer::start(
             runtime.control(),

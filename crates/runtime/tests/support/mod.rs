@@ -1,6 +1,6 @@
-//! An emulated OpenFlow switch over real loopback TCP, for integration
-//! tests: blocking socket, codec-built messages, generous timeouts (the
-//! tests assert behaviour, never timing).
+//! An emulated OpenFlow switch over real loopback TCP (or TLS over it),
+//! for integration tests: blocking socket, codec-built messages, generous
+//! timeouts (the tests assert behaviour, never timing).
 #![allow(dead_code)]
 
 use baton_openflow::hello::Hello;
@@ -9,6 +9,7 @@ use baton_openflow::{BufferId, DatapathId, PortNo, Version, Xid, v10, v13};
 use baton_runtime::testing;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How long a test waits for a message before failing.
@@ -23,6 +24,9 @@ pub enum Msg {
 
 pub struct TestSwitch {
     pub stream: TcpStream,
+    /// TLS over `stream`, for a switch connected with
+    /// [`TestSwitch::connect_tls`].
+    pub tls: Option<rustls::ClientConnection>,
     buf: Vec<u8>,
     pub version: Version,
     pub dpid: u64,
@@ -41,6 +45,7 @@ impl TestSwitch {
             .unwrap();
         TestSwitch {
             stream,
+            tls: None,
             buf: Vec::new(),
             version: Version::V10,
             dpid: 0,
@@ -54,6 +59,26 @@ impl TestSwitch {
         TestSwitch::connect_with_ports(addr, version, dpid, Vec::new())
     }
 
+    /// Connects over TLS as `tls` says, without any OpenFlow handshake
+    /// (the TLS handshake runs as the first bytes go and come).
+    pub fn raw_tls(addr: SocketAddr, tls: &Arc<rustls::ClientConfig>) -> TestSwitch {
+        let mut sw = TestSwitch::raw(addr);
+        let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+        sw.tls = Some(rustls::ClientConnection::new(tls.clone(), name).expect("TLS client"));
+        sw
+    }
+
+    /// [`TestSwitch::connect`] over TLS.
+    pub fn connect_tls(
+        addr: SocketAddr,
+        tls: &Arc<rustls::ClientConfig>,
+        version: Version,
+        dpid: u64,
+    ) -> TestSwitch {
+        let sw = TestSwitch::raw_tls(addr, tls);
+        sw.handshake(version, dpid, Vec::new())
+    }
+
     /// [`TestSwitch::connect`] for a switch with these ports.
     pub fn connect_with_ports(
         addr: SocketAddr,
@@ -61,7 +86,12 @@ impl TestSwitch {
         dpid: u64,
         ports: Vec<PortDesc>,
     ) -> TestSwitch {
-        let mut sw = TestSwitch::raw(addr);
+        TestSwitch::raw(addr).handshake(version, dpid, ports)
+    }
+
+    /// The OpenFlow handshake, as `version` with `dpid` and `ports`.
+    fn handshake(self, version: Version, dpid: u64, ports: Vec<PortDesc>) -> TestSwitch {
+        let mut sw = self;
         sw.version = version;
         sw.dpid = dpid;
         sw.ports = ports;
@@ -99,7 +129,27 @@ impl TestSwitch {
     }
 
     pub fn send(&mut self, bytes: &[u8]) {
-        self.stream.write_all(bytes).expect("send to controller");
+        self.try_send(bytes).expect("send to controller");
+    }
+
+    /// Sends `bytes` (sealed, over TLS), blocking until they are written.
+    pub fn try_send(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        match &mut self.tls {
+            None => self.stream.write_all(bytes),
+            Some(tls) => {
+                let mut s = rustls::Stream::new(tls, &mut self.stream);
+                s.write_all(bytes)?;
+                s.flush()
+            }
+        }
+    }
+
+    /// One read of whatever arrived (decrypted, over TLS).
+    pub fn read_some(&mut self, chunk: &mut [u8]) -> std::io::Result<usize> {
+        match &mut self.tls {
+            None => self.stream.read(chunk),
+            Some(tls) => rustls::Stream::new(tls, &mut self.stream).read(chunk),
+        }
     }
 
     /// Next whole message, or None after `PATIENCE` (or on EOF).
@@ -113,7 +163,7 @@ impl TestSwitch {
                 return None;
             }
             let mut chunk = [0u8; 4096];
-            match self.stream.read(&mut chunk) {
+            match self.read_some(&mut chunk) {
                 Ok(0) => return None,
                 Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
                 Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
@@ -221,7 +271,7 @@ impl TestSwitch {
                 return false;
             }
             let mut chunk = [0u8; 4096];
-            match self.stream.read(&mut chunk) {
+            match self.read_some(&mut chunk) {
                 Ok(0) => return true,
                 Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
                 Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
@@ -240,7 +290,7 @@ impl TestSwitch {
             .unwrap();
         while Instant::now() < deadline {
             let mut chunk = [0u8; 4096];
-            match self.stream.read(&mut chunk) {
+            match self.read_some(&mut chunk) {
                 Ok(0) => return true,
                 Ok(_) => {}
                 Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
