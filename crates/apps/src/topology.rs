@@ -452,6 +452,19 @@ impl Inner {
         for p in settling {
             self.probe_port(&mut shared, p, now);
         }
+        // So are the far ends of links known one way only: the probe back
+        // sent when the link was learnt may have been refused too (a
+        // switch's kernel refuses frames on a port that has just come
+        // back up), and the next probe round is a probe interval away.
+        let one_way: Vec<PortRef> = shared
+            .topo
+            .links()
+            .filter(|l| shared.topo.link_from(l.dst) != Some(l.src))
+            .map(|l| l.dst)
+            .collect();
+        for p in one_way {
+            self.probe_port(&mut shared, p, now);
+        }
         let due = shared
             .last_probe_round
             .is_none_or(|t| now.saturating_duration_since(t) >= self.settings.get().probe_interval);

@@ -190,6 +190,36 @@ fn a_link_known_one_way_is_probed_back_at_once() {
     }
 }
 
+/// The probe back can be lost as well: it is sent again at every timer
+/// tick until the link is known both ways, and no more after.
+#[test]
+fn a_link_known_one_way_is_probed_back_at_every_tick_until_known_both_ways() {
+    let mut n = two_switches(baton_openflow::Version::V13);
+    let (id1, id2) = (n.ids[&D1], n.ids[&D2]);
+    n.h.sent(id2);
+    let from_d1 = probes_out(n.h.sent(id1));
+    let (_, frame) = from_d1.iter().find(|(p, _)| *p == PortNo(2)).unwrap();
+    n.h.packet_in_unbuffered(id2, 1, frame);
+    // The probe back is lost, and so is the one of the next tick.
+    assert_eq!(probes_out(n.h.sent(id2)).len(), 1);
+    n.h.advance(TICK);
+    let again = probes_out(n.h.sent(id2));
+    assert!(again.iter().any(|(p, _)| *p == PortNo(1)), "{again:?}");
+    n.h.advance(TICK);
+    let again = probes_out(n.h.sent(id2));
+    let (_, back) = again.iter().find(|(p, _)| *p == PortNo(1)).unwrap();
+    n.h.packet_in_unbuffered(id1, 2, back);
+    assert_eq!(n.links().len(), 1, "both ways");
+    n.h.sent(id1);
+    n.h.advance(TICK);
+    assert!(
+        probes_out(n.h.sent(id2))
+            .iter()
+            .all(|(p, _)| *p != PortNo(1)),
+        "no probe back once known both ways"
+    );
+}
+
 #[test]
 fn a_port_that_goes_down_loses_its_link_at_once_and_finds_it_again() {
     let mut n = two_switches(baton_openflow::Version::V10);
