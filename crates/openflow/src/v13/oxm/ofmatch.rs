@@ -208,13 +208,23 @@ pub const MATCH_BUF: usize = 256;
 #[inline]
 pub fn emit_match_with(out: &mut Vec<u8>, write_oxms: impl FnOnce(&mut Fixed<MATCH_BUF>)) {
     let mut b = Fixed::<MATCH_BUF>::new();
+    put_match_with(&mut b, write_oxms);
+    out.put_slice(b.as_slice());
+}
+
+/// Writes an `ofp_match` whose TLVs `write_oxms` writes into `b`, after
+/// what it holds: type, length, the TLVs, padding to 8 bytes. For a
+/// message built whole on the stack (the 1.3 FLOW_MOD of
+/// `neutral::encode_flow_add`); bytes past `N` are dropped.
+#[inline]
+pub fn put_match_with<const N: usize>(b: &mut Fixed<N>, write_oxms: impl FnOnce(&mut Fixed<N>)) {
+    let at = b.as_slice().len();
     b.put_u16(OFPMT_OXM);
     b.put_u16(0);
-    write_oxms(&mut b);
-    let len = b.as_slice().len();
-    b.patch_u16(2, len as u16);
+    write_oxms(b);
+    let len = b.as_slice().len() - at;
+    b.patch_u16(at + 2, len as u16);
     b.put_zeros(pad8(len));
-    out.put_slice(b.as_slice());
 }
 
 /// Appends a whole `ofp_match` holding `oxms`.
