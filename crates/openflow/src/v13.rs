@@ -45,8 +45,8 @@ pub use crate::switch_config::SwitchConfig;
 pub use crate::types::PortReason;
 pub use action::{Action, ActionIter};
 pub use flow_mod::{
-    FlowMod, FlowModCommand, FlowModHead, FlowModView, encode_flow_mod, encode_flow_mod_apply,
-    start_flow_mod,
+    FLOW_MOD_HEAD_LEN, FlowMod, FlowModCommand, FlowModHead, FlowModView, encode_flow_mod,
+    encode_flow_mod_apply, flow_mod_head_bytes, start_flow_mod,
 };
 pub use group::{Bucket, GroupMod, GroupModCommand, GroupType};
 pub use instruction::{Instruction, InstructionIter, InstructionRef};

@@ -254,8 +254,10 @@ impl<const N: usize> Fixed<N> {
         &self.buf[..self.len.min(N)]
     }
 
+    /// Appends `v`: with `M` constant, one bounds check and a copy of
+    /// known size.
     #[inline]
-    fn put_array<const M: usize>(&mut self, v: [u8; M]) {
+    pub fn put_array<const M: usize>(&mut self, v: [u8; M]) {
         if let Some(dst) = self.buf.get_mut(self.len..self.len + M) {
             dst.copy_from_slice(&v);
             self.len += M;

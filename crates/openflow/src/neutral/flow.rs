@@ -4,7 +4,9 @@
 use super::action::{ActionSpec, emit_v13_actions};
 use super::matching::MatchSpec;
 use crate::types::{BufferId, Cookie, PortNo, Xid};
+use crate::v13::oxm::MATCH_BUF;
 use crate::version::Version;
+use crate::wire::{Fixed, Put};
 use crate::{v10, v13};
 
 /// Flow-mod flag common to both versions: send FLOW_REMOVED when the flow
@@ -100,13 +102,23 @@ fn encode_flow_mod13(
     match_: &MatchSpec,
     actions: &[ActionSpec],
 ) {
-    use v13::instruction::{InstructionType, emit_actions_instruction_with};
-    let at = v13::start_flow_mod(out, xid, head);
-    match_.emit_oxm_match(out);
-    if !actions.is_empty() {
-        emit_actions_instruction_with(out, InstructionType::ApplyActions, |out| {
-            emit_v13_actions(out, actions);
-        });
+    use v13::instruction::{InstructionType, actions_instruction_head, finish_actions_instruction};
+    // The header, the fixed fields, the match and the instruction's first
+    // bytes are built on the stack at constant offsets where they have
+    // them and appended with one copy, as the 1.0 FLOW_MOD is; the actions
+    // follow.
+    let at = out.len();
+    let mut b = Fixed::<{ v13::FLOW_MOD_HEAD_LEN + MATCH_BUF + 8 }>::new();
+    b.put_array(v13::flow_mod_head_bytes(xid, head));
+    match_.put_oxm_match(&mut b);
+    if actions.is_empty() {
+        out.put_slice(b.as_slice());
+    } else {
+        let instruction = at + b.as_slice().len();
+        b.put_array(actions_instruction_head(InstructionType::ApplyActions));
+        out.put_slice(b.as_slice());
+        emit_v13_actions(out, actions);
+        finish_actions_instruction(out, instruction);
     }
     crate::header::finish_message(out, at);
 }

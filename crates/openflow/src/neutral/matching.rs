@@ -20,8 +20,10 @@ use crate::v10::ofmatch::{
     OFPFW_DL_VLAN_PCP, OFPFW_IN_PORT, OFPFW_NW_PROTO, OFPFW_NW_TOS, OFPFW_TP_DST, OFPFW_TP_SRC,
 };
 use crate::v13::oxm::{
-    OFPVID_NONE, OFPVID_PRESENT, Oxm, emit_exact_match, emit_match_with, for_each_exact_oxm,
+    MATCH_BUF, OFPVID_NONE, OFPVID_PRESENT, Oxm, for_each_exact_oxm, put_exact_match,
+    put_match_with,
 };
+use crate::wire::{Fixed, Put};
 use std::net::Ipv4Addr;
 
 /// What a flow matches, for either version.
@@ -65,9 +67,19 @@ impl MatchSpec {
     /// Appends the OpenFlow 1.3 `ofp_match` (1.3.5 §7.2.3.1), padded to 8
     /// bytes.
     pub fn emit_oxm_match(&self, out: &mut Vec<u8>) {
+        let mut b = Fixed::<MATCH_BUF>::new();
+        self.put_oxm_match(&mut b);
+        out.put_slice(b.as_slice());
+    }
+
+    /// Writes the match as a 1.3 OXM `ofp_match` into `b`, after what it
+    /// holds (as [`MatchSpec::emit_oxm_match`] appends it), for a message
+    /// built whole on the stack.
+    #[inline]
+    pub fn put_oxm_match<const N: usize>(&self, b: &mut Fixed<N>) {
         match self {
-            MatchSpec::Exact(k) => emit_exact_match(out, k),
-            MatchSpec::Fields(m) => emit_match_with(out, |b| m.for_each_oxm(|o| o.emit(b))),
+            MatchSpec::Exact(k) => put_exact_match(b, k),
+            MatchSpec::Fields(m) => put_match_with(b, |b| m.for_each_oxm(|o| o.emit(b))),
         }
     }
 }

@@ -150,36 +150,44 @@ impl Action {
         }
     }
 
-    /// Appends the action.
+    /// Appends the action. The fixed-size ones (all but `SET_FIELD` and
+    /// experimenter actions) are written whole from one array: header
+    /// and body field by field were 89 instructions for an output action
+    /// (BENCHMARKS.md, "OpenFlow 1.3 against 1.0").
     pub fn emit(&self, out: &mut Vec<u8>) {
-        out.put_u16(self.action_type().into());
-        out.put_u16(self.wire_len().min(u16::MAX as usize) as u16);
+        let t = u16::from(self.action_type()).to_be_bytes();
+        // `ofp_action_header` with length 8, then a 4-byte body.
+        let short = |b: [u8; 4]| [t[0], t[1], 0, 8, b[0], b[1], b[2], b[3]];
         match self {
             Action::Output { port, max_len } => {
-                out.put_u32(port.0);
-                out.put_u16(*max_len);
-                out.put_zeros(6);
+                // `ofp_action_output` (1.3.5 §7.2.5): 16 bytes.
+                let [p0, p1, p2, p3] = port.0.to_be_bytes();
+                let [m0, m1] = max_len.to_be_bytes();
+                out.put_slice(&[t[0], t[1], 0, 16, p0, p1, p2, p3, m0, m1, 0, 0, 0, 0, 0, 0]);
             }
             Action::CopyTtlOut
             | Action::CopyTtlIn
             | Action::DecMplsTtl
             | Action::PopVlan
             | Action::DecNwTtl
-            | Action::PopPbb => out.put_zeros(4),
-            Action::SetMplsTtl(t) | Action::SetNwTtl(t) => {
-                out.put_u8(*t);
-                out.put_zeros(3);
+            | Action::PopPbb => out.put_slice(&short([0; 4])),
+            Action::SetMplsTtl(ttl) | Action::SetNwTtl(ttl) => {
+                out.put_slice(&short([*ttl, 0, 0, 0]));
             }
             Action::PushVlan(e) | Action::PushMpls(e) | Action::PopMpls(e) | Action::PushPbb(e) => {
-                out.put_u16(*e);
-                out.put_zeros(2);
+                let [e0, e1] = e.to_be_bytes();
+                out.put_slice(&short([e0, e1, 0, 0]));
             }
-            Action::SetQueue(v) | Action::Group(v) => out.put_u32(*v),
+            Action::SetQueue(v) | Action::Group(v) => out.put_slice(&short(v.to_be_bytes())),
             Action::SetField(o) => {
+                out.put_slice(&t);
+                out.put_u16(self.wire_len().min(u16::MAX as usize) as u16);
                 o.emit(out);
                 out.put_zeros(pad8(4 + o.wire_len()));
             }
             Action::Experimenter { experimenter, data } => {
+                out.put_slice(&t);
+                out.put_u16(self.wire_len().min(u16::MAX as usize) as u16);
                 out.put_u32(*experimenter);
                 out.put_slice(data);
                 out.put_zeros(pad8(data.len()));

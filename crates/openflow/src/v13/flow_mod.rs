@@ -391,16 +391,27 @@ impl FlowMod {
 pub fn start_flow_mod(out: &mut Vec<u8>, xid: Xid, head: &FlowModHead) -> usize {
     // Header and fixed part in one array, appended with one copy.
     let at = out.len();
-    let mut b = [0u8; field::MATCH];
+    out.put_slice(&flow_mod_head_bytes(xid, head));
+    at
+}
+
+/// Bytes of a FLOW_MOD before its match: the header (length 0, for
+/// [`finish_message`] to fill in) and the fixed fields of `head`
+/// (1.3.5 §7.3.4.1), at their constant offsets.
+#[inline]
+pub fn flow_mod_head_bytes(xid: Xid, head: &FlowModHead) -> [u8; FLOW_MOD_HEAD_LEN] {
+    let mut b = [0u8; FLOW_MOD_HEAD_LEN];
     b[..header::HEADER_LEN].copy_from_slice(&header_bytes(
         Version::V13,
         MsgType13::FlowMod.into(),
         xid,
     ));
     FlowModView::new_unchecked(&mut b[..]).set_head(head);
-    out.put_slice(&b);
-    at
+    b
 }
+
+/// Length of a FLOW_MOD's header and fixed fields, where the match starts.
+pub const FLOW_MOD_HEAD_LEN: usize = field::MATCH;
 
 /// Appends an OFPT_FLOW_MOD (1.3.5 §7.3.4.1).
 #[inline]

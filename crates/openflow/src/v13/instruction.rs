@@ -299,10 +299,24 @@ pub fn emit_actions_instruction_with(
     write_actions: impl FnOnce(&mut Vec<u8>),
 ) {
     let at = out.len();
-    out.put_u16(kind.into());
-    out.put_u16(0);
-    out.put_zeros(4);
+    out.put_slice(&actions_instruction_head(kind));
     write_actions(out);
+    finish_actions_instruction(out, at);
+}
+
+/// The first 8 bytes of an action-list instruction
+/// (`ofp_instruction_actions`, 1.3.5 §7.2.4): type, a length of 0 for
+/// [`finish_actions_instruction`] to fill in, padding. The actions follow.
+#[inline]
+pub fn actions_instruction_head(kind: InstructionType) -> [u8; 8] {
+    let t = u16::from(kind).to_be_bytes();
+    [t[0], t[1], 0, 0, 0, 0, 0, 0]
+}
+
+/// Fills in the length of the action-list instruction that starts at `at`
+/// of `out` and runs to its end.
+#[inline]
+pub fn finish_actions_instruction(out: &mut Vec<u8>, at: usize) {
     let len = (out.len() - at).min(u16::MAX as usize) as u16;
     out.patch_u16(at + 2, len);
 }

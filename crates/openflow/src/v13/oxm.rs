@@ -21,14 +21,15 @@ mod ofmatch;
 mod tlv;
 mod value;
 
-pub use exact::{emit_exact_match, for_each_exact_oxm};
+pub use exact::{emit_exact_match, for_each_exact_oxm, put_exact_match};
 pub use field::{
     OFPMT_OXM, OFPVID_NONE, OFPVID_PRESENT, OFPXMC_EXPERIMENTER, OFPXMC_NXM_0, OFPXMC_NXM_1,
     OFPXMC_OPENFLOW_BASIC, OXM_BASIC_FIELDS, OXM_HEADER_LEN, OxmField, OxmFieldInfo, OxmHeader,
     ipv6_exthdr,
 };
 pub use ofmatch::{
-    MATCH_BUF, Match13, MatchRef, emit_match, emit_match_with, finish_match, start_match,
+    MATCH_BUF, Match13, MatchRef, emit_match, emit_match_with, finish_match, put_match_with,
+    start_match,
 };
 pub use tlv::{OxmIter, OxmRef};
 pub use value::Oxm;

@@ -4,7 +4,8 @@
 //! matches exactly the packets whose key is this one.
 
 use super::field::{OFPVID_NONE, OFPVID_PRESENT, OFPXMC_OPENFLOW_BASIC, OxmField, OxmHeader};
-use super::ofmatch::{MATCH_BUF, Match13, emit_match_with};
+use super::ofmatch::{MATCH_BUF, Match13, put_match_with};
+use super::tlv::OxmIter;
 use super::value::Oxm;
 use crate::packet::consts::*;
 use crate::packet::{FlowKey, Network, Transport};
@@ -22,16 +23,33 @@ use crate::wire::{Fixed, Put};
 /// transport; `IPV6_ND_TARGET` and `IPV6_ND_SLL` (solicitations) /
 /// `IPV6_ND_TLL` (advertisements) for neighbour discovery. Fields the
 /// frame lacks are left out.
-pub fn for_each_exact_oxm(key: &FlowKey, f: impl FnMut(Oxm)) {
-    exact_tlvs(key, &mut Values(f));
+///
+/// The TLVs are those [`emit_exact_match`] writes, read back from its
+/// bytes: the wire form is the one description of the exact match.
+pub fn for_each_exact_oxm(key: &FlowKey, mut f: impl FnMut(Oxm)) {
+    let mut b = Fixed::<MATCH_BUF>::new();
+    exact_tlvs(key, &mut b);
+    // Our own TLVs, each of its field's length: none is refused.
+    OxmIter::new(b.as_slice(), 0)
+        .filter_map(Result::ok)
+        .for_each(|t| f(t.to_oxm()));
 }
 
 /// Appends the exact `ofp_match` of a frame's `key` (1.3.5 §7.2.3; the
 /// TLVs [`for_each_exact_oxm`] lists), padded to 8 bytes, without
-/// allocating beyond `out`'s growth. Each TLV is written straight from the
-/// key, without building an [`Oxm`].
+/// allocating beyond `out`'s growth.
 pub fn emit_exact_match(out: &mut Vec<u8>, key: &FlowKey) {
-    emit_match_with(out, |b| exact_tlvs(key, &mut Wire(b)));
+    let mut b = Fixed::<MATCH_BUF>::new();
+    put_exact_match(&mut b, key);
+    out.put_slice(b.as_slice());
+}
+
+/// Writes the exact `ofp_match` of `key` (see [`emit_exact_match`]) into
+/// `b`, which should have room for [`MATCH_BUF`] bytes more: what does
+/// not fit is dropped.
+#[inline]
+pub fn put_exact_match<const N: usize>(b: &mut Fixed<N>, key: &FlowKey) {
+    put_match_with(b, |b| exact_tlvs(key, b));
 }
 
 impl Match13 {
@@ -44,129 +62,155 @@ impl Match13 {
     }
 }
 
-/// Where the TLVs of an exact match go: each is an unmasked basic field
-/// and its value in wire order. [`Values`] turns them into [`Oxm`]s,
-/// [`Wire`] writes them into the match. The one list of TLVs
-/// ([`exact_tlvs`]) serves both, and writing through [`Wire`] builds no
-/// `Oxm` and dispatches on no variant: `Oxm::emit` was a third of a 1.3
-/// flow request's instructions (BENCHMARKS.md).
-trait TlvSink {
-    fn tlv<const N: usize>(&mut self, field: OxmField, value: [u8; N]);
+/// A run of TLVs whose layout is fixed (`K` bytes in all), built on the
+/// stack at constant offsets and appended to the match with one copy.
+///
+/// Writing TLV by TLV at a running position was two bounds checks and a
+/// length update per TLV, 169 instructions for the 12 TLVs of a TCP
+/// frame's match; within a run every offset is a constant and the
+/// compiler folds the checks away, leaving one per run (BENCHMARKS.md,
+/// "OpenFlow 1.3 against 1.0").
+struct Run<const K: usize> {
+    buf: [u8; K],
+    at: usize,
 }
 
-/// The TLVs as [`Oxm`] values, for `f`.
-struct Values<F>(F);
-
-impl<F: FnMut(Oxm)> TlvSink for Values<F> {
-    fn tlv<const N: usize>(&mut self, field: OxmField, value: [u8; N]) {
-        // Each call in exact_tlvs passes a value of the field's length, so
-        // from_basic always has one (the round-trip tests check the wire
-        // form against the table).
-        if let Some(o) = Oxm::from_basic(field, false, &value) {
-            (self.0)(o);
-        }
-    }
-}
-
-/// The TLVs written into a match being built.
-struct Wire<'a>(&'a mut Fixed<MATCH_BUF>);
-
-impl TlvSink for Wire<'_> {
+impl<const K: usize> Run<K> {
     #[inline(always)]
-    fn tlv<const N: usize>(&mut self, field: OxmField, value: [u8; N]) {
+    fn new() -> Self {
+        Run { buf: [0; K], at: 0 }
+    }
+
+    /// Adds an unmasked basic TLV (1.3.5 §7.2.3.2): its header, then
+    /// `value`, of the field's length.
+    #[inline(always)]
+    fn tlv<const N: usize>(mut self, field: OxmField, value: [u8; N]) -> Self {
         let header = OxmHeader {
             class: OFPXMC_OPENFLOW_BASIC,
             field: field.into(),
             has_mask: false,
             length: N as u8,
         };
-        self.0.put_u32(header.to_u32());
-        self.0.put_slice(&value);
+        if let Some(d) = self.buf.get_mut(self.at..self.at + 4 + N) {
+            d[..4].copy_from_slice(&header.to_u32().to_be_bytes());
+            d[4..].copy_from_slice(&value);
+        }
+        self.at += 4 + N;
+        self
+    }
+
+    /// Appends the run to `b`.
+    #[inline(always)]
+    fn put<const N: usize>(self, b: &mut Fixed<N>) {
+        debug_assert_eq!(self.at, K, "a run's TLVs fill it exactly");
+        b.put_array(self.buf);
     }
 }
 
-/// The exact match's TLVs, in the order [`for_each_exact_oxm`] gives.
+/// Bytes of a TLV with an `n`-byte value.
+const fn t(n: usize) -> usize {
+    4 + n
+}
+
+/// Writes the TLVs of the exact match of `key` (see
+/// [`for_each_exact_oxm`]) into `b`, in runs of fixed layout.
 #[inline]
-fn exact_tlvs(key: &FlowKey, s: &mut impl TlvSink) {
+fn exact_tlvs<const N: usize>(key: &FlowKey, b: &mut Fixed<N>) {
     use OxmField as F;
-    s.tlv(F::InPort, key.in_port.0.to_be_bytes());
-    s.tlv(F::EthDst, key.eth_dst.0);
-    s.tlv(F::EthSrc, key.eth_src.0);
-    s.tlv(F::EthType, key.eth_type.to_be_bytes());
+    Run::<{ t(4) + t(6) + t(6) + t(2) }>::new()
+        .tlv(F::InPort, key.in_port.0.to_be_bytes())
+        .tlv(F::EthDst, key.eth_dst.0)
+        .tlv(F::EthSrc, key.eth_src.0)
+        .tlv(F::EthType, key.eth_type.to_be_bytes())
+        .put(b);
     match key.vlan {
-        Some(tag) => {
-            s.tlv(
+        Some(tag) => Run::<{ t(2) + t(1) }>::new()
+            .tlv(
                 F::VlanVid,
                 (OFPVID_PRESENT | (tag.vid & 0x0fff)).to_be_bytes(),
-            );
-            s.tlv(F::VlanPcp, [tag.pcp]);
-        }
-        None => s.tlv(F::VlanVid, OFPVID_NONE.to_be_bytes()),
+            )
+            .tlv(F::VlanPcp, [tag.pcp])
+            .put(b),
+        None => Run::<{ t(2) }>::new()
+            .tlv(F::VlanVid, OFPVID_NONE.to_be_bytes())
+            .put(b),
     }
     match &key.network {
         Network::Other => {}
-        Network::Arp(arp) => {
-            s.tlv(F::ArpOp, arp.op.to_be_bytes());
-            s.tlv(F::ArpSpa, arp.spa.octets());
-            s.tlv(F::ArpTpa, arp.tpa.octets());
-            s.tlv(F::ArpSha, arp.sha.0);
-            s.tlv(F::ArpTha, arp.tha.0);
-        }
+        Network::Arp(arp) => Run::<{ t(2) + t(4) + t(4) + t(6) + t(6) }>::new()
+            .tlv(F::ArpOp, arp.op.to_be_bytes())
+            .tlv(F::ArpSpa, arp.spa.octets())
+            .tlv(F::ArpTpa, arp.tpa.octets())
+            .tlv(F::ArpSha, arp.sha.0)
+            .tlv(F::ArpTha, arp.tha.0)
+            .put(b),
         Network::Ipv4(ip) => {
-            s.tlv(F::IpDscp, [ip.dscp]);
-            s.tlv(F::IpEcn, [ip.ecn]);
-            s.tlv(F::IpProto, [ip.proto]);
-            s.tlv(F::Ipv4Src, ip.src.octets());
-            s.tlv(F::Ipv4Dst, ip.dst.octets());
-            transport_tlvs(ip.transport, s);
+            Run::<{ t(1) + t(1) + t(1) + t(4) + t(4) }>::new()
+                .tlv(F::IpDscp, [ip.dscp])
+                .tlv(F::IpEcn, [ip.ecn])
+                .tlv(F::IpProto, [ip.proto])
+                .tlv(F::Ipv4Src, ip.src.octets())
+                .tlv(F::Ipv4Dst, ip.dst.octets())
+                .put(b);
+            transport_tlvs(ip.transport, b);
         }
         Network::Ipv6(ip) => {
-            s.tlv(F::IpDscp, [ip.dscp]);
-            s.tlv(F::IpEcn, [ip.ecn]);
-            s.tlv(F::IpProto, [ip.next_header]);
-            s.tlv(F::Ipv6Src, ip.src.octets());
-            s.tlv(F::Ipv6Dst, ip.dst.octets());
-            s.tlv(F::Ipv6Flabel, ip.flow_label.to_be_bytes());
-            transport_tlvs(ip.transport, s);
+            Run::<{ t(1) + t(1) + t(1) + t(16) + t(16) + t(4) }>::new()
+                .tlv(F::IpDscp, [ip.dscp])
+                .tlv(F::IpEcn, [ip.ecn])
+                .tlv(F::IpProto, [ip.next_header])
+                .tlv(F::Ipv6Src, ip.src.octets())
+                .tlv(F::Ipv6Dst, ip.dst.octets())
+                .tlv(F::Ipv6Flabel, ip.flow_label.to_be_bytes())
+                .put(b);
+            transport_tlvs(ip.transport, b);
         }
     }
 }
 
-/// The transport-layer TLVs of an IP key.
+/// The transport's TLVs (see [`exact_tlvs`]).
 #[inline]
-fn transport_tlvs(t: Transport, s: &mut impl TlvSink) {
+fn transport_tlvs<const N: usize>(tp: Transport, b: &mut Fixed<N>) {
     use OxmField as F;
-    match t {
+    /// A pair of 2-byte ports.
+    fn ports<const N: usize>(b: &mut Fixed<N>, fs: [OxmField; 2], src: u16, dst: u16) {
+        Run::<{ t(2) + t(2) }>::new()
+            .tlv(fs[0], src.to_be_bytes())
+            .tlv(fs[1], dst.to_be_bytes())
+            .put(b);
+    }
+    /// A pair of 1-byte ICMP fields.
+    fn icmp<const N: usize>(b: &mut Fixed<N>, fs: [OxmField; 2], ty: u8, code: u8) {
+        Run::<{ t(1) + t(1) }>::new()
+            .tlv(fs[0], [ty])
+            .tlv(fs[1], [code])
+            .put(b);
+    }
+    match tp {
         Transport::None => {}
-        Transport::Tcp { src, dst } => {
-            s.tlv(F::TcpSrc, src.to_be_bytes());
-            s.tlv(F::TcpDst, dst.to_be_bytes());
-        }
-        Transport::Udp { src, dst } => {
-            s.tlv(F::UdpSrc, src.to_be_bytes());
-            s.tlv(F::UdpDst, dst.to_be_bytes());
-        }
-        Transport::Sctp { src, dst } => {
-            s.tlv(F::SctpSrc, src.to_be_bytes());
-            s.tlv(F::SctpDst, dst.to_be_bytes());
-        }
+        Transport::Tcp { src, dst } => ports(b, [F::TcpSrc, F::TcpDst], src, dst),
+        Transport::Udp { src, dst } => ports(b, [F::UdpSrc, F::UdpDst], src, dst),
+        Transport::Sctp { src, dst } => ports(b, [F::SctpSrc, F::SctpDst], src, dst),
         Transport::Icmpv4 { icmp_type, code } => {
-            s.tlv(F::Icmpv4Type, [icmp_type]);
-            s.tlv(F::Icmpv4Code, [code]);
+            icmp(b, [F::Icmpv4Type, F::Icmpv4Code], icmp_type, code)
         }
         Transport::Icmpv6 {
             icmp_type,
             code,
             nd,
         } => {
-            s.tlv(F::Icmpv6Type, [icmp_type]);
-            s.tlv(F::Icmpv6Code, [code]);
+            icmp(b, [F::Icmpv6Type, F::Icmpv6Code], icmp_type, code);
             if let Some(nd) = nd {
-                s.tlv(F::Ipv6NdTarget, nd.target.octets());
-                match (icmp_type, nd.sll, nd.tll) {
-                    (ICMPV6_ND_SOLICIT, Some(sll), _) => s.tlv(F::Ipv6NdSll, sll.0),
-                    (ICMPV6_ND_ADVERT, _, Some(tll)) => s.tlv(F::Ipv6NdTll, tll.0),
-                    _ => {}
+                Run::<{ t(16) }>::new()
+                    .tlv(F::Ipv6NdTarget, nd.target.octets())
+                    .put(b);
+                let ll = match (icmp_type, nd.sll, nd.tll) {
+                    (ICMPV6_ND_SOLICIT, Some(sll), _) => Some((F::Ipv6NdSll, sll)),
+                    (ICMPV6_ND_ADVERT, _, Some(tll)) => Some((F::Ipv6NdTll, tll)),
+                    _ => None,
+                };
+                if let Some((f, mac)) = ll {
+                    Run::<{ t(6) }>::new().tlv(f, mac.0).put(b);
                 }
             }
         }

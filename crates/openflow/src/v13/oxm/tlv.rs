@@ -2,7 +2,9 @@
 //! of basic fields ([`OxmRef`]), and the zero-allocation [`OxmIter`] over
 //! a match's TLVs.
 
-use super::field::{OFPXMC_EXPERIMENTER, OFPXMC_OPENFLOW_BASIC, OxmField, OxmHeader};
+use super::field::{
+    OFPXMC_EXPERIMENTER, OFPXMC_OPENFLOW_BASIC, OXM_BASIC_FIELDS, OxmField, OxmHeader,
+};
 use super::value::{Oxm, OxmValue};
 use crate::error::{DecodeError, ErrorKind};
 use crate::types::PortNo;
@@ -108,6 +110,45 @@ pub(super) fn parse_tlv<'a>(r: &mut Reader<'a>) -> Result<OxmRef<'a>, DecodeErro
     Ok(OxmRef { header, body })
 }
 
+/// Whether every TLV of an OXM region passes the checks [`OxmIter`] makes
+/// (1.3.5 §7.2.3.2, §7.2.3.5): the same rules, answered yes or no in one
+/// tight pass without building a [`DecodeError`], so that a valid match
+/// (the common case: a received PACKET_IN) costs a few instructions per
+/// TLV. [`MatchRef::parse`](super::MatchRef::parse) falls back to
+/// [`OxmIter`] only when this says no, to report the first error.
+#[inline]
+pub(super) fn oxms_valid(mut rest: &[u8]) -> bool {
+    let mut seen = 0u64;
+    while let [c0, c1, f, len, body @ ..] = rest {
+        let len = *len;
+        match u16::from_be_bytes([*c0, *c1]) {
+            OFPXMC_OPENFLOW_BASIC => {
+                let field = f >> 1;
+                let Some(info) = OXM_BASIC_FIELDS.get(usize::from(field)) else {
+                    return false;
+                };
+                let want = match f & 1 {
+                    0 => info.len,
+                    _ if info.maskable => info.len * 2,
+                    _ => return false,
+                };
+                let bit = 1u64 << field;
+                if len != want || seen & bit != 0 {
+                    return false;
+                }
+                seen |= bit;
+            }
+            OFPXMC_EXPERIMENTER if len < 4 => return false,
+            _ => {}
+        }
+        let Some(next) = body.get(usize::from(len)..) else {
+            return false;
+        };
+        rest = next;
+    }
+    rest.is_empty()
+}
+
 /// A zero-allocation iterator over the TLVs of an OXM region (the bytes of
 /// an `ofp_match` after its type and length, padding excluded).
 ///
@@ -177,8 +218,57 @@ impl Oxm {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// A TLV whose header is near the rules: a basic field (often one of
+    /// the first three, so duplicates are common; sometimes past the table), the experimenter or another class,
+    /// with or without a mask, and a length that is right or off by a
+    /// little.
+    pub(in crate::v13::oxm) fn tlv() -> impl Strategy<Value = Vec<u8>> {
+        (
+            prop_oneof![8 => Just(0x8000u16), 1 => Just(0xffff), 1 => any::<u16>()],
+            prop_oneof![3 => 0u8..3, 1 => 0u8..42],
+            any::<bool>(),
+            prop_oneof![3 => Just(0i8), 1 => -2i8..3],
+            any::<u8>(),
+        )
+            .prop_map(|(class, field, mask, off, fill)| {
+                let info = OxmField::from(field).info().map_or(4, |i| i.len);
+                let len = (if mask { info * 2 } else { info }).saturating_add_signed(off);
+                let mut b = class.to_be_bytes().to_vec();
+                b.push(field << 1 | u8::from(mask));
+                b.push(len);
+                b.extend(std::iter::repeat_n(fill, usize::from(len)));
+                b
+            })
+    }
+
+    fn iter_ok(region: &[u8]) -> bool {
+        OxmIter::new(region, 0).all(|t| t.is_ok())
+    }
+
+    proptest! {
+        /// The fast check agrees with the iterator's on TLV lists near the
+        /// rules (duplicates included), cut anywhere.
+        #[test]
+        fn oxms_valid_agrees_with_the_iterator(
+            tlvs in proptest::collection::vec(tlv(), 0..6),
+            cut in any::<proptest::sample::Index>(),
+        ) {
+            let region = tlvs.concat();
+            prop_assert_eq!(oxms_valid(&region), iter_ok(&region));
+            let cut = region.get(..cut.index(region.len() + 1)).unwrap_or(&region);
+            prop_assert_eq!(oxms_valid(cut), iter_ok(cut));
+        }
+
+        /// And on arbitrary bytes.
+        #[test]
+        fn oxms_valid_agrees_on_any_bytes(region in proptest::collection::vec(any::<u8>(), 0..40)) {
+            prop_assert_eq!(oxms_valid(&region), iter_ok(&region));
+        }
+    }
 
     #[test]
     fn pbb_isid_is_24_bits() {
