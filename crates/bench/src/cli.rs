@@ -115,7 +115,8 @@ pub struct RunArgs {
     /// Write charts (SVG and PNG) into this directory.
     #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
-    /// Emulator threads (default: one per core).
+    /// Emulator threads (default: one per CPU this process may run on, so
+    /// one under `taskset -c 0`).
     #[arg(long)]
     pub threads: Option<usize>,
     /// Milliseconds between connection groups (cbench -i).
@@ -138,7 +139,7 @@ pub struct ResponderArgs {
     /// Address to listen on.
     #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:6653")]
     pub listen: SocketAddr,
-    /// I/O threads (default: one per core).
+    /// I/O threads (default: one per CPU this process may run on).
     #[arg(long)]
     pub threads: Option<usize>,
     /// Stop after this many seconds (default: run until killed).

@@ -98,10 +98,7 @@ impl Config {
     }
 }
 
-/// One thread per available core.
-pub fn default_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
+pub use crate::cpus::default_threads;
 
 /// Where the coordinator is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -28,6 +28,8 @@
 //!   is the ceiling any controller can reach on a machine.
 //! - [`compare`]: `baton bench compare`, one scenario against several
 //!   controllers started side by side, interleaved, medians and ratios.
+//! - [`cpus`]: the CPUs the benchmark may run on, pinning, and the default
+//!   thread count (one per CPU of the affinity mask).
 //! - [`cli`]: the command line ([`cli::BenchArgs`], [`cli::main`]).
 //!
 //! ## Not the bottleneck
@@ -41,6 +43,7 @@
 
 pub mod cli;
 pub mod compare;
+pub mod cpus;
 pub mod emulator;
 pub mod frames;
 pub mod plot;
