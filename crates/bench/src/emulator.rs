@@ -32,6 +32,24 @@ use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// How the switches write in throughput mode, which sets how many requests
+/// each keeps in flight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Writes {
+    /// As cbench: each loop asks the kernel which sockets are writable
+    /// (`poll`, level-triggered) and writes to those once, at most 64 KiB;
+    /// Nagle's algorithm stays on. Linux reports a TCP socket writable
+    /// while at most 2/3 of its send buffer is queued, so that is what
+    /// each switch keeps queued in the kernel.
+    #[default]
+    Cbench,
+    /// Write until the kernel refuses (edge-triggered readiness), with
+    /// `TCP_NODELAY`: the send buffer stays full, up to 1.5x cbench's
+    /// requests in flight.
+    Fill,
+}
+
 /// Everything a run needs.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -51,6 +69,8 @@ pub struct Config {
     pub probe: bool,
     /// Emulator threads.
     pub threads: usize,
+    /// How switches write in throughput mode.
+    pub writes: Writes,
     /// Delay between connection groups.
     pub connect_delay: Duration,
     /// Switches per connection group.
@@ -88,6 +108,7 @@ impl Config {
             .unwrap_or(Schedule { segments: vec![] }),
             probe: false,
             threads: default_threads(),
+            writes: Writes::default(),
             connect_delay: Duration::ZERO,
             connect_group: 1,
             connect_timeout: Duration::from_secs(10),
@@ -126,6 +147,7 @@ pub struct Shared {
     progress: Vec<(AtomicU64, AtomicU64)>,
     schedule: Schedule,
     mode: Mode,
+    writes: Writes,
     probe: bool,
     controller: SocketAddr,
 }
@@ -251,7 +273,7 @@ pub fn run(config: &Config) -> Result<RunData, Error> {
         let t = k * threads / total;
         let list = &mut per_thread[t];
         let probe = k == config.switches;
-        list.push(Conn::new(
+        let mut conn = Conn::new(
             mio::Token(list.len()),
             k,
             probe,
@@ -261,7 +283,11 @@ pub fn run(config: &Config) -> Result<RunData, Error> {
             segments,
             seconds,
             (k / group) as u64 * delay_us,
-        ));
+        );
+        if config.mode == Mode::Throughput && !probe {
+            conn.sample_latency_every(conn::THROUGHPUT_LATENCY_SAMPLE);
+        }
+        list.push(conn);
     }
     let shared = Arc::new(Shared {
         epoch: Instant::now(),
@@ -276,6 +302,7 @@ pub fn run(config: &Config) -> Result<RunData, Error> {
             .collect(),
         schedule: config.schedule.clone(),
         mode: config.mode,
+        writes: config.writes,
         probe: config.probe,
         controller: config.controller,
     });

@@ -154,7 +154,8 @@ pub fn free_port() -> Result<u16, Error> {
     Ok(l.local_addr()?.port())
 }
 
-fn which(name: &str) -> Option<PathBuf> {
+/// `name` in a directory of `PATH`.
+pub fn which(name: &str) -> Option<PathBuf> {
     std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)
             .map(|d| d.join(name))
