@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every check a submission must pass: formatting, no module cycles
 # (scripts/module-graph.py), lints, and the whole test suite (unit,
-# property, the ovs-ofctl agreement test, fuzz-corpus regression). Tests
-# that need Debian packages install them themselves.
+# property, the ovs-ofctl agreement test, fuzz-corpus regression, the
+# end-to-end tests against Open vSwitch in crates/netlab). Tests that need
+# Debian packages install them themselves; run as root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo fmt --all -- --check

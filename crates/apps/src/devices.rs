@@ -15,12 +15,14 @@
 //! version at each packet: the view's last-seen times are refreshed every
 //! `refresh` period.
 
+use crate::settings::{AppSettings, Settings};
 use crate::sync::lock;
 use crate::views::{Host, Hosts, PortRef, Topology};
 use baton_openflow::MacAddr;
 use baton_openflow::packet::{Network as L3, Transport};
 use baton_runtime::env::{Change, Publish, Snapshot, ViewAccess};
 use baton_runtime::{App, Network, PacketInBatch, SwitchCtx};
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -28,11 +30,15 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// The settings of host tracking.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct DevicesConfig {
     /// A host not seen for this long is forgotten.
+    #[serde(rename = "host_timeout_ms", with = "crate::settings::millis")]
     pub host_timeout: Duration,
-    /// How often hosts are aged and the view's last-seen times refreshed.
+    /// How often hosts are aged and the view's last-seen times refreshed
+    /// (a change applies when the application next starts).
+    #[serde(rename = "refresh_ms", with = "crate::settings::millis")]
     pub refresh: Duration,
 }
 
@@ -58,6 +64,32 @@ pub struct DevicesCounters {
     pub dropped: u64,
 }
 
+impl DevicesCounters {
+    /// Each counter with its name.
+    pub fn named(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("learnt", self.learnt),
+            ("moved", self.moved),
+            ("aged", self.aged),
+            ("dropped", self.dropped),
+        ]
+    }
+}
+
+impl AppSettings for DevicesConfig {
+    fn check(&self) -> Result<(), String> {
+        if self.refresh.is_zero() {
+            return Err("setting \"refresh_ms\": must be at least 1".to_string());
+        }
+        if self.host_timeout < self.refresh {
+            return Err(
+                "setting \"host_timeout_ms\": must be at least the refresh period".to_string(),
+            );
+        }
+        Ok(())
+    }
+}
+
 #[derive(Default)]
 struct Counters {
     learnt: AtomicU64,
@@ -80,7 +112,7 @@ pub struct DevicesApp {
 }
 
 struct Inner {
-    cfg: DevicesConfig,
+    settings: Settings<DevicesConfig>,
     state: Mutex<State>,
     counters: Counters,
     net: OnceLock<Network>,
@@ -91,7 +123,7 @@ impl DevicesApp {
     pub fn new(cfg: DevicesConfig) -> DevicesApp {
         DevicesApp {
             inner: Arc::new(Inner {
-                cfg,
+                settings: Settings::new(cfg),
                 state: Mutex::new(State::default()),
                 counters: Counters::default(),
                 net: OnceLock::new(),
@@ -201,7 +233,7 @@ impl Inner {
     /// Ages hosts out and refreshes the view's last-seen times.
     fn refresh(&self, now: Instant) {
         let mut state = lock(&self.state);
-        let timeout = self.cfg.host_timeout;
+        let timeout = self.settings.get().host_timeout;
         let State { hosts, last_seen } = &mut *state;
         let mut changed = false;
         let macs: Vec<MacAddr> = hosts.by_mac.keys().copied().collect();
@@ -270,6 +302,18 @@ impl App for DevicesApp {
         "devices"
     }
 
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        self.counters().named()
+    }
+
+    fn settings(&self) -> serde_json::Value {
+        self.inner.settings.json()
+    }
+
+    fn configure(&self, changes: &serde_json::Value) -> Result<(), String> {
+        self.inner.settings.merge(changes)
+    }
+
     fn views(&self) -> ViewAccess {
         ViewAccess::none().reads::<Topology>().writes::<Hosts>()
     }
@@ -277,7 +321,7 @@ impl App for DevicesApp {
     fn start(&self, net: &Network) {
         let _ = self.inner.net.set(net.clone());
         let inner = self.inner.clone();
-        net.every("devices", self.inner.cfg.refresh, move |net| {
+        net.every("devices", self.inner.settings.get().refresh, move |net| {
             inner.refresh(net.now())
         });
     }

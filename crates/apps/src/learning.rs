@@ -13,13 +13,16 @@
 //! - destination unknown or multicast: flood the packet.
 
 use crate::mac_table::MacTable;
+use crate::settings::{AppSettings, Settings};
 use baton_openflow::neutral::{ActionSpec, FlowSpec, MatchSpec, PacketOut, Payload};
 use baton_openflow::{Cookie, DatapathId, MacAddr, PortNo};
 use baton_runtime::{App, PacketIn, PacketInBatch, SwitchCtx, SwitchInfo};
+use serde::{Deserialize, Serialize};
 use std::sync::RwLock;
 
 /// Settings shared by both learning switches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct LearningConfig {
     /// Idle timeout of installed flows, seconds.
     pub idle_timeout: u16,
@@ -32,8 +35,24 @@ pub struct LearningConfig {
     /// Priority of installed flows.
     pub priority: u16,
     /// A host table that grows past this many entries is cleared: a bound
-    /// on memory under MAC floods, at the cost of relearning.
+    /// on memory under MAC floods, at the cost of relearning. A change
+    /// applies to the tables of switches that connect after it (the
+    /// global switch's table keeps the size it started with).
     pub max_hosts: usize,
+}
+
+impl AppSettings for LearningConfig {
+    fn check(&self) -> Result<(), String> {
+        if self.max_hosts == 0 {
+            return Err("setting \"max_hosts\": must be at least 1".to_string());
+        }
+        if self.drop_timeout == 0 {
+            return Err(
+                "setting \"drop_timeout\": must be at least 1 s (a drop flow without a timeout would cut a host off for good)".to_string(),
+            );
+        }
+        Ok(())
+    }
 }
 
 impl Default for LearningConfig {
@@ -98,15 +117,16 @@ fn respond(
 
 /// The local learning switch: one MAC table per switch, in switch-local
 /// state (no locks).
-#[derive(Debug, Clone, Default)]
 pub struct LearningSwitch {
-    cfg: LearningConfig,
+    settings: Settings<LearningConfig>,
 }
 
 impl LearningSwitch {
     /// A learning switch with these settings.
     pub fn new(cfg: LearningConfig) -> LearningSwitch {
-        LearningSwitch { cfg }
+        LearningSwitch {
+            settings: Settings::new(cfg),
+        }
     }
 }
 
@@ -118,11 +138,19 @@ impl App for LearningSwitch {
     }
 
     fn switch_up(&self, _sw: &mut SwitchCtx<'_>) -> MacTable<PortNo> {
-        MacTable::new(self.cfg.max_hosts)
+        MacTable::new(self.settings.get().max_hosts)
+    }
+
+    fn settings(&self) -> serde_json::Value {
+        self.settings.json()
+    }
+
+    fn configure(&self, changes: &serde_json::Value) -> Result<(), String> {
+        self.settings.merge(changes)
     }
 
     fn packet_in(&self, batch: &mut PacketInBatch<'_, MacTable<PortNo>>) {
-        let cfg = &self.cfg;
+        let cfg = &**self.settings.get();
         // First pass over the whole batch: start loading every table slot
         // it will use, so their cache misses overlap (see `mac_table`).
         batch.for_each_switch(|_, table, events| {
@@ -164,9 +192,8 @@ type HostShard = MacTable<(DatapathId, PortNo)>;
 /// shared by all switches, split into 64 (`SHARDS`) read-write-locked shards
 /// by MAC hash. A lookup takes one read lock; learning takes a write lock
 /// only when the location changed.
-#[derive(Debug)]
 pub struct GlobalLearningSwitch {
-    cfg: LearningConfig,
+    settings: Settings<LearningConfig>,
     shards: Box<[RwLock<HostShard>]>,
 }
 
@@ -174,7 +201,7 @@ impl GlobalLearningSwitch {
     /// An empty table with these settings.
     pub fn new(cfg: LearningConfig) -> GlobalLearningSwitch {
         GlobalLearningSwitch {
-            cfg,
+            settings: Settings::new(cfg),
             shards: (0..SHARDS)
                 .map(|_| RwLock::new(MacTable::new(cfg.max_hosts / SHARDS + 1)))
                 .collect(),
@@ -216,6 +243,14 @@ impl App for GlobalLearningSwitch {
 
     fn switch_up(&self, _sw: &mut SwitchCtx<'_>) {}
 
+    fn settings(&self) -> serde_json::Value {
+        self.settings.json()
+    }
+
+    fn configure(&self, changes: &serde_json::Value) -> Result<(), String> {
+        self.settings.merge(changes)
+    }
+
     fn switch_down(&self, sw: &SwitchInfo, _state: ()) {
         for shard in self.shards.iter() {
             let mut s = shard.write().unwrap_or_else(|e| e.into_inner());
@@ -224,7 +259,7 @@ impl App for GlobalLearningSwitch {
     }
 
     fn packet_in(&self, batch: &mut PacketInBatch<'_, ()>) {
-        let cfg = &self.cfg;
+        let cfg = &**self.settings.get();
         batch.for_each(|sw, _, pi| {
             let (Some(dst), Some(src)) = (pi.eth_dst(), pi.eth_src()) else {
                 return;

@@ -32,6 +32,7 @@ pub mod lldp;
 pub mod mac_table;
 pub mod routes;
 pub mod routing;
+pub mod settings;
 mod sync;
 pub mod topology;
 pub mod views;

@@ -13,23 +13,63 @@
 //! The searches are written here rather than taken from petgraph: a
 //! route needs the *port* each hop leaves by, which petgraph's `Bfs` does
 //! not report, and its `dijkstra` returns no predecessors.
+//! `examples/route_times.rs` measures them (BENCHMARKS.md, "Routing").
 
 use crate::sync::lock;
 use crate::views::{Link, PortRef, Topology};
 use baton_openflow::{DatapathId, PortNo};
 use baton_runtime::env::{Versioned, View};
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 /// For every switch that can reach one destination, the port it sends
 /// towards it by.
-pub type NextHops = HashMap<DatapathId, PortNo>;
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NextHops {
+    /// By switch index (see [`Routes`]); `None`: cannot reach it, or is
+    /// it.
+    ports: Vec<Option<PortNo>>,
+    index: Arc<HashMap<DatapathId, u32>>,
+}
+
+impl NextHops {
+    /// The port `dpid` sends towards the destination by.
+    pub fn get(&self, dpid: &DatapathId) -> Option<PortNo> {
+        let i = *self.index.get(dpid)? as usize;
+        self.ports.get(i).copied().flatten()
+    }
+
+    /// How many switches reach the destination (itself not counted).
+    pub fn len(&self) -> usize {
+        self.ports.iter().filter(|p| p.is_some()).count()
+    }
+
+    /// True when no other switch reaches it.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// One usable link of a switch: its port, and the far switch (by index)
+/// and port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Edge {
+    port: PortNo,
+    far: u32,
+    far_port: PortNo,
+}
 
 /// Shortest paths and the flooding tree of one topology version.
+///
+/// Switches are numbered densely (by datapath id order) so the searches
+/// run over vectors: at 10,000 switches a search is a fraction of a
+/// millisecond rather than the tens a tree of maps costs.
 pub struct Routes {
     topology: Versioned<Topology>,
-    /// Each switch's usable links: (its port, the far end), by port.
-    adjacency: BTreeMap<DatapathId, Vec<(PortNo, PortRef)>>,
+    dpids: Vec<DatapathId>,
+    index: Arc<HashMap<DatapathId, u32>>,
+    /// Each switch's usable links, by port.
+    adjacency: Vec<Vec<Edge>>,
     /// Both ends of every link of the spanning tree.
     tree: BTreeSet<PortRef>,
     /// Next hops towards each destination asked for so far.
@@ -53,24 +93,36 @@ impl Routes {
     /// The routes of `topology`: its adjacency and spanning tree now,
     /// shortest paths as they are asked for.
     pub fn compute(topology: Versioned<Topology>) -> Routes {
-        let mut adjacency: BTreeMap<DatapathId, Vec<(PortNo, PortRef)>> =
-            topology.switches.keys().map(|&d| (d, Vec::new())).collect();
+        let dpids: Vec<DatapathId> = topology.switches.keys().copied().collect();
+        let index: HashMap<DatapathId, u32> = dpids
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (*d, i as u32))
+            .collect();
+        let mut adjacency = vec![Vec::new(); dpids.len()];
         for l in topology.bidirectional_links() {
-            if !(adjacency.contains_key(&l.src.dpid) && adjacency.contains_key(&l.dst.dpid)) {
+            let (Some(&a), Some(&b)) = (index.get(&l.src.dpid), index.get(&l.dst.dpid)) else {
                 continue;
-            }
-            for (a, b) in [(l.src, l.dst), (l.dst, l.src)] {
-                if let Some(v) = adjacency.get_mut(&a.dpid) {
-                    v.push((a.port, b));
-                }
-            }
+            };
+            adjacency[a as usize].push(Edge {
+                port: l.src.port,
+                far: b,
+                far_port: l.dst.port,
+            });
+            adjacency[b as usize].push(Edge {
+                port: l.dst.port,
+                far: a,
+                far_port: l.src.port,
+            });
         }
-        for v in adjacency.values_mut() {
+        for v in &mut adjacency {
             v.sort();
         }
-        let tree = spanning_tree(&adjacency);
+        let tree = spanning_tree(&dpids, &adjacency);
         Routes {
             topology,
+            dpids,
+            index: Arc::new(index),
             adjacency,
             tree,
             towards: Mutex::new(HashMap::new()),
@@ -87,7 +139,14 @@ impl Routes {
         if let Some(n) = lock(&self.towards).get(&dst) {
             return n.clone();
         }
-        let n = Arc::new(next_hops(&self.adjacency, dst));
+        let ports = match self.index.get(&dst) {
+            Some(&d) => next_hops(&self.adjacency, d),
+            None => vec![None; self.dpids.len()],
+        };
+        let n = Arc::new(NextHops {
+            ports,
+            index: self.index.clone(),
+        });
         lock(&self.towards).insert(dst, n.clone());
         n
     }
@@ -105,21 +164,18 @@ impl Routes {
     /// `to`, one per switch, `from` first; empty when `from` is `to`;
     /// `None` when `to` cannot be reached.
     pub fn path(&self, from: DatapathId, to: DatapathId) -> Option<Vec<PortRef>> {
-        if !self.adjacency.contains_key(&from) || !self.adjacency.contains_key(&to) {
-            return None;
-        }
+        let (&f, &t) = (self.index.get(&from)?, self.index.get(&to)?);
         let hops = self.next_hops(to);
         let mut path = Vec::new();
-        let mut at = from;
-        while at != to {
-            let port = *hops.get(&at)?;
-            path.push(PortRef::new(at, port));
-            let far = self.adjacency[&at]
+        let mut at = f;
+        while at != t {
+            let port = hops.ports[at as usize]?;
+            path.push(PortRef::new(self.dpids[at as usize], port));
+            at = self.adjacency[at as usize]
                 .iter()
-                .find(|(p, _)| *p == port)
-                .map(|(_, far)| far.dpid)?;
-            at = far;
-            if path.len() > self.adjacency.len() {
+                .find(|e| e.port == port)?
+                .far;
+            if path.len() > self.dpids.len() {
                 return None;
             }
         }
@@ -149,14 +205,14 @@ impl Routes {
             return None;
         }
         let mut ports = self.topology.edge_ports(dpid);
-        ports.extend(
-            self.adjacency
-                .get(&dpid)
-                .into_iter()
-                .flatten()
-                .map(|(p, _)| *p)
-                .filter(|&p| self.tree.contains(&PortRef::new(dpid, p))),
-        );
+        if let Some(&i) = self.index.get(&dpid) {
+            ports.extend(
+                self.adjacency[i as usize]
+                    .iter()
+                    .map(|e| e.port)
+                    .filter(|&p| self.tree.contains(&PortRef::new(dpid, p))),
+            );
+        }
         ports.retain(|&p| p != in_port);
         ports.sort();
         ports.dedup();
@@ -164,26 +220,23 @@ impl Routes {
     }
 }
 
-/// Breadth-first search from `dst`: for every switch that reaches it, the
-/// port of its first hop. Between equally short paths, the one the search
-/// meets first wins (each switch's links in port order, from `dst`
+/// Breadth-first search from switch `dst`: for every switch that reaches
+/// it, the port of its first hop. Between equally short paths, the one the
+/// search meets first wins (each switch's links in port order, from `dst`
 /// outwards), so the result does not depend on hashing.
-fn next_hops(
-    adjacency: &BTreeMap<DatapathId, Vec<(PortNo, PortRef)>>,
-    dst: DatapathId,
-) -> NextHops {
-    let mut hops = NextHops::new();
-    if !adjacency.contains_key(&dst) {
-        return hops;
-    }
-    let mut seen: BTreeSet<DatapathId> = [dst].into();
+fn next_hops(adjacency: &[Vec<Edge>], dst: u32) -> Vec<Option<PortNo>> {
+    let mut hops = vec![None; adjacency.len()];
+    let mut seen = vec![false; adjacency.len()];
+    seen[dst as usize] = true;
     let mut queue = VecDeque::from([dst]);
     while let Some(u) = queue.pop_front() {
-        for &(_, far) in &adjacency[&u] {
-            if seen.insert(far.dpid) {
-                // `far.port` is the far switch's port on the link back to u.
-                hops.insert(far.dpid, far.port);
-                queue.push_back(far.dpid);
+        for e in &adjacency[u as usize] {
+            let far = e.far as usize;
+            if !seen[far] {
+                seen[far] = true;
+                // `far_port` is the far switch's port on the link back to u.
+                hops[far] = Some(e.far_port);
+                queue.push_back(e.far);
             }
         }
     }
@@ -192,20 +245,22 @@ fn next_hops(
 
 /// A spanning tree of every connected part of the graph, grown breadth
 /// first from each part's lowest datapath id: both ends of each tree link.
-fn spanning_tree(adjacency: &BTreeMap<DatapathId, Vec<(PortNo, PortRef)>>) -> BTreeSet<PortRef> {
+fn spanning_tree(dpids: &[DatapathId], adjacency: &[Vec<Edge>]) -> BTreeSet<PortRef> {
     let mut tree = BTreeSet::new();
-    let mut seen = BTreeSet::new();
-    for &root in adjacency.keys() {
-        if !seen.insert(root) {
+    let mut seen = vec![false; adjacency.len()];
+    for root in 0..adjacency.len() {
+        if seen[root] {
             continue;
         }
-        let mut queue = VecDeque::from([root]);
+        seen[root] = true;
+        let mut queue = VecDeque::from([root as u32]);
         while let Some(u) = queue.pop_front() {
-            for &(port, far) in &adjacency[&u] {
-                if seen.insert(far.dpid) {
-                    tree.insert(PortRef::new(u, port));
-                    tree.insert(far);
-                    queue.push_back(far.dpid);
+            for e in &adjacency[u as usize] {
+                if !seen[e.far as usize] {
+                    seen[e.far as usize] = true;
+                    tree.insert(PortRef::new(dpids[u as usize], e.port));
+                    tree.insert(PortRef::new(dpids[e.far as usize], e.far_port));
+                    queue.push_back(e.far);
                 }
             }
         }

@@ -21,6 +21,7 @@
 //!   when a host moves or goes, the flows towards it are deleted.
 
 use crate::routes::Routes;
+use crate::settings::{AppSettings, Settings};
 use crate::sync::lock;
 use crate::views::{Hosts, Link, PortRef, Topology};
 use baton_openflow::neutral::{
@@ -30,13 +31,15 @@ use baton_openflow::packet::Network as L3;
 use baton_openflow::{Cookie, DatapathId, MacAddr, PortNo, v10, v13};
 use baton_runtime::env::{Change, Publish, Snapshot, Versioned, ViewAccess, ViewId};
 use baton_runtime::{App, Network, PacketIn, PacketInBatch, SwitchCtx, Verdict};
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::net::Ipv4Addr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// The settings of routing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RoutingConfig {
     /// Idle timeout of installed flows, seconds.
     pub idle_timeout: u16,
@@ -73,6 +76,22 @@ pub struct RoutingCounters {
     /// Times the routes were computed.
     pub computations: u64,
 }
+
+impl RoutingCounters {
+    /// Each counter with its name.
+    pub fn named(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("paths", self.paths),
+            ("floods", self.floods),
+            ("loop_drops", self.loop_drops),
+            ("proxy_arp", self.proxy_arp),
+            ("flows_deleted", self.flows_deleted),
+            ("computations", self.computations),
+        ]
+    }
+}
+
+impl AppSettings for RoutingConfig {}
 
 #[derive(Default)]
 struct Counters {
@@ -134,7 +153,7 @@ pub struct RoutingApp {
 }
 
 struct Inner {
-    cfg: RoutingConfig,
+    settings: Settings<RoutingConfig>,
     net: OnceLock<Network>,
     installed: Mutex<Installed>,
     /// The hosts as routing last saw them, to tell moves.
@@ -147,7 +166,7 @@ impl RoutingApp {
     pub fn new(cfg: RoutingConfig) -> RoutingApp {
         RoutingApp {
             inner: Arc::new(Inner {
-                cfg,
+                settings: Settings::new(cfg),
                 net: OnceLock::new(),
                 installed: Mutex::new(Installed::default()),
                 hosts: Mutex::new(None),
@@ -176,6 +195,11 @@ impl RoutingApp {
     }
 }
 
+/// How many links the shortest path from `from` to `to` crosses.
+fn routes_len(routes: &Routes, from: DatapathId, to: DatapathId) -> Option<usize> {
+    routes.path(from, to).map(|p| p.len())
+}
+
 /// The match of routing's flows towards host `mac`.
 fn towards(mac: MacAddr) -> MatchSpec {
     MatchSpec::Fields(MatchFields {
@@ -188,8 +212,8 @@ impl Inner {
     fn flow<'a>(&self, mac: MacAddr, actions: &'a [ActionSpec]) -> FlowSpec<'a> {
         FlowSpec {
             match_: towards(mac),
-            priority: self.cfg.priority,
-            idle_timeout: self.cfg.idle_timeout,
+            priority: self.settings.get().priority,
+            idle_timeout: self.settings.get().idle_timeout,
             hard_timeout: 0,
             cookie: Cookie(0),
             buffer_id: None,
@@ -217,19 +241,33 @@ impl Inner {
             return;
         };
         let now: BTreeSet<Link> = topo.bidirectional_links().collect();
-        let gone: Vec<Link> = old
-            .topology()
-            .bidirectional_links()
-            .filter(|l| !now.contains(l))
-            .collect();
-        if gone.is_empty() {
+        let before: BTreeSet<Link> = old.topology().bidirectional_links().collect();
+        let gone: Vec<&Link> = before.difference(&now).collect();
+        let came = now.difference(&before).next().is_some();
+        if gone.is_empty() && !came {
             return;
         }
         let mut installed = lock(&self.installed);
         let mut doomed: BTreeSet<(DatapathId, MacAddr)> = BTreeSet::new();
-        for l in &gone {
+        for l in gone {
             if let Some(flows) = installed.by_link.get(l) {
                 doomed.extend(flows.iter().copied());
+            }
+        }
+        if came {
+            // A new link may make a shorter path: the flows whose path is
+            // now longer than the shortest go, so the next packet takes
+            // the short one.
+            let hosts = snapshot.get::<Hosts>();
+            let Some(routes) = net.view::<Routes>() else {
+                return;
+            };
+            for (&(dpid, mac), links) in &installed.flows {
+                let at = hosts.as_ref().and_then(|h| h.get(&mac)).map(|h| h.at.dpid);
+                let shortest = at.and_then(|to| routes_len(&routes, dpid, to));
+                if shortest.is_some_and(|n| n < links.len()) {
+                    doomed.insert((dpid, mac));
+                }
             }
         }
         for (dpid, mac) in doomed {
@@ -404,6 +442,18 @@ impl App for RoutingApp {
         "routing"
     }
 
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        self.counters().named()
+    }
+
+    fn settings(&self) -> serde_json::Value {
+        self.inner.settings.json()
+    }
+
+    fn configure(&self, changes: &serde_json::Value) -> Result<(), String> {
+        self.inner.settings.merge(changes)
+    }
+
     fn views(&self) -> ViewAccess {
         ViewAccess::none()
             .reads::<Topology>()
@@ -453,7 +503,7 @@ impl App for RoutingApp {
                 .topology()
                 .is_edge_port(PortRef::new(sw.dpid(), pi.in_port()));
             if dst.is_multicast() {
-                let proxied = inner.cfg.proxy_arp
+                let proxied = inner.settings.get().proxy_arp
                     && at_edge
                     && hosts.as_ref().is_some_and(|h| inner.proxy_arp(sw, pi, h));
                 if !proxied {

@@ -30,28 +30,35 @@
 //! an edge port (flooded to, learnt on) before discovery has looked.
 
 use crate::lldp::{ETH_TYPE_LLDP, Probe, ProbeKey, Rejected};
+use crate::settings::{AppSettings, Settings};
 use crate::sync::lock;
 use crate::views::{Link, PortRef, SwitchNode, Topology};
 use baton_openflow::neutral::{ActionSpec, PacketOut, Payload, PortDesc};
 use baton_openflow::{DatapathId, PortNo};
 use baton_runtime::env::{Publish, ViewAccess};
 use baton_runtime::{App, Network, PacketIn, PacketInBatch, SwitchCtx, SwitchInfo};
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// The settings of topology discovery.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct TopologyConfig {
     /// How often every live port is probed.
+    #[serde(rename = "probe_interval_ms", with = "crate::settings::millis")]
     pub probe_interval: Duration,
     /// A link whose probes stop for this long is removed.
+    #[serde(rename = "link_timeout_ms", with = "crate::settings::millis")]
     pub link_timeout: Duration,
     /// A probe older than this is a replay. Probes cross a link in
     /// milliseconds (Open vSwitch: 0.4-2.6 ms, `shared/OVS-NOTES.md`).
+    #[serde(rename = "max_probe_age_ms", with = "crate::settings::millis")]
     pub max_probe_age: Duration,
     /// How long a port that came up is neither edge nor link port.
+    #[serde(rename = "settle_time_ms", with = "crate::settings::millis")]
     pub settle_time: Duration,
     /// LLDP frames a port may send the controller per second, sustained.
     pub lldp_per_second: u32,
@@ -102,6 +109,44 @@ pub struct TopologyCounters {
     pub unknown_sender: u64,
     /// LLDP frames over the per-port rate.
     pub rate_limited: u64,
+}
+
+impl TopologyCounters {
+    /// Each counter with its name.
+    pub fn named(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("probes_sent", self.probes_sent),
+            ("probes_received", self.probes_received),
+            ("links_learnt", self.links_learnt),
+            ("links_removed", self.links_removed),
+            ("malformed", self.malformed),
+            ("foreign", self.foreign),
+            ("bad_authenticator", self.bad_authenticator),
+            ("replayed", self.replayed),
+            ("reflected", self.reflected),
+            ("host_port", self.host_port),
+            ("unknown_sender", self.unknown_sender),
+            ("rate_limited", self.rate_limited),
+        ]
+    }
+}
+
+impl AppSettings for TopologyConfig {
+    fn check(&self) -> Result<(), String> {
+        if self.probe_interval.is_zero() {
+            return Err("setting \"probe_interval_ms\": must be at least 1".to_string());
+        }
+        if self.link_timeout <= self.probe_interval {
+            return Err(format!(
+                "setting \"link_timeout_ms\": must be longer than the probe interval ({} ms), or every link would age out between probes",
+                self.probe_interval.as_millis()
+            ));
+        }
+        if self.lldp_per_second == 0 {
+            return Err("setting \"lldp_per_second\": must be at least 1".to_string());
+        }
+        Ok(())
+    }
 }
 
 #[derive(Default)]
@@ -158,7 +203,7 @@ pub struct TopologyApp {
 
 /// Everything the application's handlers and its timer share.
 struct Inner {
-    cfg: TopologyConfig,
+    settings: Settings<TopologyConfig>,
     key: ProbeKey,
     /// The zero of probe send times.
     epoch: Mutex<Option<Instant>>,
@@ -178,7 +223,7 @@ impl TopologyApp {
     pub fn with_key(cfg: TopologyConfig, key: ProbeKey) -> TopologyApp {
         TopologyApp {
             inner: Arc::new(Inner {
-                cfg,
+                settings: Settings::new(cfg),
                 key,
                 epoch: Mutex::new(None),
                 shared: Mutex::new(Shared::default()),
@@ -259,8 +304,8 @@ impl Inner {
     /// Takes a token from the LLDP bucket of port `port`.
     fn admit_lldp(&self, state: &mut SwitchTopology, port: PortNo, now: Instant) -> bool {
         let (rate, burst) = (
-            f64::from(self.cfg.lldp_per_second),
-            f64::from(self.cfg.lldp_burst.max(1)),
+            f64::from(self.settings.get().lldp_per_second),
+            f64::from(self.settings.get().lldp_burst.max(1)),
         );
         let (tokens, at) = state.buckets.entry(port).or_insert((burst, now));
         *tokens = (*tokens + now.saturating_duration_since(*at).as_secs_f64() * rate).min(burst);
@@ -295,7 +340,9 @@ impl Inner {
         }
         let now_ms = self.ms_since_epoch(now);
         let age = now_ms.saturating_sub(probe.sent_ms);
-        if age > self.cfg.max_probe_age.as_millis() as u64 || probe.sent_ms > now_ms + 1000 {
+        if age > self.settings.get().max_probe_age.as_millis() as u64
+            || probe.sent_ms > now_ms + 1000
+        {
             bump(&self.counters.replayed);
             tracing::warn!(port = %at, claims = %from, age_ms = age, "stale LLDP probe dropped");
             return;
@@ -335,8 +382,29 @@ impl Inner {
             bump(&self.counters.links_learnt);
             tracing::info!(%link, "link discovered");
             self.publish(&shared);
+            if shared.topo.link_from(at) != Some(from) {
+                // Known one way only: the probe the other way may have
+                // been lost (a switch drops what reaches it before its
+                // handshake is done), so probe back at once rather than a
+                // probe interval later.
+                self.probe_port(&mut shared, at, now);
+            }
         } else if settled_now {
             self.publish(&shared);
+        }
+    }
+
+    /// Sends a probe out of port `p` now, if it is live.
+    fn probe_port(&self, shared: &mut Shared, p: PortRef, now: Instant) {
+        let Some(net) = self.net.get() else {
+            return;
+        };
+        let Some(s) = shared.topo.switches.get(&p.dpid).cloned() else {
+            return;
+        };
+        if let Some(port) = s.live_ports().find(|d| d.no == p.port) {
+            let frame = self.probe_frame(shared, s.dpid, port, now);
+            send_probe(net, &s, port.no, &frame);
         }
     }
 
@@ -365,7 +433,7 @@ impl Inner {
         let now = net.now();
         let mut shared = lock(&self.shared);
         let mut changed = false;
-        let settle = self.cfg.settle_time;
+        let settle = self.settings.get().settle_time;
         let settled: Vec<PortRef> = shared
             .settling_since
             .iter()
@@ -376,15 +444,25 @@ impl Inner {
             shared.settling_since.remove(&p);
             changed |= shared.topo.settling.remove(&p);
         }
+        // Ports still settling without a link are probed at every tick: a
+        // probe that reached a neighbour before its handshake was done was
+        // dropped, and Open vSwitch keeps dropping the same frame for a
+        // while (a cached datapath flow) after its table says otherwise.
+        let settling: Vec<PortRef> = shared.settling_since.keys().copied().collect();
+        for p in settling {
+            self.probe_port(&mut shared, p, now);
+        }
         let due = shared
             .last_probe_round
-            .is_none_or(|t| now.saturating_duration_since(t) >= self.cfg.probe_interval);
+            .is_none_or(|t| now.saturating_duration_since(t) >= self.settings.get().probe_interval);
         if due {
             shared.last_probe_round = Some(now);
             let expired: Vec<Link> = shared
                 .link_seen
                 .iter()
-                .filter(|(_, seen)| now.saturating_duration_since(**seen) >= self.cfg.link_timeout)
+                .filter(|(_, seen)| {
+                    now.saturating_duration_since(**seen) >= self.settings.get().link_timeout
+                })
                 .map(|(l, _)| *l)
                 .collect();
             for l in &expired {
@@ -426,6 +504,18 @@ impl App for TopologyApp {
 
     fn name(&self) -> &str {
         "topology"
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        self.counters().named()
+    }
+
+    fn settings(&self) -> serde_json::Value {
+        self.inner.settings.json()
+    }
+
+    fn configure(&self, changes: &serde_json::Value) -> Result<(), String> {
+        self.inner.settings.merge(changes)
     }
 
     fn views(&self) -> ViewAccess {

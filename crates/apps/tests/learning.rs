@@ -197,6 +197,34 @@ fn a_destination_behind_the_input_port_gets_a_short_drop_flow_with_the_buffer() 
     }
 }
 
+/// Settings changed while the application runs apply to the next packet;
+/// a bad change names the key and changes nothing.
+#[test]
+fn settings_change_while_it_runs() {
+    for make in [learning, global] {
+        let app = make();
+        let mut h = Harness::new(vec![app.clone()]);
+        let sw = h.connect(5, Version::V13);
+        assert_eq!(app.settings()["drop_timeout"], 5);
+        app.configure(&serde_json::json!({"drop_timeout": 2, "idle_timeout": 30}))
+            .unwrap();
+        let e = app
+            .configure(&serde_json::json!({"drop_timeout": 0}))
+            .unwrap_err();
+        assert!(e.contains("drop_timeout"), "{e}");
+        let e = app
+            .configure(&serde_json::json!({"priority": "high"}))
+            .unwrap_err();
+        assert!(e.contains("priority"), "{e}");
+        assert_eq!(app.settings()["drop_timeout"], 2);
+        assert_eq!(app.settings()["idle_timeout"], 30);
+        h.packet_in(sw, 1, &tcp_frame(mac(1), mac(9)));
+        h.sent(sw);
+        let b = h.packet_in(sw, 1, &tcp_frame(mac(2), mac(1)));
+        assert_eq!(told(h.sent(sw)), vec![flow(1, 1, None, b, 2)]);
+    }
+}
+
 #[test]
 fn every_packet_in_gets_exactly_one_answer() {
     for make in [learning, global] {

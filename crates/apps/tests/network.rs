@@ -203,13 +203,24 @@ fn a_cut_reroutes_and_a_repair_is_rediscovered() {
         n.tb.clear_received();
         n.tb.send(n.hosts[0], &frame);
         assert_eq!(n.tb.received(n.hosts[1]), vec![frame.clone()], "{version}");
-        // Repaired: rediscovered within a probe interval, used again.
+        assert!(
+            n.tb.flow_outputs(Sw(0)).contains(&3),
+            "{version}: the long way"
+        );
+        // Repaired: rediscovered within a probe interval, used again: the
+        // flows of the long way are deleted, the next packet takes the
+        // short one.
         n.tb.set_cable(direct.0, direct.1, true);
         n.tb.advance(Duration::from_secs(6));
         assert!(n.links().contains(&direct), "{version}: rediscovered");
         assert_eq!(n.talk(0, 1, 3), 1);
         let routes = n.tb.harness().snapshot().get::<Routes>().unwrap();
         assert_eq!(routes.path(DatapathId(1), DatapathId(2)).unwrap().len(), 1);
+        let outputs = n.tb.flow_outputs(Sw(0));
+        assert!(
+            outputs.contains(&2) && !outputs.contains(&3),
+            "{version}: s1 sends towards host 1 on the repaired cable: {outputs:?}"
+        );
     }
 }
 

@@ -1,11 +1,16 @@
 //! The `baton` command: a thin shell over the runtime, the applications,
-//! the benchmark (`baton bench`) and the software switch (`baton switch`).
-//! Everything it does is a library call; this file only parses flags and
-//! waits for a signal.
+//! the operator interface (`baton run`'s API, `baton config`, `baton
+//! show`, `baton app`), the benchmark (`baton bench`) and the software
+//! switch (`baton switch`). Everything it does is a library call; this
+//! file only parses flags and waits for a signal.
 
-use baton_runtime::{Batching, Config, Runtime, SchedulerKind, parse_duration, parse_weight};
+use baton_operator::client::{self, AppAction, Client, Output, Show};
+use baton_operator::config::{
+    self, Addr, ApiLayer, ApiListen, Dur, Layer, Parsed, Settings, Source, Sourced, TlsLayer,
+};
+use baton_runtime::{Batching, Runtime, SchedulerKind, parse_weight};
 use clap::{Args, Parser, Subcommand};
-use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -24,18 +29,111 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run the controller.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Benchmark a controller with emulated switches (cbench-compatible),
     /// run the reference responder, or compare controllers side by side.
     Bench(Box<baton_bench::cli::BenchArgs>),
     /// Run an OpenFlow software switch on network interfaces (AF_PACKET),
     /// in the foreground.
     Switch(SwitchArgs),
+    /// Check a configuration file without starting anything.
+    Config {
+        #[command(subcommand)]
+        what: ConfigCommand,
+    },
+    /// Show what a running controller knows, through its REST API.
+    Show(ShowArgs),
+    /// Stop, start or configure an application of a running controller.
+    App(AppArgs),
+}
+
+#[derive(Subcommand)]
+enum ConfigCommand {
+    /// Check FILE as `baton run --config FILE` would read it.
+    Check {
+        /// The configuration file (TOML).
+        file: PathBuf,
+    },
+}
+
+/// Where the API is and how to talk to it.
+#[derive(Args)]
+struct ApiClientArgs {
+    /// The controller's API, ADDR:PORT or http://...
+    #[arg(long, global = true, default_value = "127.0.0.1:8080")]
+    api: String,
+    /// The API token, for changes (or BATON_TOKEN).
+    #[arg(long, global = true, env = "BATON_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// Print the API's JSON instead of a table.
+    #[arg(long, global = true)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct ShowArgs {
+    #[command(subcommand)]
+    what: ShowWhat,
+    #[command(flatten)]
+    api: ApiClientArgs,
+}
+
+#[derive(Subcommand)]
+enum ShowWhat {
+    /// Connected switches, their ports, counters, rates and weights.
+    Switches,
+    /// Links discovered between switches (needs the topology app).
+    Links,
+    /// Hosts seen (needs the devices app).
+    Hosts,
+    /// A switch's flows, read from it now.
+    Flows {
+        /// Datapath id: 00:00:00:00:00:00:00:01, decimal or 0x hex.
+        dpid: String,
+    },
+    /// Applications, their state and counters.
+    Apps,
+    /// The scheduler, each worker's batching and IBT, and fairness.
+    Scheduler,
+}
+
+#[derive(Args)]
+struct AppArgs {
+    #[command(subcommand)]
+    what: AppWhat,
+    #[command(flatten)]
+    api: ApiClientArgs,
+}
+
+#[derive(Subcommand)]
+enum AppWhat {
+    /// Stop it; its flows are deleted from every switch unless
+    /// --keep-flows.
+    Stop {
+        /// The application.
+        name: String,
+        /// Leave its flows on the switches.
+        #[arg(long)]
+        keep_flows: bool,
+    },
+    /// Start it again.
+    Start {
+        /// The application.
+        name: String,
+    },
+    /// Change settings: KEY=VALUE... (values are JSON where they parse).
+    Set {
+        /// The application.
+        name: String,
+        /// KEY=VALUE pairs.
+        #[arg(required = true)]
+        settings: Vec<String>,
+    },
 }
 
 #[derive(Args)]
 struct SwitchArgs {
-    /// Datapath id (decimal, or hex with 0x).
+    /// Datapath id: 00:00:00:00:00:00:00:01, decimal, or hex with 0x.
     #[arg(long, value_parser = parse_dpid)]
     dpid: u64,
     /// OpenFlow version: 10 or 13.
@@ -53,11 +151,7 @@ struct SwitchArgs {
 }
 
 fn parse_dpid(s: &str) -> Result<u64, String> {
-    match s.strip_prefix("0x") {
-        Some(h) => u64::from_str_radix(h, 16),
-        None => s.parse(),
-    }
-    .map_err(|e| format!("bad datapath id {s:?}: {e}"))
+    s.parse::<baton_openflow::DatapathId>().map(|d| d.0)
 }
 
 fn parse_version(s: &str) -> Result<baton_openflow::Version, String> {
@@ -68,28 +162,43 @@ fn parse_version(s: &str) -> Result<baton_openflow::Version, String> {
     }
 }
 
+/// `baton run`'s flags: each overrides the configuration file's key of
+/// the same name; left out, the file's value (or the default) stands.
 #[derive(Args)]
 struct RunArgs {
-    /// Address to accept switches on (repeatable).
-    #[arg(
-        long = "listen",
-        value_name = "ADDR:PORT",
-        default_value = "0.0.0.0:6653"
-    )]
-    listen: Vec<SocketAddr>,
-    /// Worker threads (default: one per core).
+    /// A configuration file (TOML; see docs/baton.toml).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Address to accept switches on (repeatable) [default: 0.0.0.0:6653].
+    #[arg(long = "listen", value_name = "ADDR:PORT", value_parser = |s: &str| s.parse::<Addr>())]
+    listen: Vec<Addr>,
+    /// Address to accept switches on over TLS (repeatable; needs
+    /// --tls-cert and --tls-key).
+    #[arg(long = "listen-tls", value_name = "ADDR:PORT", value_parser = |s: &str| s.parse::<Addr>())]
+    listen_tls: Vec<Addr>,
+    /// The controller's certificate chain for TLS (PEM).
+    #[arg(long, value_name = "FILE")]
+    tls_cert: Option<PathBuf>,
+    /// Its private key (PEM).
+    #[arg(long, value_name = "FILE")]
+    tls_key: Option<PathBuf>,
+    /// Verify switches' certificates against this CA (PEM).
+    #[arg(long, value_name = "FILE")]
+    tls_client_ca: Option<PathBuf>,
+    /// Worker threads [default: one per core].
     #[arg(long)]
     workers: Option<usize>,
     /// Pin worker i to core i.
     #[arg(long)]
     pin: bool,
     /// Workload distribution: fair, shared-queue, static-partition,
-    /// dynamic-partition, round-robin.
-    #[arg(long, default_value = "fair", value_parser = |s: &str| s.parse::<SchedulerKind>())]
-    scheduler: SchedulerKind,
-    /// Batching-delay upper bound for adaptive batching (e.g. 1ms, 500us).
-    #[arg(long, default_value = "1ms", value_parser = parse_duration)]
-    bdu: Duration,
+    /// dynamic-partition, round-robin [default: fair].
+    #[arg(long, value_parser = |s: &str| s.parse::<SchedulerKind>())]
+    scheduler: Option<SchedulerKind>,
+    /// Batching-delay upper bound for adaptive batching (e.g. 1ms, 500us)
+    /// [default: 1ms].
+    #[arg(long, value_parser = |s: &str| s.parse::<Dur>())]
+    bdu: Option<Dur>,
     /// Input batching: adaptive (IBT) or static (one read per batch);
     /// default depends on the scheduler.
     #[arg(long, value_parser = |s: &str| s.parse::<Batching>())]
@@ -98,25 +207,84 @@ struct RunArgs {
     /// batching); by default it adapts between 1 KB and 64 KB.
     #[arg(long)]
     read_size: Option<usize>,
-    /// Applications, in pipeline order.
-    #[arg(long, value_delimiter = ',', default_value = "learning-switch")]
-    apps: Vec<String>,
-    /// Disconnect a switch whose unsent output exceeds this many bytes.
-    #[arg(long, default_value_t = 4 << 20)]
-    max_output: usize,
-    /// Send ECHO_REQUEST after this long without input.
-    #[arg(long, default_value = "5s", value_parser = parse_duration)]
-    echo_interval: Duration,
-    /// Drop a switch silent for this long.
-    #[arg(long, default_value = "15s", value_parser = parse_duration)]
-    echo_timeout: Duration,
+    /// Applications, in pipeline order [default: learning-switch].
+    #[arg(long, value_delimiter = ',')]
+    apps: Option<Vec<String>>,
+    /// Disconnect a switch whose unsent output exceeds this many bytes
+    /// [default: 4194304].
+    #[arg(long)]
+    max_output: Option<usize>,
+    /// Send ECHO_REQUEST after this long without input [default: 5s].
+    #[arg(long, value_parser = |s: &str| s.parse::<Dur>())]
+    echo_interval: Option<Dur>,
+    /// Drop a switch silent for this long [default: 15s].
+    #[arg(long, value_parser = |s: &str| s.parse::<Dur>())]
+    echo_timeout: Option<Dur>,
     /// Give a datapath WEIGHT service chances per round (repeatable),
-    /// e.g. --weight 0a=4.
+    /// e.g. --weight 00:00:00:00:00:00:00:0a=4 (or 0xa=4, or 10=4).
     #[arg(long = "weight", value_name = "DPID=WEIGHT", value_parser = parse_weight)]
     weights: Vec<(baton_openflow::DatapathId, u32)>,
-    /// Log a statistics line this often (0: never).
-    #[arg(long, default_value = "0s", value_parser = parse_duration)]
-    stats_interval: Duration,
+    /// Serve the REST API on ADDR:PORT, or `off` [default: 127.0.0.1:8080].
+    /// Any address that is not loopback needs a token.
+    #[arg(long, value_name = "ADDR:PORT|off", value_parser = |s: &str| s.parse::<ApiListen>())]
+    api: Option<ApiListen>,
+    /// A file holding the API token that changes must present.
+    #[arg(long, value_name = "FILE")]
+    api_token_file: Option<PathBuf>,
+    /// The API token itself (visible to other users in the process list;
+    /// prefer --api-token-file).
+    #[arg(long, value_name = "TOKEN")]
+    api_token: Option<String>,
+    /// Log a statistics line this often [default: 0s, never].
+    #[arg(long, value_parser = |s: &str| s.parse::<Dur>())]
+    stats_interval: Option<Dur>,
+}
+
+impl RunArgs {
+    /// The flags as a configuration layer.
+    fn layer(&self) -> Layer {
+        let addrs = |v: &[Addr]| (!v.is_empty()).then(|| v.iter().map(|a| Parsed(*a)).collect());
+        Layer {
+            listen: addrs(&self.listen),
+            listen_tls: addrs(&self.listen_tls),
+            workers: self.workers,
+            pin: self.pin.then_some(true),
+            scheduler: self.scheduler.map(Parsed),
+            batching: self.batching.map(Parsed),
+            bdu: self.bdu.map(Parsed),
+            read_size: self.read_size,
+            max_output: self.max_output,
+            echo_interval: self.echo_interval.map(Parsed),
+            echo_timeout: self.echo_timeout.map(Parsed),
+            stats_interval: self.stats_interval.map(Parsed),
+            weights: self.weights.iter().map(|&(d, w)| (Parsed(d), w)).collect(),
+            apps: self.apps.clone(),
+            app: Default::default(),
+            api: ApiLayer {
+                listen: self.api.map(Parsed),
+                token: self.api_token.clone(),
+                token_file: self.api_token_file.clone(),
+            },
+            tls: TlsLayer {
+                cert: self.tls_cert.clone(),
+                key: self.tls_key.clone(),
+                client_ca: self.tls_client_ca.clone(),
+            },
+        }
+    }
+
+    /// The file, if any, with the flags over it, checked.
+    fn settings(&self) -> Result<Settings, config::ConfigError> {
+        match &self.config {
+            Some(path) => {
+                let file = config::read_file(path)?;
+                self.layer()
+                    .over(file, Source::File(path.clone()))
+                    .resolve()
+            }
+            None => Sourced::flags(self.layer()).resolve(),
+        }
+    }
 }
 
 fn main() {
@@ -130,9 +298,14 @@ fn main() {
         .init();
     let cli = Cli::parse();
     let code = match cli.command {
-        Command::Run(args) => run(args),
+        Command::Run(args) => run(*args),
         Command::Bench(args) => baton_bench::cli::main(*args),
         Command::Switch(args) => switch(args),
+        Command::Config {
+            what: ConfigCommand::Check { file },
+        } => config_check(&file),
+        Command::Show(args) => show(args),
+        Command::App(args) => app(args),
     };
     std::process::exit(code);
 }
@@ -183,7 +356,7 @@ fn switch(args: SwitchArgs) -> i32 {
             return 1;
         }
     };
-    tracing::info!(dpid = %format!("{:016x}", args.dpid), version = %args.version, "baton switch running");
+    tracing::info!(dpid = %baton_openflow::DatapathId(args.dpid), version = %args.version, "baton switch running");
     match runner.run(&stop) {
         Ok(()) => {
             tracing::info!("stopping");
@@ -197,32 +370,29 @@ fn switch(args: SwitchArgs) -> i32 {
 }
 
 fn run(args: RunArgs) -> i32 {
-    let mut apps = Vec::new();
-    for name in &args.apps {
-        match baton_apps::by_name(name) {
-            Ok(app) => apps.push(app),
-            Err(e) => {
-                eprintln!("baton: {e}");
-                return 2;
-            }
+    let settings = match args.settings() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("baton: {e}");
+            return 2;
         }
-    }
-    let defaults = Config::default();
-    let config = Config {
-        listen: args.listen,
-        workers: args.workers.unwrap_or(defaults.workers).max(1),
-        pin: args.pin,
-        scheduler: args.scheduler,
-        batching: args.batching,
-        bdu: args.bdu,
-        max_output: args.max_output,
-        echo_interval: args.echo_interval,
-        echo_timeout: args.echo_timeout,
-        weights: args.weights,
-        min_read: args.read_size.unwrap_or(defaults.min_read).max(64),
-        max_read: args.read_size.unwrap_or(defaults.max_read).max(64),
-        ..defaults
     };
+    if let Some(tls) = &settings.tls {
+        let addrs: Vec<String> = tls.listen.iter().map(|a| a.to_string()).collect();
+        eprintln!(
+            "baton: listen_tls {} is configured, but this build of the runtime cannot accept OpenFlow over TLS yet",
+            addrs.join(",")
+        );
+        return 2;
+    }
+    let Settings {
+        runtime: config,
+        apps,
+        api,
+        stats_interval,
+        ..
+    } = settings;
+    let names: Vec<String> = apps.iter().map(|a| a.name().to_string()).collect();
     let Some(stop) = stop_flag() else { return 1 };
     let workers = config.workers;
     let scheduler = config.scheduler;
@@ -232,6 +402,22 @@ fn run(args: RunArgs) -> i32 {
         Err(e) => {
             eprintln!("baton: cannot start: {e}");
             return 1;
+        }
+    };
+    let api = match api {
+        None => None,
+        Some(opts) => {
+            let addr = opts.addr;
+            match baton_operator::ApiServer::start(runtime.control(), opts) {
+                Ok(server) => Some(server),
+                Err(e) => {
+                    eprintln!(
+                        "baton: cannot serve the API on {addr}: {e} (choose another with --api ADDR:PORT, or --api off)"
+                    );
+                    runtime.stop();
+                    return 1;
+                }
+            }
         }
     };
     let addrs: Vec<String> = runtime
@@ -244,14 +430,14 @@ fn run(args: RunArgs) -> i32 {
         workers,
         scheduler = %scheduler,
         batching = ?batching,
-        apps = %args.apps.join(","),
+        apps = %names.join(","),
         "baton running"
     );
     let mut last = std::time::Instant::now();
     let mut last_msgs = 0u64;
     while !stop.load(Ordering::Acquire) {
         std::thread::sleep(Duration::from_millis(100));
-        if !args.stats_interval.is_zero() && last.elapsed() >= args.stats_interval {
+        if !stats_interval.is_zero() && last.elapsed() >= stats_interval {
             let s = runtime.stats();
             let msgs: u64 = s.workers.iter().map(|w| w.messages).sum();
             let secs = last.elapsed().as_secs_f64();
@@ -267,6 +453,81 @@ fn run(args: RunArgs) -> i32 {
         }
     }
     tracing::info!("stopping");
+    if let Some(api) = api {
+        api.stop();
+    }
     runtime.stop();
     0
+}
+
+fn config_check(file: &std::path::Path) -> i32 {
+    match config::check_file(file) {
+        Ok(s) => {
+            let apps: Vec<&str> = s.apps.iter().map(|a| a.name()).collect();
+            let listen: Vec<String> = s.runtime.listen.iter().map(|a| a.to_string()).collect();
+            let api = s.api.as_ref().map_or("off".to_string(), |a| {
+                let token = if a.token.is_some() {
+                    ", with a token"
+                } else {
+                    ""
+                };
+                format!("{}{token}", a.addr)
+            });
+            println!(
+                "{}: ok: switches on {}, {} workers, {} scheduler, apps {}, API {}{}",
+                file.display(),
+                listen.join(","),
+                s.runtime.workers,
+                s.runtime.scheduler,
+                apps.join(","),
+                api,
+                if s.tls.is_some() { ", TLS" } else { "" },
+            );
+            0
+        }
+        Err(e) => {
+            eprintln!("baton: {e}");
+            1
+        }
+    }
+}
+
+fn output(json: bool) -> Output {
+    if json { Output::Json } else { Output::Table }
+}
+
+fn print(result: Result<String, client::ClientError>) -> i32 {
+    match result {
+        Ok(text) => {
+            print!("{text}");
+            0
+        }
+        Err(e) => {
+            eprintln!("baton: {e}");
+            1
+        }
+    }
+}
+
+fn show(args: ShowArgs) -> i32 {
+    let c = Client::new(&args.api.api, args.api.token);
+    let what = match args.what {
+        ShowWhat::Switches => Show::Switches,
+        ShowWhat::Links => Show::Links,
+        ShowWhat::Hosts => Show::Hosts,
+        ShowWhat::Flows { dpid } => Show::Flows(dpid),
+        ShowWhat::Apps => Show::Apps,
+        ShowWhat::Scheduler => Show::Scheduler,
+    };
+    print(client::show(&c, &what, output(args.api.json)))
+}
+
+fn app(args: AppArgs) -> i32 {
+    let c = Client::new(&args.api.api, args.api.token);
+    let (name, action) = match args.what {
+        AppWhat::Stop { name, keep_flows } => (name, AppAction::Stop { keep_flows }),
+        AppWhat::Start { name } => (name, AppAction::Start),
+        AppWhat::Set { name, settings } => (name, AppAction::Set(settings)),
+    };
+    print(client::app(&c, &name, &action, output(args.api.json)))
 }

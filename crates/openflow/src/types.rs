@@ -61,15 +61,18 @@ macro_rules! wire_enum {
 
 macro_rules! newtype {
     ($(#[$meta:meta])* $name:ident($ty:ty), $fmt:literal) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-        pub struct $name(pub $ty);
+        newtype!($(#[$meta])* $name($ty));
 
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 write!(f, $fmt, self.0)
             }
         }
+    };
+    ($(#[$meta:meta])* $name:ident($ty:ty)) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+        pub struct $name(pub $ty);
 
         impl From<$ty> for $name {
             fn from(v: $ty) -> Self {
@@ -91,10 +94,53 @@ newtype!(
     "0x{:x}"
 );
 newtype!(
-    /// A switch's datapath id (`ofp_switch_features.datapath_id`).
-    DatapathId(u64),
-    "{:016x}"
+    /// A switch's datapath id (`ofp_switch_features.datapath_id`), written
+    /// `00:00:00:00:00:00:00:01` as `ovs-ofctl` and ONOS write it, and read
+    /// in that form or as a decimal or `0x` number ([`DatapathId::from_str`]).
+    DatapathId(u64)
 );
+
+impl fmt::Display for DatapathId {
+    /// Its eight bytes, colon-separated: `00:00:00:00:00:00:00:01`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = self.0.to_be_bytes();
+        write!(
+            f,
+            "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+            b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]
+        )
+    }
+}
+
+impl std::str::FromStr for DatapathId {
+    type Err = String;
+
+    /// Reads `00:00:00:00:00:00:00:01` (eight colon-separated hex bytes),
+    /// `0x1` (hex) or `1` (decimal).
+    fn from_str(s: &str) -> Result<DatapathId, String> {
+        let bad = || {
+            format!(
+                "bad datapath id {s:?}: expected 00:00:00:00:00:00:00:01, a decimal number or a 0x hex number"
+            )
+        };
+        if s.contains(':') {
+            let bytes: Vec<&str> = s.split(':').collect();
+            if bytes.len() != 8 || bytes.iter().any(|b| b.len() != 2) {
+                return Err(bad());
+            }
+            return u64::from_str_radix(&bytes.concat(), 16)
+                .map(DatapathId)
+                .map_err(|_| bad());
+        }
+        match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+            Some(hex) if !hex.is_empty() && hex.len() <= 16 => u64::from_str_radix(hex, 16),
+            Some(_) => return Err(bad()),
+            None => s.parse(),
+        }
+        .map(DatapathId)
+        .map_err(|_| bad())
+    }
+}
 newtype!(
     /// A flow cookie, opaque to the switch.
     Cookie(u64),
@@ -228,6 +274,33 @@ mod tests {
         assert_eq!(PortNo::from_of10(0xfffd), PortNo::CONTROLLER);
         assert_eq!(PortNo::from_of10(0xffff), PortNo::ANY);
         assert_eq!(PortNo(0x1_0000).to_of10(), None);
+    }
+
+    #[test]
+    fn datapath_ids_are_written_with_colons_and_read_three_ways() {
+        let d = DatapathId(0x0000_0000_0000_0a01);
+        assert_eq!(d.to_string(), "00:00:00:00:00:00:0a:01");
+        for s in ["00:00:00:00:00:00:0a:01", "0xa01", "0XA01", "2561"] {
+            assert_eq!(s.parse::<DatapathId>(), Ok(d), "{s}");
+        }
+        assert_eq!(
+            "ff:ff:ff:ff:ff:ff:ff:ff".parse::<DatapathId>(),
+            Ok(DatapathId(u64::MAX))
+        );
+        for bad in [
+            "",
+            "0x",
+            "00:01",
+            "0:0:0:0:0:0:0:1",
+            "00:00:00:00:00:00:00:0g",
+            "-1",
+            "18446744073709551616",
+            "0x10000000000000000",
+            "s1",
+        ] {
+            let e = bad.parse::<DatapathId>().unwrap_err();
+            assert!(e.contains("bad datapath id"), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -18,8 +18,9 @@
 
 use crate::context::{PacketInBatch, RawBatch, SwitchCtx};
 use crate::env::{Change, Snapshot, ViewAccess};
-use crate::network::{Network, SwitchInfo};
+use crate::network::Network;
 use crate::session::PortChange;
+use crate::switch::SwitchInfo;
 use baton_openflow::neutral::{Message, PortDesc};
 use std::any::Any;
 use std::sync::Arc;
@@ -94,6 +95,38 @@ pub trait App: Send + Sync + 'static {
     ) -> Verdict {
         Verdict::Continue
     }
+
+    /// Named counts of what it has done (probes sent, hosts learnt, ...),
+    /// for the operator, who sees them beside its life cycle.
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
+
+    /// Its settings as they are now: a JSON object (empty for none).
+    fn settings(&self) -> serde_json::Value {
+        serde_json::Value::Object(Default::default())
+    }
+
+    /// Changes the settings named in `changes` (a JSON object of some of
+    /// the keys of [`App::settings`]), from the configuration file before
+    /// it starts or from the operator while it runs. Either all of them
+    /// change or, with an error that names the key and what was expected,
+    /// none does.
+    fn configure(&self, changes: &serde_json::Value) -> Result<(), String> {
+        no_settings(changes)
+    }
+}
+
+/// [`App::configure`] of an application without settings: accepts only
+/// an empty object.
+pub fn no_settings(changes: &serde_json::Value) -> Result<(), String> {
+    match changes.as_object() {
+        Some(keys) => match keys.keys().next() {
+            None => Ok(()),
+            Some(key) => Err(format!("unknown setting {key:?}: it has none")),
+        },
+        None => Err(format!("settings must be an object, not {changes}")),
+    }
 }
 
 /// An application of any type, ready for a pipeline
@@ -124,6 +157,16 @@ impl AnyApp {
         self.tag
     }
 
+    /// Its settings ([`App::settings`]).
+    pub fn settings(&self) -> serde_json::Value {
+        self.app.settings()
+    }
+
+    /// Changes its settings ([`App::configure`]).
+    pub fn configure(&self, changes: &serde_json::Value) -> Result<(), String> {
+        self.app.configure(changes)
+    }
+
     pub(crate) fn erased(&self) -> &dyn ErasedApp {
         &*self.app
     }
@@ -141,7 +184,7 @@ impl<A: App> From<Arc<A>> for AnyApp {
 
 /// FNV-1a of `name`, folded to 16 bits; 0 is left for flows no
 /// application installed.
-fn cookie_tag(name: &str) -> u16 {
+pub(crate) fn cookie_tag(name: &str) -> u16 {
     let mut h: u32 = 0x811c_9dc5;
     for b in name.bytes() {
         h ^= u32::from(b);
@@ -176,6 +219,9 @@ pub(crate) trait ErasedApp: Send + Sync {
         state: &mut (dyn Any + Send),
         msg: &Message,
     ) -> Verdict;
+    fn counters(&self) -> Vec<(&'static str, u64)>;
+    fn settings(&self) -> serde_json::Value;
+    fn configure(&self, changes: &serde_json::Value) -> Result<(), String>;
 }
 
 struct Typed<A>(Arc<A>);
@@ -230,6 +276,18 @@ impl<A: App> ErasedApp for Typed<A> {
             Some(state) => self.0.message(sw, state, msg),
             None => Verdict::Continue,
         }
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        self.0.counters()
+    }
+
+    fn settings(&self) -> serde_json::Value {
+        self.0.settings()
+    }
+
+    fn configure(&self, changes: &serde_json::Value) -> Result<(), String> {
+        self.0.configure(changes)
     }
 }
 

@@ -181,16 +181,14 @@ impl Config {
 pub fn parse_weight(s: &str) -> Result<(baton_openflow::DatapathId, u32), String> {
     let (d, w) = s
         .split_once('=')
-        .ok_or_else(|| format!("bad weight {s:?}: expected DPID=WEIGHT, e.g. 0a=4"))?;
-    let d = d.trim_start_matches("0x");
-    let dpid = u64::from_str_radix(&d.replace(':', ""), 16)
-        .map_err(|_| format!("bad datapath id {d:?} in {s:?}"))?;
+        .ok_or_else(|| format!("bad weight {s:?}: expected DPID=WEIGHT, e.g. 0xa=4"))?;
+    let dpid: baton_openflow::DatapathId = d.parse()?;
     let weight: u32 = w
         .parse()
         .ok()
         .filter(|&w| w >= 1)
         .ok_or_else(|| format!("bad weight {w:?} in {s:?}: a whole number >= 1"))?;
-    Ok((baton_openflow::DatapathId(dpid), weight))
+    Ok((dpid, weight))
 }
 
 /// Parses durations like `1ms`, `250us`, `2s`, `1.5ms`.
@@ -231,8 +229,12 @@ mod tests {
     #[test]
     fn weights() {
         use baton_openflow::DatapathId;
-        assert_eq!(parse_weight("0a=4"), Ok((DatapathId(10), 4)));
-        assert_eq!(parse_weight("0x00:00:00:01=2"), Ok((DatapathId(1), 2)));
+        assert_eq!(parse_weight("0xa=4"), Ok((DatapathId(10), 4)));
+        assert_eq!(parse_weight("10=4"), Ok((DatapathId(10), 4)));
+        assert_eq!(
+            parse_weight("00:00:00:00:00:00:00:01=2"),
+            Ok((DatapathId(1), 2))
+        );
         assert!(parse_weight("1=0").is_err());
         assert!(parse_weight("zz=1").is_err());
         assert!(parse_weight("5").is_err());

@@ -5,14 +5,15 @@
 //! itself travels beside it (`io.rs`).
 
 use crate::framing::RecvBuffer;
-use crate::network::{SwitchId, SwitchInfo};
 use crate::session::Session;
+use crate::switch::{SwitchId, SwitchInfo};
 use std::any::Any;
 use std::net::SocketAddr;
 
 /// One application's state for one switch (its `App::Switch`, boxed);
-/// `None` until the application saw the switch come up.
-pub(crate) type AppState = Option<Box<dyn Any + Send>>;
+/// `None` until the application saw the switch come up, or while it is
+/// stopped.
+pub(crate) type AppSwitchState = Option<Box<dyn Any + Send>>;
 
 /// One switch connection, without its socket.
 #[derive(Debug)]
@@ -29,13 +30,23 @@ pub(crate) struct Connection {
     /// with one system call when the batch is flushed (Beacon Alg. 2).
     pub out: Vec<u8>,
     /// Per-application state, by pipeline position.
-    pub states: Vec<AppState>,
+    pub states: Vec<AppSwitchState>,
+    /// The pipeline generation the states match.
+    pub generation: u64,
+    /// The tracing span of this switch (`switch{id peer dpid}`): what is
+    /// logged while its messages and events are handled carries it, so
+    /// one switch's story can be followed (`RUST_LOG`).
+    pub span: tracing::Span,
 }
 
 impl Connection {
     /// A new connection whose session is `session` (which has already
     /// written its HELLO somewhere).
     pub fn new(id: SwitchId, peer: Option<SocketAddr>, session: Session) -> Connection {
+        let span = match peer {
+            Some(peer) => tracing::info_span!("switch", %id, %peer, dpid = tracing::field::Empty),
+            None => tracing::info_span!("switch", %id, dpid = tracing::field::Empty),
+        };
         Connection {
             id,
             peer,
@@ -43,6 +54,8 @@ impl Connection {
             recv: RecvBuffer::default(),
             out: Vec::new(),
             states: Vec::new(),
+            generation: 0,
+            span,
         }
     }
 

@@ -10,8 +10,9 @@
 use crate::conn::{Connection, switch_info};
 use crate::event::{PacketIn, PacketInRecord};
 use crate::framing::RecvBuffer;
-use crate::network::{Network, SwitchId, SwitchInfo};
+use crate::network::Network;
 use crate::session::{CloseReason, Session};
+use crate::switch::{SwitchId, SwitchInfo};
 use baton_openflow::neutral::{self, FlowSpec, MatchSpec, Message, PacketOut, Payload, PortDesc};
 use baton_openflow::{DatapathId, PortNo, Version, Xid};
 use std::fmt;
@@ -192,6 +193,10 @@ pub(crate) trait BatchSwitches {
     /// Switch `i` finished its handshake; called before applications hear
     /// of it.
     fn switch_up(&mut self, i: usize);
+    /// A message with `xid` from switch `i`: taken if it answers a request
+    /// ([`crate::Network::request`]), handed back for the applications
+    /// otherwise.
+    fn reply(&mut self, i: usize, xid: Xid, msg: Message) -> Option<Message>;
 }
 
 /// A batch as the pipeline hands it to one application, whatever the
@@ -291,6 +296,7 @@ impl<'b, S: 'static> PacketInBatch<'b, S> {
                 recv,
                 out,
                 states,
+                ..
             } = conn;
             let Some(state) = states
                 .get_mut(*app)

@@ -7,16 +7,19 @@ use crate::config::Config;
 use crate::conn::Connection;
 use crate::env::Environment;
 use crate::io::{Clock, shut};
-use crate::network::{Fabric, Network, SendError, SwitchId, SwitchInfo, Timers};
+use crate::network::{Fabric, Network, Timers};
 use crate::pipeline::Pipeline;
+use crate::requests::Requests;
+use crate::sched::Readiness;
 use crate::session::{CloseReason, SessionConfig};
-use crate::stats::WorkerStats;
+use crate::stats::{ControllerStats, WorkerStats};
+use crate::switch::{SendError, SwitchId, SwitchInfo};
 use crate::sync::lock;
 use crate::table::{Kill, SwitchTable, Task, TaskState};
 use baton_openflow::{DatapathId, Version, Xid};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 /// The running controller, as its threads share it.
@@ -30,9 +33,14 @@ pub(crate) struct Controller {
     /// Which connection holds each datapath id.
     pub dpids: Mutex<HashMap<DatapathId, SwitchId>>,
     pub workers: Vec<Arc<WorkerStats>>,
+    /// Connections accepted and closed.
+    pub stats: ControllerStats,
     /// The BDU in nanoseconds; changeable while running.
     pub bdu_ns: AtomicU64,
     pub clock: Clock,
+    /// How to hand the scheduler a switch to serve (set once the
+    /// scheduler's threads exist).
+    pub readiness: OnceLock<Arc<Readiness>>,
 }
 
 /// The [`Network`] of a running controller.
@@ -41,6 +49,7 @@ pub(crate) struct RuntimeFabric {
     pub running: AtomicBool,
     pub timers: Timers,
     pub env: Environment,
+    pub requests: Requests,
     xids: AtomicU32,
 }
 
@@ -91,6 +100,10 @@ impl Fabric for RuntimeFabric {
     fn env(&self) -> &Environment {
         &self.env
     }
+
+    fn requests(&self) -> &Requests {
+        &self.requests
+    }
 }
 
 impl Controller {
@@ -100,6 +113,7 @@ impl Controller {
             running: AtomicBool::new(true),
             timers: Timers::default(),
             env: Environment::default(),
+            requests: Requests::default(),
             xids: AtomicU32::new(1),
         });
         let net = Network::new(fabric.clone());
@@ -121,7 +135,21 @@ impl Controller {
             workers: (0..workers)
                 .map(|_| Arc::new(WorkerStats::default()))
                 .collect(),
+            stats: ControllerStats::default(),
             clock: Clock::new(),
+            readiness: OnceLock::new(),
+        }
+    }
+
+    /// Has every connected switch served soon, input or not (after an
+    /// application stopped or started, so each reconciles its states).
+    pub fn wake_all(&self) {
+        if let Some(r) = self.readiness.get() {
+            for (i, slot) in self.table.used() {
+                if slot.state() != TaskState::Free {
+                    r.ready(&self.table, i);
+                }
+            }
         }
     }
 
@@ -135,6 +163,8 @@ impl Controller {
     /// before applications hear of it.
     pub fn switch_up(&self, idx: usize, conn: &Connection) {
         let info = conn.info();
+        conn.span.record("dpid", tracing::field::display(info.dpid));
+        let _span = conn.span.enter();
         let slot = &self.table.slots[idx];
         slot.dpid.store(info.dpid.0, Ordering::Release);
         slot.version.store(info.version.wire(), Ordering::Release);
@@ -159,13 +189,8 @@ impl Controller {
                 }
             }
         }
-        tracing::info!(
-            dpid = %info.dpid,
-            switch = %info.id,
-            version = %info.version,
-            peer = ?info.peer,
-            "switch connected"
-        );
+        // The switch's span says which (id, peer, dpid).
+        tracing::info!(version = %info.version, "switch connected");
     }
 
     /// Closes a task the caller owns (it moved the switch to `Running`):
@@ -174,8 +199,11 @@ impl Controller {
     pub fn close(&self, idx: usize, task: Task, reason: &CloseReason) {
         let table = &self.table;
         let slot = &table.slots[idx];
+        self.stats.closed(reason.label());
         let Task { mut conn, stream } = task;
         let id = conn.id;
+        let span = conn.span.clone();
+        let _span = span.enter();
         // Off the network view before the applications hear of it, so an
         // application (or test) that sees `switch_down` never still finds
         // the switch listed.
@@ -186,6 +214,7 @@ impl Controller {
         let was_up = conn.session.features().is_some();
         conn.session.close();
         let info = conn.info();
+        self.fabric.requests.switch_gone(id);
         if was_up {
             let mut dpids = lock(&self.dpids);
             if dpids.get(&info.dpid) == Some(&id) {
@@ -194,9 +223,9 @@ impl Controller {
             drop(dpids);
             self.pipeline
                 .switch_down(&info, std::mem::take(&mut conn.states));
-            tracing::info!(dpid = %info.dpid, switch = %id, peer = ?info.peer, %reason, "switch disconnected");
+            tracing::info!(%reason, "switch disconnected");
         } else {
-            tracing::info!(switch = %id, peer = ?info.peer, %reason, "connection closed before the handshake finished");
+            tracing::info!(%reason, "connection closed before the handshake finished");
         }
         drop(conn);
         debug_assert!(matches!(

@@ -7,6 +7,7 @@
 //! release a batch; everything a message goes through is here or in the
 //! modules this one calls, once.
 
+use crate::batch::{Batch, MsgRef};
 use crate::config::Batching;
 use crate::conn::Connection;
 use crate::context::BatchSwitches;
@@ -14,12 +15,13 @@ use crate::controller::Controller;
 use crate::framing::ReadOutcome;
 use crate::ibt::Ibt;
 use crate::io;
-use crate::network::SwitchId;
-use crate::pipeline::{Batch, MsgRef};
 use crate::session::CloseReason;
-use crate::stats::WorkerStats;
+use crate::stats::{DelayTally, Tally, WorkerStats};
+use crate::switch::SwitchId;
 use crate::sync::lock;
 use crate::table::{OutQueue, SwitchTable, Task};
+use baton_openflow::Xid;
+use baton_openflow::neutral::Message;
 use std::net::TcpStream;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, TryLockError};
@@ -44,6 +46,9 @@ pub(crate) struct Held {
     pub closing: Option<CloseReason>,
     /// Messages received in this batch.
     pub rx: u32,
+    /// When it was first served in this batch: its messages wait from
+    /// here until the batch's replies are written.
+    pub since: Instant,
 }
 
 /// The held switches as the batch processor sees them.
@@ -71,6 +76,11 @@ impl BatchSwitches for HeldSwitches<'_> {
         if let Some(h) = self.held.get(i) {
             self.ctl.switch_up(h.idx, &h.conn);
         }
+    }
+
+    fn reply(&mut self, i: usize, xid: Xid, msg: Message) -> Option<Message> {
+        let h = self.held.get(i)?;
+        self.ctl.fabric.requests.offer(h.conn.id, xid, msg)
     }
 }
 
@@ -106,6 +116,13 @@ pub(crate) struct Engine {
     batch_started: Option<Instant>,
     stats: Arc<WorkerStats>,
     last_trace: Instant,
+    /// Messages read and written in the current batch, by type.
+    rx_types: Tally,
+    tx_types: Tally,
+    /// (first served, messages) of each switch of the batch, and their
+    /// waits, for the delay histogram.
+    waits: Vec<(Instant, u32)>,
+    delays: DelayTally,
 }
 
 impl Engine {
@@ -123,6 +140,10 @@ impl Engine {
             batch_started: None,
             stats,
             last_trace: Instant::now(),
+            rx_types: Tally::default(),
+            tx_types: Tally::default(),
+            waits: Vec::new(),
+            delays: DelayTally::default(),
         }
     }
 
@@ -172,8 +193,9 @@ impl Engine {
     /// weight) of its complete messages to the batch, reading first if
     /// fewer than that are buffered. Returns the number of messages added.
     pub fn serve(&mut self, idx: usize, task: Task, quantum: usize) -> usize {
+        let now = Instant::now();
         if self.batch_started.is_none() {
-            self.batch_started = Some(Instant::now());
+            self.batch_started = Some(now);
         }
         let closing = self.ctl.table.slots[idx].killed();
         self.held.push(Held {
@@ -183,6 +205,7 @@ impl Engine {
             more: false,
             closing,
             rx: 0,
+            since: now,
         });
         self.fill(self.held.len() - 1, quantum, true)
     }
@@ -247,6 +270,7 @@ impl Engine {
             while held.closing.is_none() && (taken < budget || added == 0) {
                 match recv.next_message() {
                     Ok(Some((at, len))) => {
+                        self.rx_types.count(recv.slice(at, len));
                         self.batch_bytes += len as usize;
                         taken += len as usize;
                         added += 1;
@@ -291,6 +315,9 @@ impl Engine {
         let n = self.batch.len();
         let full = n >= self.ibt.threshold() as usize;
         let ctl = self.ctl.clone();
+        for h in &mut self.held {
+            ctl.pipeline.reconcile(&mut h.conn);
+        }
         self.batch.process(
             &mut HeldSwitches {
                 held: &mut self.held,
@@ -301,14 +328,31 @@ impl Engine {
         );
         self.poll_timeouts(now);
         // Counted before the replies are written, so whoever has a
-        // switch's replies finds its messages counted.
+        // switch's replies finds its messages counted; the ports the
+        // operator reads follow the sessions'.
+        self.waits.clear();
         for h in &mut self.held {
-            let c = &ctl.table.slots[h.idx].counters;
-            c.rx_msgs.fetch_add(u64::from(h.rx), Ordering::Relaxed);
+            let slot = &ctl.table.slots[h.idx];
+            slot.counters
+                .rx_msgs
+                .fetch_add(u64::from(h.rx), Ordering::Relaxed);
+            self.waits.push((h.since, h.rx));
             h.rx = 0;
+            if h.conn.session.take_ports_changed() {
+                let ports: Vec<_> = h.conn.session.ports().cloned().collect();
+                *lock(&slot.ports) = std::sync::Arc::from(ports);
+            }
         }
         self.flush();
-        let elapsed = started.elapsed();
+        let flushed = Instant::now();
+        for &(since, n) in &self.waits {
+            self.delays
+                .observe(flushed.saturating_duration_since(since), u64::from(n));
+        }
+        self.delays.drain_into(&self.stats.delay);
+        self.rx_types.drain_into(&self.stats.types.rx);
+        self.tx_types.drain_into(&self.stats.types.tx);
+        let elapsed = flushed.saturating_duration_since(started);
         if ctl.config.batching() == Batching::Adaptive {
             let bdu = ctl.bdu();
             if bdu != self.ibt.bdu() {
@@ -391,16 +435,19 @@ impl Engine {
                 continue;
             }
             let slot = &table.slots[h.idx];
+            let tally = &mut self.tx_types;
             match slot.out.try_lock() {
-                Ok(mut q) => write_staged(&table, h, &mut q),
-                Err(TryLockError::Poisoned(p)) => write_staged(&table, h, &mut p.into_inner()),
+                Ok(mut q) => write_staged(&table, h, &mut q, tally),
+                Err(TryLockError::Poisoned(p)) => {
+                    write_staged(&table, h, &mut p.into_inner(), tally)
+                }
                 Err(TryLockError::WouldBlock) => self.deferred.push(i),
             }
         }
         for k in 0..self.deferred.len() {
             let h = &mut self.held[self.deferred[k]];
             let mut q = lock(&table.slots[h.idx].out);
-            write_staged(&table, h, &mut q);
+            write_staged(&table, h, &mut q, &mut self.tx_types);
         }
     }
 
@@ -454,10 +501,10 @@ impl Engine {
     }
 }
 
-fn write_staged(table: &SwitchTable, h: &mut Held, q: &mut OutQueue) {
+fn write_staged(table: &SwitchTable, h: &mut Held, q: &mut OutQueue, tally: &mut Tally) {
     let slot = &table.slots[h.idx];
     let id = h.conn.id;
-    if table.write_locked(id, slot, q, &h.conn.out).is_err() && h.closing.is_none() {
+    if table.write_locked(id, slot, q, &h.conn.out, tally).is_err() && h.closing.is_none() {
         h.closing = Some(slot.killed().unwrap_or(CloseReason::WriteFailed));
     }
     h.conn.out.clear();

@@ -7,7 +7,8 @@
 //! Nothing else in the runtime makes a system call on a switch's socket.
 
 use crate::framing::{ReadOutcome, RecvBuffer};
-use crate::network::{SendError, SwitchId};
+use crate::stats::Tally;
+use crate::switch::{SendError, SwitchId};
 use crate::sync::lock;
 use crate::table::{Kill, OutQueue, Slot, SwitchTable};
 use baton_openflow::DatapathId;
@@ -112,17 +113,22 @@ impl SwitchTable {
             return Ok(());
         }
         let mut q = lock(&slot.out);
-        self.write_locked(id, slot, &mut q, bytes)
+        let mut tally = Tally::default();
+        let sent = self.write_locked(id, slot, &mut q, bytes, &mut tally);
+        tally.drain_into(&self.sent_elsewhere.tx);
+        sent
     }
 
     /// [`SwitchTable::send`] for a caller that already holds the output
-    /// lock.
+    /// lock; the messages are counted by type into `tally` (`bytes` holds
+    /// only whole messages: what the runtime writes).
     pub fn write_locked(
         &self,
         id: SwitchId,
         slot: &Slot,
         q: &mut OutQueue,
         bytes: &[u8],
+        tally: &mut Tally,
     ) -> Result<(), SendError> {
         if bytes.is_empty() {
             return Ok(());
@@ -130,6 +136,9 @@ impl SwitchTable {
         let Some(stream) = q.stream.clone() else {
             return Err(SendError::Gone);
         };
+        slot.counters
+            .tx_msgs
+            .fetch_add(tally.count_all(bytes), Ordering::Relaxed);
         if q.pending.is_empty() {
             slot.counters.tx_writes.fetch_add(1, Ordering::Relaxed);
             match (&*stream).write(bytes) {

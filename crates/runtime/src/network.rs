@@ -1,7 +1,6 @@
-//! The network as applications address it: switch ids and what is known
-//! about each switch ([`SwitchInfo`]), and the [`Network`] handle for
-//! sending to any switch, listing switches, the time, background threads
-//! and timers.
+//! The [`Network`] handle: sending to any switch, requests that expect a
+//! reply, listing switches, the views, the time, background threads and
+//! timers.
 //!
 //! A [`Network`] is backed by the running controller or, in tests, by the
 //! in-memory harness of [`crate::testing`]; applications cannot tell
@@ -10,79 +9,13 @@
 use crate::env::{
     Change, Environment, Publish, Snapshot, UndeclaredWrite, Versioned, View, ViewAccess,
 };
+use crate::requests::{Reply, RequestError, Requests};
+use crate::switch::{SendError, SwitchId, SwitchInfo};
 use crate::sync::lock;
-use baton_openflow::neutral::{self, FlowSpec, MatchSpec, PacketOut};
+use baton_openflow::neutral::{self, FlowSpec, MatchSpec, Message, PacketOut};
 use baton_openflow::{Cookie, DatapathId, PortNo, Version, Xid};
-use std::fmt;
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-/// Identifies one connection: a slot index and the slot's generation, so
-/// a stale id never reaches a newer switch in the same slot.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct SwitchId {
-    index: u32,
-    generation: u32,
-}
-
-impl SwitchId {
-    /// The id of the connection in slot `index`, made when the slot had
-    /// been used `generation` times before (for tests; the runtime hands
-    /// out the real ones).
-    pub fn new(index: u32, generation: u32) -> SwitchId {
-        SwitchId { index, generation }
-    }
-
-    /// The slot index (dense, reused after disconnects).
-    pub fn index(self) -> usize {
-        self.index as usize
-    }
-
-    /// The slot's generation when this connection was made.
-    pub(crate) fn generation(self) -> u32 {
-        self.generation
-    }
-}
-
-impl fmt::Display for SwitchId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "#{}.{}", self.index, self.generation)
-    }
-}
-
-/// What applications know about a connected switch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SwitchInfo {
-    /// The runtime's id of this connection.
-    pub id: SwitchId,
-    /// Its datapath id.
-    pub dpid: DatapathId,
-    /// The negotiated version.
-    pub version: Version,
-    /// The remote address, where known.
-    pub peer: Option<SocketAddr>,
-}
-
-/// Why a message could not be sent to a switch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SendError {
-    /// The switch disconnected (or the id is stale).
-    Gone,
-    /// Its unsent output exceeded the limit; it is being disconnected.
-    Overflow,
-}
-
-impl fmt::Display for SendError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            SendError::Gone => "switch is not connected",
-            SendError::Overflow => "switch's output backlog exceeded the limit",
-        })
-    }
-}
-
-impl std::error::Error for SendError {}
 
 /// What a [`Network`] is backed by: the running controller, or the test
 /// harness.
@@ -105,6 +38,8 @@ pub(crate) trait Fabric: Send + Sync + 'static {
     fn next_xid(&self) -> Xid;
     /// The environment of views.
     fn env(&self) -> &Environment;
+    /// The requests waiting for replies.
+    fn requests(&self) -> &Requests;
 }
 
 /// A handle on the running network for background threads, timers and
@@ -225,6 +160,29 @@ impl Network {
         })
     }
 
+    /// Sends `msg` to switch `id` and returns the reply to come (every
+    /// part of a multipart reply, or the OFPT_ERROR the switch answered
+    /// with), which the applications do not see. Wait for it from a
+    /// background thread or a timer, never from a handler of the same
+    /// switch.
+    pub fn request(&self, id: SwitchId, msg: &Message) -> Reply {
+        let requests = self.fabric.requests();
+        let xid = self.fabric.next_xid();
+        let reply = requests.register(id, xid);
+        match self.fabric.version(id) {
+            None => requests.fail(id, xid, RequestError::Gone),
+            Some(v) if v != msg.version() => requests.fail(id, xid, RequestError::WrongVersion),
+            Some(_) => {
+                let mut out = Vec::with_capacity(64);
+                msg.encode(xid, &mut out);
+                if self.fabric.send(id, &out).is_err() {
+                    requests.fail(id, xid, RequestError::Gone);
+                }
+            }
+        }
+        reply
+    }
+
     /// Sends a packet out of switch `id`.
     pub fn packet_out(&self, id: SwitchId, po: &PacketOut<'_>) -> Result<(), SendError> {
         self.send_with(id, |out, v, xid| {
@@ -277,6 +235,11 @@ impl Network {
         }
     }
 
+    /// Removes the timers this handle's application set (it stopped).
+    pub(crate) fn stop_timers(&self) {
+        self.fabric.timers().remove(self.cookie);
+    }
+
     /// Calls `f` every `period` until the runtime stops, on the runtime's
     /// timer thread (in the test harness, when simulated time passes).
     /// Keep `f` short: timers share one thread.
@@ -314,6 +277,11 @@ pub(crate) struct Timers {
 impl Timers {
     fn add(&self, t: Timer) {
         lock(&self.list).push(t);
+    }
+
+    /// Removes the timers of the application with these cookie bits.
+    fn remove(&self, cookie: u64) {
+        lock(&self.list).retain(|t| t.cookie != cookie);
     }
 
     /// When the next timer is due.

@@ -1,25 +1,92 @@
-//! The applications in order ([`Pipeline`]), and one batch's way through
-//! them ([`Batch`]): every message through its switch's session first,
-//! then the events to the applications, in arrival order per switch.
+//! The applications in order ([`Pipeline`]): delivering each event to
+//! them, and their life cycle while switches stay connected.
 //!
-//! The engine and the test harness both process batches here, so an
-//! application tested with the harness meets exactly the code it runs on
-//! in production.
+//! Beacon §4 starts and stops applications at run time through OSGi; here
+//! it is a flag per application and a generation number:
+//! - a stopped (or failed) application gets no events, timers or view
+//!   changes; starting it again calls its `start` and, on each connected
+//!   switch, its `switch_up`;
+//! - each connection remembers the pipeline generation it last matched;
+//!   when the generation moves (an application stopped or started), the
+//!   next service of the switch hands a stopped application's state back
+//!   (`switch_down`) and makes a started one's (`switch_up`);
+//! - every call into an application runs under `catch_unwind`: an
+//!   application that panics is logged, marked failed with its message,
+//!   and stopped, and the controller and every switch carry on (the
+//!   runtime's locks ignore poisoning for that reason).
 
 use crate::app::{AnyApp, Verdict};
-use crate::conn::{AppState, Connection};
+use crate::conn::{AppSwitchState, Connection};
 use crate::context::{BatchSwitches, RawBatch, SwitchCtx};
 use crate::env::{Change, Snapshot};
 use crate::event::PacketInRecord;
-use crate::network::{Network, SwitchInfo};
-use crate::session::{Event, PortChange};
+use crate::network::Network;
+use crate::session::PortChange;
+use crate::switch::SwitchInfo;
+use crate::sync::lock;
 use baton_openflow::neutral::Message;
-use std::time::Instant;
+use std::any::Any;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Where an application stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lifecycle {
+    /// Getting events.
+    Running,
+    /// Stopped by the operator.
+    Stopped,
+    /// Stopped because it panicked; the panic's message.
+    Failed(String),
+}
+
+/// An application's standing, for the operator.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AppStatus {
+    /// Its name.
+    pub name: String,
+    /// Its life cycle.
+    pub lifecycle: Lifecycle,
+    /// How many times it panicked.
+    pub panics: u64,
+    /// The top 16 bits of its flows' cookies.
+    pub cookie_tag: u16,
+    /// The views it reads.
+    pub reads: Vec<&'static str>,
+    /// The views it writes.
+    pub writes: Vec<&'static str>,
+    /// Its counters ([`crate::App::counters`]).
+    pub counters: Vec<(&'static str, u64)>,
+    /// Its settings ([`crate::App::settings`]).
+    pub settings: serde_json::Value,
+}
+
+struct Entry {
+    app: AnyApp,
+    net: Network,
+    running: AtomicBool,
+    lifecycle: Mutex<Lifecycle>,
+    panics: AtomicU64,
+}
 
 /// The applications, in pipeline order, each with its own handle on the
 /// network (which tags the flows it installs with its cookie).
 pub(crate) struct Pipeline {
-    apps: Vec<(AnyApp, Network)>,
+    apps: Vec<Entry>,
+    /// Moves each time an application stops or starts.
+    generation: AtomicU64,
+}
+
+/// The text of a panic's payload.
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_string()
+    }
 }
 
 impl Pipeline {
@@ -28,25 +95,188 @@ impl Pipeline {
             .into_iter()
             .map(|a| {
                 let own = net.for_app(a.name(), a.cookie_tag(), a.erased().views());
-                (a, own)
+                Entry {
+                    app: a,
+                    net: own,
+                    running: AtomicBool::new(true),
+                    lifecycle: Mutex::new(Lifecycle::Running),
+                    panics: AtomicU64::new(0),
+                }
             })
             .collect();
-        Pipeline { apps }
+        Pipeline {
+            apps,
+            generation: AtomicU64::new(0),
+        }
     }
 
-    /// The applications' names, in order.
-    pub fn names(&self) -> Vec<String> {
+    /// Each application's standing, in order.
+    pub fn status(&self) -> Vec<AppStatus> {
         self.apps
             .iter()
-            .map(|(a, _)| a.name().to_string())
+            .map(|e| {
+                let access = e.app.erased().views();
+                AppStatus {
+                    name: e.app.name().to_string(),
+                    lifecycle: lock(&e.lifecycle).clone(),
+                    panics: e.panics.load(Ordering::Relaxed),
+                    cookie_tag: e.app.cookie_tag(),
+                    reads: access.read_views().iter().map(|v| v.name()).collect(),
+                    writes: access.written_views().iter().map(|v| v.name()).collect(),
+                    counters: e.app.erased().counters(),
+                    settings: e.app.settings(),
+                }
+            })
             .collect()
+    }
+
+    /// The position of the application called `name`.
+    pub fn find(&self, name: &str) -> Option<usize> {
+        self.apps.iter().position(|e| e.app.name() == name)
+    }
+
+    /// Application `i`'s own network handle.
+    pub fn net(&self, i: usize) -> &Network {
+        &self.apps[i].net
+    }
+
+    /// The generation connections compare theirs with.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    /// Calls into application `i` if it is running; a panic marks it
+    /// failed and stops it.
+    fn call<R>(&self, i: usize, f: impl FnOnce(&AnyApp, &Network) -> R) -> Option<R> {
+        let e = &self.apps[i];
+        if !e.running.load(Ordering::Acquire) {
+            return None;
+        }
+        match catch_unwind(AssertUnwindSafe(|| f(&e.app, &e.net))) {
+            Ok(r) => Some(r),
+            Err(payload) => {
+                let msg = panic_message(&*payload);
+                tracing::error!(app = e.app.name(), panic = %msg, "application panicked; stopped");
+                e.panics.fetch_add(1, Ordering::Relaxed);
+                self.halt(i, Lifecycle::Failed(msg));
+                None
+            }
+        }
+    }
+
+    /// Stops application `i` with `why`.
+    fn halt(&self, i: usize, why: Lifecycle) {
+        let e = &self.apps[i];
+        e.running.store(false, Ordering::Release);
+        *lock(&e.lifecycle) = why;
+        e.net.stop_timers();
+        self.generation.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Stops application `i` (the operator's request); false if it was not
+    /// running.
+    pub fn stop(&self, i: usize) -> bool {
+        if !self.apps[i].running.load(Ordering::Acquire) {
+            return false;
+        }
+        tracing::info!(app = self.apps[i].app.name(), "application stopped");
+        self.halt(i, Lifecycle::Stopped);
+        true
+    }
+
+    /// Changes application `i`'s settings ([`crate::App::configure`]),
+    /// running or not; a panic is the application's failure, as anywhere.
+    pub fn configure(&self, i: usize, changes: &serde_json::Value) -> Result<(), String> {
+        let e = &self.apps[i];
+        match catch_unwind(AssertUnwindSafe(|| e.app.configure(changes))) {
+            Ok(Ok(())) => {
+                tracing::info!(app = e.app.name(), %changes, "application settings changed");
+                Ok(())
+            }
+            Ok(Err(why)) => Err(why),
+            Err(payload) => {
+                let msg = panic_message(&*payload);
+                tracing::error!(app = e.app.name(), panic = %msg, "application panicked; stopped");
+                e.panics.fetch_add(1, Ordering::Relaxed);
+                self.halt(i, Lifecycle::Failed(msg.clone()));
+                Err(format!("the application panicked: {msg}"))
+            }
+        }
+    }
+
+    /// Starts application `i` again; false if it was running.
+    pub fn start_again(&self, i: usize) -> bool {
+        let e = &self.apps[i];
+        if e.running.swap(true, Ordering::AcqRel) {
+            return false;
+        }
+        *lock(&e.lifecycle) = Lifecycle::Running;
+        tracing::info!(app = e.app.name(), "application started");
+        self.call(i, |app, net| app.erased().start(net));
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        true
+    }
+
+    /// Starts every application, in order.
+    pub fn start(&self) {
+        for i in 0..self.apps.len() {
+            tracing::info!(app = self.apps[i].app.name(), "application started");
+            self.call(i, |app, net| app.erased().start(net));
+        }
+    }
+
+    /// Brings a connected switch's application states in line with which
+    /// applications run: a state back from each stopped one, a new one
+    /// from each that started since.
+    pub fn reconcile(&self, conn: &mut Connection) {
+        let generation = self.generation();
+        if conn.generation == generation {
+            return;
+        }
+        conn.generation = generation;
+        if conn.session.features().is_none() {
+            return;
+        }
+        conn.states.resize_with(self.apps.len(), || None);
+        let info = conn.info();
+        for i in 0..self.apps.len() {
+            let e = &self.apps[i];
+            let running = e.running.load(Ordering::Acquire);
+            match (running, conn.states[i].is_some()) {
+                (true, false) => {
+                    let state = self.call(i, |app, net| {
+                        app.erased().switch_up(&mut SwitchCtx::new(conn, net))
+                    });
+                    conn.states[i] = state;
+                    let live: Vec<PortChange> = conn
+                        .session
+                        .ports()
+                        .filter(|p| p.is_live())
+                        .map(|p| PortChange::Up(p.clone()))
+                        .collect();
+                    self.ports_of(i, conn, &live);
+                }
+                (false, true) => {
+                    let state = conn.states[i].take();
+                    // A failed application is not called again.
+                    if *lock(&e.lifecycle) == Lifecycle::Stopped {
+                        if let Some(state) = state {
+                            let _ = catch_unwind(AssertUnwindSafe(|| {
+                                e.app.erased().switch_down(&info, state)
+                            }));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
     }
 
     /// Hands `changes` to each application that reads a changed view, in
     /// pipeline order, with the environment as it is now.
     pub fn views_changed(&self, snapshot: &Snapshot, changes: &[Change]) {
-        for (app, net) in &self.apps {
-            let Some(access) = net.access() else {
+        for i in 0..self.apps.len() {
+            let Some(access) = self.apps[i].net.access() else {
                 continue;
             };
             let mine: Vec<Change> = changes
@@ -55,28 +285,25 @@ impl Pipeline {
                 .copied()
                 .collect();
             if !mine.is_empty() {
-                app.erased().view_changed(net, snapshot, &mine);
+                self.call(i, |app, net| {
+                    app.erased().view_changed(net, snapshot, &mine)
+                });
             }
         }
     }
 
-    /// Starts every application, in order.
-    pub fn start(&self) {
-        for (app, net) in &self.apps {
-            app.erased().start(net);
-        }
-    }
-
-    /// A switch came up: each application makes its state for it, then
-    /// hears of each port already known to be live (1.0 lists them in
+    /// A switch came up: each running application makes its state for it,
+    /// then hears of each port already known to be live (1.0 lists them in
     /// FEATURES_REPLY).
     pub fn switch_up(&self, conn: &mut Connection) {
-        let mut states = Vec::with_capacity(self.apps.len());
-        for (app, net) in &self.apps {
-            let mut sw = SwitchCtx::new(conn, net);
-            states.push(Some(app.erased().switch_up(&mut sw)));
+        conn.generation = self.generation();
+        conn.states = (0..self.apps.len()).map(|_| None).collect();
+        for i in 0..self.apps.len() {
+            let state = self.call(i, |app, net| {
+                app.erased().switch_up(&mut SwitchCtx::new(conn, net))
+            });
+            conn.states[i] = state;
         }
-        conn.states = states;
         let live: Vec<PortChange> = conn
             .session
             .ports()
@@ -87,205 +314,85 @@ impl Pipeline {
     }
 
     /// Ports went up or down: each application hears of each change.
-    fn ports(&self, conn: &mut Connection, changes: &[PortChange]) {
+    pub fn ports(&self, conn: &mut Connection, changes: &[PortChange]) {
+        for i in 0..self.apps.len() {
+            self.ports_of(i, conn, changes);
+        }
+    }
+
+    /// Whether application `i` gets events.
+    fn is_running(&self, i: usize) -> bool {
+        self.apps[i].running.load(Ordering::Acquire)
+    }
+
+    fn ports_of(&self, i: usize, conn: &mut Connection, changes: &[PortChange]) {
         for change in changes {
-            for (i, (app, net)) in self.apps.iter().enumerate() {
-                let Some(mut state) = conn.states.get_mut(i).and_then(Option::take) else {
-                    continue;
-                };
+            if !self.is_running(i) {
+                return;
+            }
+            let Some(mut state) = conn.states.get_mut(i).and_then(Option::take) else {
+                return;
+            };
+            let done = self.call(i, |app, net| {
                 app.erased()
-                    .port(&mut SwitchCtx::new(conn, net), &mut *state, change);
+                    .port(&mut SwitchCtx::new(conn, net), &mut *state, change)
+            });
+            if done.is_some() {
                 conn.states[i] = Some(state);
             }
         }
     }
 
-    /// A switch went down: each application gets its state back.
-    pub fn switch_down(&self, info: &SwitchInfo, states: Vec<AppState>) {
-        for ((app, _), state) in self.apps.iter().zip(states) {
+    /// A switch went down: each running application gets its state back.
+    pub fn switch_down(&self, info: &SwitchInfo, states: Vec<AppSwitchState>) {
+        for (i, state) in states.into_iter().enumerate() {
             if let Some(state) = state {
-                app.erased().switch_down(info, state);
+                self.call(i, |app, _| app.erased().switch_down(info, state));
             }
         }
     }
 
-    /// Hands `records` to each application in turn, until every one of
-    /// them has been stopped.
-    fn packet_ins(&self, switches: &mut dyn BatchSwitches, records: &[PacketInRecord]) {
-        for (app, (a, net)) in self.apps.iter().enumerate() {
+    /// Hands `records` to each running application in turn, until every
+    /// one of them has been stopped.
+    pub fn packet_ins(&self, switches: &mut dyn BatchSwitches, records: &[PacketInRecord]) {
+        for app in 0..self.apps.len() {
             if records.iter().all(|r| r.stopped.get()) {
                 break;
             }
-            a.erased().packet_in(RawBatch {
-                switches: &mut *switches,
-                records,
-                app,
-                net,
+            self.call(app, |a, net| {
+                a.erased().packet_in(RawBatch {
+                    switches: &mut *switches,
+                    records,
+                    app,
+                    net,
+                })
             });
         }
     }
 
-    /// Hands a message to each application in turn, until one stops it.
-    fn message(&self, conn: &mut Connection, msg: &Message) {
-        for (i, (app, net)) in self.apps.iter().enumerate() {
+    /// Hands a message to each running application in turn, until one
+    /// stops it.
+    pub fn message(&self, conn: &mut Connection, msg: &Message) {
+        for i in 0..self.apps.len() {
+            if !self.is_running(i) {
+                continue;
+            }
             // Out of the connection while the handler borrows the rest.
             let Some(mut state) = conn.states.get_mut(i).and_then(Option::take) else {
                 continue;
             };
-            let verdict = {
-                let mut sw = SwitchCtx::new(conn, net);
-                app.erased().message(&mut sw, &mut *state, msg)
-            };
-            conn.states[i] = Some(state);
-            if verdict == Verdict::Stop {
-                break;
-            }
-        }
-    }
-}
-
-/// Where one message of a batch lies: which held switch, which bytes of
-/// its receive buffer.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct MsgRef {
-    pub conn: u32,
-    pub at: u32,
-    pub len: u32,
-}
-
-/// An event other than a packet-in, and how many packet-ins came before
-/// it in the batch (so delivery keeps each switch's order).
-#[derive(Debug)]
-enum Other {
-    Up {
-        conn: u32,
-        after: usize,
-    },
-    Ports {
-        conn: u32,
-        after: usize,
-        changes: Vec<PortChange>,
-    },
-    Message {
-        conn: u32,
-        after: usize,
-        msg: Message,
-    },
-}
-
-/// One batch under construction, with buffers reused from batch to batch.
-#[derive(Debug, Default)]
-pub(crate) struct Batch {
-    msgs: Vec<MsgRef>,
-    records: Vec<PacketInRecord>,
-    others: Vec<Other>,
-}
-
-impl Batch {
-    /// Messages in the batch.
-    pub fn len(&self) -> usize {
-        self.msgs.len()
-    }
-
-    /// Adds a message.
-    pub fn push(&mut self, m: MsgRef) {
-        self.msgs.push(m);
-    }
-
-    /// Takes the message positions out (the shared-queue reader hands
-    /// them to a worker with their switch).
-    pub fn drain_msgs(&mut self) -> impl Iterator<Item = MsgRef> + '_ {
-        self.msgs.drain(..)
-    }
-
-    /// Runs the batch: each message through its switch's session at `now`,
-    /// then the events through the pipeline (packet-ins in runs, other
-    /// events between them where they arrived). Empties the batch.
-    pub fn process(&mut self, switches: &mut dyn BatchSwitches, pipeline: &Pipeline, now: Instant) {
-        for i in 0..self.msgs.len() {
-            let m = self.msgs[i];
-            let Some(conn) = switches.get(m.conn as usize) else {
-                continue;
-            };
-            let Connection {
-                session, recv, out, ..
-            } = conn;
-            let close = match session.handle(recv.slice(m.at, m.len), now, out) {
-                Event::Nothing => None,
-                Event::PacketIn(pi) => {
-                    self.records
-                        .push(PacketInRecord::new(m.conn, m.at, m.len, &pi));
-                    None
-                }
-                Event::SwitchUp => {
-                    let after = self.records.len();
-                    self.others.push(Other::Up {
-                        conn: m.conn,
-                        after,
-                    });
-                    None
-                }
-                Event::Ports(changes) => {
-                    let after = self.records.len();
-                    self.others.push(Other::Ports {
-                        conn: m.conn,
-                        after,
-                        changes,
-                    });
-                    None
-                }
-                Event::Message(msg) => {
-                    let after = self.records.len();
-                    self.others.push(Other::Message {
-                        conn: m.conn,
-                        after,
-                        msg,
-                    });
-                    None
-                }
-                Event::Close(reason) => Some(reason),
-            };
-            if let Some(reason) = close {
-                switches.close(m.conn as usize, reason);
-            }
-        }
-        self.msgs.clear();
-
-        let mut from = 0;
-        let mut others = std::mem::take(&mut self.others);
-        for other in others.drain(..) {
-            let after = match other {
-                Other::Up { after, .. }
-                | Other::Ports { after, .. }
-                | Other::Message { after, .. } => after,
-            };
-            if after > from {
-                pipeline.packet_ins(switches, &self.records[from..after]);
-                from = after;
-            }
-            match other {
-                Other::Up { conn, .. } => {
-                    switches.switch_up(conn as usize);
-                    if let Some(c) = switches.get(conn as usize) {
-                        pipeline.switch_up(c);
-                    }
-                }
-                Other::Ports { conn, changes, .. } => {
-                    if let Some(c) = switches.get(conn as usize) {
-                        pipeline.ports(c, &changes);
-                    }
-                }
-                Other::Message { conn, msg, .. } => {
-                    if let Some(c) = switches.get(conn as usize) {
-                        pipeline.message(c, &msg);
-                    }
+            let verdict = self.call(i, |app, net| {
+                app.erased()
+                    .message(&mut SwitchCtx::new(conn, net), &mut *state, msg)
+            });
+            // `None`: it panicked, and its state for this switch goes with
+            // it.
+            if let Some(v) = verdict {
+                conn.states[i] = Some(state);
+                if v == Verdict::Stop {
+                    break;
                 }
             }
         }
-        self.others = others;
-        if from < self.records.len() {
-            pipeline.packet_ins(switches, &self.records[from..]);
-        }
-        self.records.clear();
     }
 }

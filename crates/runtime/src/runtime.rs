@@ -10,7 +10,7 @@ use crate::io::{WAKER, shut};
 use crate::network::Network;
 use crate::sched::{Readiness, queues, round_robin, shared_queue};
 use crate::session::{CloseReason, Session};
-use crate::stats::Snapshot;
+use crate::stats::{Statistics, Tally};
 use crate::sync::lock;
 use crate::table::{SwitchTable, Task, TaskState};
 use mio::unix::SourceFd;
@@ -157,6 +157,7 @@ impl Runtime {
             }
         };
         let readiness = Arc::new(readiness);
+        let _ = ctl.readiness.set(readiness.clone());
         {
             let c = ctl.clone();
             threads.push(spawn(
@@ -199,8 +200,13 @@ impl Runtime {
     }
 
     /// Current statistics.
-    pub fn stats(&self) -> Snapshot {
-        Snapshot::take(&self.ctl.table, &self.ctl.workers)
+    pub fn stats(&self) -> Statistics {
+        Statistics::take(
+            self.ctl.table.snapshots(),
+            &self.ctl.workers,
+            &self.ctl.stats,
+            &self.ctl.table.sent_elsewhere,
+        )
     }
 
     /// Changes the batching-delay upper bound while running (Maestro §3.3).
@@ -215,9 +221,9 @@ impl Runtime {
         self.ctl.config.scheduler
     }
 
-    /// The applications, in pipeline order.
-    pub fn apps(&self) -> Vec<String> {
-        self.ctl.pipeline.names()
+    /// The operator's handle: switches, flows, applications, scheduler.
+    pub fn control(&self) -> crate::control::Control {
+        crate::control::Control::new(self.ctl.clone())
     }
 
     /// Stops every thread and closes every connection.
@@ -327,7 +333,14 @@ fn admit(
         table.release(idx);
         return Err(e);
     }
+    ctl.stats.accepted.fetch_add(1, Ordering::Relaxed);
+    let mut tally = Tally::default();
+    tally.count_all(&hello);
+    tally.drain_into(&table.sent_elsewhere.tx);
     slot.home.store(home, Ordering::Release);
+    *lock(&slot.peer) = Some(peer);
+    slot.accepted_ms
+        .store(ctl.clock.now_ms(), Ordering::Release);
     slot.wake_at_ms
         .store(ctl.clock.ms(session.next_timeout()), Ordering::Release);
     slot.put_task(Task {

@@ -129,6 +129,26 @@ pub enum CloseReason {
     Stopping,
 }
 
+impl CloseReason {
+    /// A short label for counting closes by reason (metrics):
+    /// `peer_closed`, `silent`, ...
+    pub fn label(&self) -> &'static str {
+        match self {
+            CloseReason::PeerClosed => "peer_closed",
+            CloseReason::ReadFailed(_) => "read_failed",
+            CloseReason::Unframeable(_) => "unframeable",
+            CloseReason::NotHello { .. } => "not_hello",
+            CloseReason::Incompatible { .. } => "incompatible",
+            CloseReason::BadFeatures(_) => "bad_features",
+            CloseReason::Silent { .. } => "silent",
+            CloseReason::Replaced => "replaced",
+            CloseReason::OutputOverflow => "output_overflow",
+            CloseReason::WriteFailed => "write_failed",
+            CloseReason::Stopping => "stopping",
+        }
+    }
+}
+
 impl fmt::Display for CloseReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -183,8 +203,13 @@ pub enum Event<'a> {
     /// Ports went up or down (the 1.3 port description, PORT_STATUS).
     /// [`Session::ports`] is already current.
     Ports(Vec<PortChange>),
-    /// Any other message after the handshake, decoded.
-    Message(Message),
+    /// Any other message after the handshake, decoded, with its xid.
+    Message {
+        /// The message's transaction id.
+        xid: Xid,
+        /// The message.
+        msg: Message,
+    },
     /// The connection must be closed.
     Close(CloseReason),
 }
@@ -199,6 +224,8 @@ pub struct Session {
     ports: BTreeMap<PortNo, PortDesc>,
     /// The xid of the 1.3 port description request, until its last reply.
     port_desc_xid: Option<Xid>,
+    /// The ports changed since [`Session::take_ports_changed`] last said.
+    ports_changed: bool,
     next_xid: u32,
     last_heard: Instant,
     echo_sent: Option<Instant>,
@@ -218,6 +245,7 @@ impl Session {
             features: None,
             ports: BTreeMap::new(),
             port_desc_xid: None,
+            ports_changed: false,
             next_xid: 0,
             last_heard: now,
             echo_sent: None,
@@ -249,6 +277,11 @@ impl Session {
     /// kept current from PORT_STATUS.
     pub fn ports(&self) -> impl Iterator<Item = &PortDesc> {
         self.ports.values()
+    }
+
+    /// Whether the ports changed since the last call.
+    pub fn take_ports_changed(&mut self) -> bool {
+        std::mem::take(&mut self.ports_changed)
     }
 
     /// One port, if the switch has it.
@@ -370,6 +403,7 @@ impl Session {
                     .iter()
                     .map(|p| (p.port_no, PortDesc::from(p)))
                     .collect();
+                self.ports_changed = true;
                 Features {
                     dpid: f.datapath_id,
                     n_buffers: f.n_buffers,
@@ -441,17 +475,19 @@ impl Session {
                     Event::Ports(changes)
                 }
             }
-            m => Event::Message(m),
+            msg => Event::Message { xid, msg },
         }
     }
 
     fn port_status<'a>(&mut self, reason: PortReason, desc: PortDesc) -> Event<'a> {
         let change = match reason {
-            PortReason::Delete => self
-                .ports
-                .remove(&desc.no)
-                .filter(PortDesc::is_live)
-                .map(|_| PortChange::Down(desc)),
+            PortReason::Delete => {
+                self.ports_changed = true;
+                self.ports
+                    .remove(&desc.no)
+                    .filter(PortDesc::is_live)
+                    .map(|_| PortChange::Down(desc))
+            }
             _ => self.update_port(desc),
         };
         match change {
@@ -466,6 +502,7 @@ impl Session {
         let was_live = self.ports.get(&desc.no).is_some_and(PortDesc::is_live);
         let live = desc.is_live();
         self.ports.insert(desc.no, desc.clone());
+        self.ports_changed = true;
         match (was_live, live) {
             (false, true) => Some(PortChange::Up(desc)),
             (true, false) => Some(PortChange::Down(desc)),

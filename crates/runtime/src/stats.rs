@@ -1,14 +1,23 @@
 //! Runtime statistics that the benchmark and operators read: per-switch
-//! messages and bytes, per-worker batch sizes and batching
-//! delay, and IBT over time.
+//! messages and bytes, per-worker batch sizes and batching delay, IBT over
+//! time, messages by type in and out, how long messages wait (a
+//! histogram), connections and why they ended.
 //!
-//! Workers update atomics once per batch; [`Snapshot`] copies them out.
+//! Workers update atomics once per batch; [`Statistics`] copies them out.
+//! `messages` counts by type; `delay` is the waiting-time histogram.
 
-use crate::network::SwitchId;
+mod delay;
+mod messages;
+
+pub use delay::{DELAY_BUCKETS_US, DelaySnapshot};
+pub(crate) use delay::{DelayHistogram, DelayTally};
+pub use messages::MessageCount;
+pub(crate) use messages::{Tally, TypeCounters};
+
+use crate::switch::SwitchId;
 use crate::sync::lock;
-use crate::table::{SwitchTable, TaskState};
 use baton_openflow::DatapathId;
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -28,6 +37,10 @@ pub struct WorkerStats {
     pub max_batch: AtomicU64,
     /// Current IBT.
     pub ibt: AtomicU64,
+    /// Messages this worker read and wrote, by type.
+    pub(crate) types: TypeCounters,
+    /// How long the messages it served waited.
+    pub(crate) delay: DelayHistogram,
     trace: Mutex<VecDeque<(u64, u32)>>,
 }
 
@@ -101,38 +114,69 @@ pub struct SwitchSnapshot {
     pub weight: u32,
 }
 
+/// What the controller as a whole counts, beside its workers.
+#[derive(Debug, Default)]
+pub(crate) struct ControllerStats {
+    /// Connections accepted.
+    pub accepted: AtomicU64,
+    /// Connections closed, by [`crate::session::CloseReason::label`].
+    pub closed: Mutex<BTreeMap<&'static str, u64>>,
+}
+
+impl ControllerStats {
+    /// One more connection closed for `reason`.
+    pub fn closed(&self, reason: &'static str) {
+        *lock(&self.closed).entry(reason).or_default() += 1;
+    }
+}
+
 /// Everything at one instant.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Snapshot {
+pub struct Statistics {
     /// Per worker (for the shared-queue scheduler, the reader thread is
     /// not included).
     pub workers: Vec<WorkerSnapshot>,
     /// Per connected switch.
     pub switches: Vec<SwitchSnapshot>,
+    /// Messages received and sent since start, by kind.
+    pub messages: Vec<MessageCount>,
+    /// How long messages waited, from their read to the write of their
+    /// batch's replies.
+    pub delay: DelaySnapshot,
+    /// Connections accepted since start.
+    pub accepted: u64,
+    /// Connections closed since start, by reason (`peer_closed`,
+    /// `silent`, ...).
+    pub closed: Vec<(&'static str, u64)>,
 }
 
-impl Snapshot {
-    pub(crate) fn take(table: &SwitchTable, workers: &[std::sync::Arc<WorkerStats>]) -> Snapshot {
-        let switches = table
-            .used()
-            .filter_map(|(i, s)| {
-                if s.state() == TaskState::Free {
-                    return None;
-                }
-                let c = &s.counters;
-                Some(SwitchSnapshot {
-                    id: s.id(i),
-                    dpid: DatapathId(s.dpid.load(Ordering::Relaxed)),
-                    rx_msgs: c.rx_msgs.load(Ordering::Relaxed),
-                    tx_bytes: c.tx_bytes.load(Ordering::Relaxed),
-                    tx_writes: c.tx_writes.load(Ordering::Relaxed),
-                    weight: s.weight(),
-                })
-            })
-            .collect();
-        Snapshot {
+impl Statistics {
+    /// Gathers the figures: `switches` from the switch table, messages
+    /// by type from the workers and from `sent_elsewhere` (what was sent
+    /// outside their batches).
+    pub(crate) fn take(
+        switches: Vec<SwitchSnapshot>,
+        workers: &[std::sync::Arc<WorkerStats>],
+        controller: &ControllerStats,
+        sent_elsewhere: &TypeCounters,
+    ) -> Statistics {
+        let mut messages = BTreeMap::new();
+        let mut delay = DelaySnapshot::default();
+        for w in workers {
+            w.types.add_to(&mut messages);
+            w.delay.add_to(&mut delay);
+        }
+        sent_elsewhere.add_to(&mut messages);
+        Statistics {
             workers: workers.iter().map(|w| w.snapshot()).collect(),
             switches,
+            messages: messages.into_values().collect(),
+            delay,
+            accepted: controller.accepted.load(Ordering::Relaxed),
+            closed: lock(&controller.closed)
+                .iter()
+                .map(|(k, v)| (*k, *v))
+                .collect(),
         }
     }
 }

@@ -15,11 +15,14 @@
 //! queue has a real lock, held only to append bytes and make one `write`.
 
 use crate::conn::Connection;
-use crate::network::{SwitchId, SwitchInfo};
 use crate::session::CloseReason;
+use crate::stats::{SwitchSnapshot, TypeCounters};
+use crate::switch::{SwitchId, SwitchInfo};
 use crate::sync::lock;
+use baton_openflow::neutral::PortDesc;
 use baton_openflow::{DatapathId, Version};
 use mio::Registry;
+use std::net::SocketAddr;
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -64,6 +67,8 @@ pub(crate) struct Task {
 pub(crate) struct SwitchCounters {
     /// OpenFlow messages received.
     pub rx_msgs: AtomicU64,
+    /// OpenFlow messages sent.
+    pub tx_msgs: AtomicU64,
     /// Bytes handed to the socket.
     pub tx_bytes: AtomicU64,
     /// `write` system calls.
@@ -126,6 +131,12 @@ pub(crate) struct Slot {
     /// A [`Kill`] another thread asked for; the serving thread closes it.
     pub kill: AtomicU8,
     pub counters: SwitchCounters,
+    /// What the operator sees that only the serving thread knows: the
+    /// peer's address, when the connection was accepted (milliseconds on
+    /// the controller's clock), and the ports as last described.
+    pub peer: Mutex<Option<SocketAddr>>,
+    pub accepted_ms: AtomicU64,
+    pub ports: Mutex<Arc<[PortDesc]>>,
 }
 
 impl Slot {
@@ -145,6 +156,9 @@ impl Slot {
             wake_at_ms: AtomicU64::new(u64::MAX),
             kill: AtomicU8::new(Kill::None as u8),
             counters: SwitchCounters::default(),
+            peer: Mutex::new(None),
+            accepted_ms: AtomicU64::new(0),
+            ports: Mutex::new(Arc::from(Vec::new())),
         }
     }
 
@@ -233,6 +247,9 @@ pub(crate) struct SwitchTable {
     pub registries: Vec<Registry>,
     /// A switch whose unsent output passes this is disconnected.
     pub max_output: usize,
+    /// Messages sent from outside the workers' batches (applications'
+    /// timers and threads, the operator, the handshake's HELLO), by type.
+    pub sent_elsewhere: TypeCounters,
 }
 
 impl SwitchTable {
@@ -244,7 +261,26 @@ impl SwitchTable {
             high_water: AtomicUsize::new(0),
             registries,
             max_output,
+            sent_elsewhere: TypeCounters::default(),
         }
+    }
+
+    /// Each connected switch's counters.
+    pub fn snapshots(&self) -> Vec<SwitchSnapshot> {
+        self.used()
+            .filter(|(_, s)| s.state() != TaskState::Free)
+            .map(|(i, s)| {
+                let c = &s.counters;
+                SwitchSnapshot {
+                    id: s.id(i),
+                    dpid: DatapathId(s.dpid.load(Ordering::Relaxed)),
+                    rx_msgs: c.rx_msgs.load(Ordering::Relaxed),
+                    tx_bytes: c.tx_bytes.load(Ordering::Relaxed),
+                    tx_writes: c.tx_writes.load(Ordering::Relaxed),
+                    weight: s.weight(),
+                }
+            })
+            .collect()
     }
 
     /// One past the highest slot index ever used.
@@ -276,6 +312,12 @@ impl SwitchTable {
         slot.wake_at_ms.store(u64::MAX, Ordering::Release);
         slot.weight.store(1, Ordering::Release);
         *lock(&slot.out) = OutQueue::default();
+        *lock(&slot.peer) = None;
+        *lock(&slot.ports) = Arc::from(Vec::new());
+        let c = &slot.counters;
+        for counter in [&c.rx_msgs, &c.tx_msgs, &c.tx_bytes, &c.tx_writes] {
+            counter.store(0, Ordering::Relaxed);
+        }
         slot.state.store(TaskState::Free as u8, Ordering::Release);
         lock(&self.free).push(idx as u32);
     }
@@ -299,7 +341,7 @@ impl SwitchTable {
                     id: s.id(i),
                     dpid: DatapathId(s.dpid.load(Ordering::Acquire)),
                     version: Version::from_wire(s.version.load(Ordering::Acquire))?,
-                    peer: None,
+                    peer: *lock(&s.peer),
                 })
             })
             .collect()

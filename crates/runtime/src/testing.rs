@@ -42,18 +42,20 @@
 //! keepalive.
 
 use crate::app::AnyApp;
+use crate::batch::{Batch, MsgRef};
 use crate::conn::Connection;
 use crate::context::BatchSwitches;
 use crate::env::{Environment, Snapshot};
-use crate::network::{Fabric, Network, SendError, SwitchId, SwitchInfo, Timers};
-use crate::pipeline::{Batch, MsgRef, Pipeline};
+use crate::network::{Fabric, Network, Timers};
+use crate::pipeline::Pipeline;
+use crate::requests::Requests;
 use crate::session::{CloseReason, Session, SessionConfig};
+use crate::switch::{SendError, SwitchId, SwitchInfo};
 use crate::sync::lock;
 use baton_openflow::neutral::{Message, PortDesc};
 use baton_openflow::types::PortReason;
 use baton_openflow::v13::multipart::{MultipartReply, MultipartReplyBody};
 use baton_openflow::{BufferId, DatapathId, PortNo, Version, Xid, v10, v13};
-use switch_side::{phy_port, port13};
 
 mod switch_side;
 
@@ -61,7 +63,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-pub use switch_side::{encode_packet_in, features_reply, hello, port};
+pub use switch_side::{encode_packet_in, features_reply, hello, phy_port, port, port13};
 
 /// One PACKET_IN for [`Harness::batch_of`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,6 +85,7 @@ struct TestFabric {
     weights: Mutex<HashMap<SwitchId, u32>>,
     timers: Timers,
     env: Environment,
+    requests: Requests,
     xids: AtomicU32,
 }
 
@@ -136,6 +139,10 @@ impl Fabric for TestFabric {
     fn env(&self) -> &Environment {
         &self.env
     }
+
+    fn requests(&self) -> &Requests {
+        &self.requests
+    }
 }
 
 /// One in-memory switch.
@@ -171,6 +178,11 @@ impl BatchSwitches for Switches<'_> {
             lock(&self.fabric.up).push(s.conn.info());
         }
     }
+
+    fn reply(&mut self, i: usize, xid: Xid, msg: Message) -> Option<Message> {
+        let id = self.list.get(i)?.as_ref()?.conn.id;
+        self.fabric.requests.offer(id, xid, msg)
+    }
 }
 
 /// Applications, switches and a clock, all in memory.
@@ -202,6 +214,7 @@ impl Harness {
             weights: Mutex::new(HashMap::new()),
             timers: Timers::default(),
             env: Environment::default(),
+            requests: Requests::default(),
             xids: AtomicU32::new(1),
         });
         let net = Network::new(fabric.clone());
@@ -413,6 +426,13 @@ impl Harness {
         self.receive_bytes(sw, &bytes);
     }
 
+    /// The switch answers a request of transaction id `xid` with `msg`.
+    pub fn reply(&mut self, sw: SwitchId, xid: Xid, msg: impl Into<Message>) {
+        let mut bytes = Vec::new();
+        msg.into().encode(xid, &mut bytes);
+        self.receive_bytes(sw, &bytes);
+    }
+
     /// The switch sends these bytes, which need not be well formed.
     pub fn receive_bytes(&mut self, sw: SwitchId, bytes: &[u8]) {
         self.queue_bytes(sw, bytes);
@@ -447,6 +467,9 @@ impl Harness {
 
     fn run_batch(&mut self) {
         let now = self.now();
+        for s in self.switches.iter_mut().flatten() {
+            self.pipeline.reconcile(&mut s.conn);
+        }
         self.batch.process(
             &mut Switches {
                 list: &mut self.switches,
@@ -506,6 +529,7 @@ impl Harness {
         let states = std::mem::take(&mut s.conn.states);
         self.pipeline.switch_down(&info, states);
         let reason = s.closing.unwrap_or(CloseReason::PeerClosed);
+        self.fabric.requests.switch_gone(info.id);
         self.closed.insert(info.id, reason);
     }
 

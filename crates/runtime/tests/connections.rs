@@ -391,3 +391,40 @@ fn dynamic_partition_keeps_serving_switches_it_moves() {
     }
     rt.stop();
 }
+
+/// The statistics an operator's metrics come from: messages by kind in and
+/// out, how long they waited, connections accepted and why they closed.
+#[test]
+fn statistics_count_messages_by_kind_delays_and_closes() {
+    let (rt, _app) = start(config(SchedulerKind::Fair));
+    let addr = rt.local_addrs()[0];
+    let mut sw = TestSwitch::connect(addr, Version::V10, 7);
+    wait_for("switch up", || rt.network().switches().len() == 1);
+    for i in 0..5u8 {
+        sw.packet_in(1, &tcp_frame(mac(1), mac(i + 2)), true);
+        assert!(sw.recv_until(|m| m[1] == 13).len() > 8, "a PACKET_OUT");
+    }
+    let kind = |s: &baton_runtime::Statistics, k: &str| {
+        s.messages
+            .iter()
+            .find(|m| m.kind == k)
+            .map(|m| (m.received, m.sent))
+            .unwrap_or((0, 0))
+    };
+    wait_for("counts", || kind(&rt.stats(), "packet_out").1 == 5);
+    let s = rt.stats();
+    assert_eq!(kind(&s, "packet_in"), (5, 0));
+    assert_eq!(kind(&s, "features_reply"), (1, 0));
+    assert_eq!(kind(&s, "features_request"), (0, 1));
+    assert_eq!(kind(&s, "hello"), (1, 1));
+    // Every message read was observed once in the delay histogram.
+    let received: u64 = s.messages.iter().map(|m| m.received).sum();
+    assert_eq!(s.delay.count, received);
+    assert_eq!(s.delay.buckets.iter().sum::<u64>(), received);
+    assert_eq!(s.accepted, 1);
+    assert!(s.closed.is_empty());
+    drop(sw);
+    wait_for("closed", || !rt.stats().closed.is_empty());
+    assert_eq!(rt.stats().closed, vec![("peer_closed", 1)]);
+    rt.stop();
+}

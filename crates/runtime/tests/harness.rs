@@ -376,3 +376,71 @@ fn views_are_published_versioned_and_drive_their_readers() {
         PortCount { count: 1, from: 3 }
     );
 }
+
+#[test]
+fn requests_get_their_replies_and_applications_do_not() {
+    use baton_openflow::v13::multipart::{
+        MultipartReply, MultipartReplyBody, MultipartRequest, MultipartRequestBody,
+    };
+    use baton_runtime::requests::RequestError;
+    let rec = Arc::new(Recorder::default());
+    let mut h = Harness::new(vec![AnyApp::from(rec.clone())]);
+    let sw = h.connect(1, Version::V13);
+    rec.take();
+    let net = h.network();
+    let ask = |net: &baton_runtime::Network| {
+        net.request(
+            sw,
+            &Message::V13(v13::Message::MultipartRequest(MultipartRequest {
+                flags: 0,
+                body: MultipartRequestBody::Desc,
+            })),
+        )
+    };
+    let reply = ask(&net);
+    let xid = {
+        let mut raw = h.take_bytes(sw);
+        assert_eq!(raw[1], 18, "a MULTIPART_REQUEST went out");
+        let xid = Xid(u32::from_be_bytes([raw[4], raw[5], raw[6], raw[7]]));
+        raw.clear();
+        xid
+    };
+    assert!(reply.try_take().is_none());
+    // A two-part reply: gathered until the last part.
+    let part = |more: bool| {
+        v13::Message::MultipartReply(MultipartReply {
+            flags: u16::from(more),
+            body: MultipartReplyBody::PortDesc(Vec::new()),
+        })
+    };
+    h.reply(sw, xid, part(true));
+    assert!(reply.try_take().is_none());
+    h.reply(sw, xid, part(false));
+    assert_eq!(reply.try_take().unwrap().unwrap().len(), 2);
+    // An error answers with the error.
+    let reply = ask(&net);
+    let raw = h.take_bytes(sw);
+    let xid = Xid(u32::from_be_bytes([raw[4], raw[5], raw[6], raw[7]]));
+    h.reply(
+        sw,
+        xid,
+        v13::Message::Error(v13::ErrorMsg::Standard {
+            error_type: v13::ErrorType::BadRequest,
+            code: 1,
+            data: Vec::new(),
+        }),
+    );
+    assert!(matches!(
+        reply.try_take(),
+        Some(Err(RequestError::Refused(_)))
+    ));
+    // The applications saw none of it; a disconnect fails what waits.
+    let reply = ask(&net);
+    h.disconnect(sw);
+    assert_eq!(reply.try_take(), Some(Err(RequestError::Gone)));
+    assert_eq!(rec.take(), ["down 1 after 0"]);
+    // A 1.0 message to a 1.3 switch is refused at once.
+    let sw2 = h.connect(2, Version::V13);
+    let wrong = net.request(sw2, &Message::V10(v10::Message::BarrierRequest));
+    assert_eq!(wrong.try_take(), Some(Err(RequestError::WrongVersion)));
+}

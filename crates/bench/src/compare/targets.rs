@@ -219,6 +219,9 @@ pub fn start(target: &Target, version: Version, p: &Programs, tag: &str) -> Resu
                 workers,
                 "--scheduler".into(),
                 scheduler.clone(),
+                // Measured without the API unless `--baton-args` asks.
+                "--api".into(),
+                "off".into(),
             ];
             if *pin {
                 a.push("--pin".into());

@@ -286,6 +286,43 @@ pub fn length_rule(version: Version, raw: u8) -> Option<LengthRule> {
 }
 
 impl MsgKind {
+    /// Its name in snake case, `packet_in`, as metrics and logs write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            MsgKind::Hello => "hello",
+            MsgKind::Error => "error",
+            MsgKind::EchoRequest => "echo_request",
+            MsgKind::EchoReply => "echo_reply",
+            MsgKind::Experimenter => "experimenter",
+            MsgKind::FeaturesRequest => "features_request",
+            MsgKind::FeaturesReply => "features_reply",
+            MsgKind::GetConfigRequest => "get_config_request",
+            MsgKind::GetConfigReply => "get_config_reply",
+            MsgKind::SetConfig => "set_config",
+            MsgKind::PacketIn => "packet_in",
+            MsgKind::FlowRemoved => "flow_removed",
+            MsgKind::PortStatus => "port_status",
+            MsgKind::PacketOut => "packet_out",
+            MsgKind::FlowMod => "flow_mod",
+            MsgKind::GroupMod => "group_mod",
+            MsgKind::PortMod => "port_mod",
+            MsgKind::TableMod => "table_mod",
+            MsgKind::StatsRequest => "stats_request",
+            MsgKind::StatsReply => "stats_reply",
+            MsgKind::BarrierRequest => "barrier_request",
+            MsgKind::BarrierReply => "barrier_reply",
+            MsgKind::QueueGetConfigRequest => "queue_get_config_request",
+            MsgKind::QueueGetConfigReply => "queue_get_config_reply",
+            MsgKind::RoleRequest => "role_request",
+            MsgKind::RoleReply => "role_reply",
+            MsgKind::GetAsyncRequest => "get_async_request",
+            MsgKind::GetAsyncReply => "get_async_reply",
+            MsgKind::SetAsync => "set_async",
+            MsgKind::MeterMod => "meter_mod",
+            MsgKind::Unknown => "unknown",
+        }
+    }
+
     /// The kind of raw type `raw` in `version`.
     #[inline]
     pub fn of(version: Version, raw: u8) -> MsgKind {
@@ -319,5 +356,10 @@ mod tests {
         assert_eq!(MsgKind::of(Version::V13, 19), MsgKind::StatsReply);
         assert_eq!(MsgKind::of(Version::V10, 24), MsgKind::Unknown);
         assert_eq!(MsgKind::of(Version::V13, 24), MsgKind::RoleRequest);
+        assert_eq!(MsgKind::PacketIn.name(), "packet_in");
+        assert_eq!(
+            MsgKind::QueueGetConfigReply.name(),
+            "queue_get_config_reply"
+        );
     }
 }

@@ -302,7 +302,10 @@ fn other_messages_after_the_handshake_are_delivered_decoded() {
     let mut bytes = Vec::new();
     v10::Message::BarrierReply.encode(Xid(5), &mut bytes);
     match s.handle(&bytes, t0, &mut out) {
-        Event::Message(Message::V10(v10::Message::BarrierReply)) => {}
+        Event::Message {
+            msg: Message::V10(v10::Message::BarrierReply),
+            xid: Xid(5),
+        } => {}
         other => panic!("expected BARRIER_REPLY, got {other:?}"),
     }
 }
@@ -492,6 +495,6 @@ fn ports_v13_come_from_the_port_description_in_parts() {
     let m = reply(Xid(999), false, vec![port13(4, false)]);
     let mut out = Vec::new();
     let ev = s.handle(&m, Instant::now(), &mut out);
-    assert!(matches!(ev, Event::Message(_)), "{ev:?}");
+    assert!(matches!(ev, Event::Message { .. }), "{ev:?}");
     assert!(s.port(PortNo(4)).is_none());
 }

@@ -20,7 +20,7 @@ pub fn port(no: u32) -> PortDesc {
 }
 
 /// `p` as a 1.0 `ofp_phy_port`.
-pub(crate) fn phy_port(p: &PortDesc) -> v10::PhyPort {
+pub fn phy_port(p: &PortDesc) -> v10::PhyPort {
     use v10::port::{config, state};
     v10::PhyPort {
         port_no: p.no,
@@ -37,7 +37,7 @@ pub(crate) fn phy_port(p: &PortDesc) -> v10::PhyPort {
 }
 
 /// `p` as a 1.3 `ofp_port`.
-pub(crate) fn port13(p: &PortDesc) -> v13::Port {
+pub fn port13(p: &PortDesc) -> v13::Port {
     use v13::port::{port_config, port_state};
     v13::Port {
         port_no: p.no,

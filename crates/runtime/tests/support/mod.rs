@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 use baton_openflow::hello::Hello;
+use baton_openflow::neutral::{Message, PortDesc};
 use baton_openflow::{BufferId, DatapathId, PortNo, Version, Xid, v10, v13};
 use baton_runtime::testing;
 use std::io::{ErrorKind, Read, Write};
@@ -26,6 +27,8 @@ pub struct TestSwitch {
     pub version: Version,
     pub dpid: u64,
     next_buffer: u32,
+    /// Its ports: in FEATURES_REPLY (1.0) or the port description (1.3).
+    pub ports: Vec<PortDesc>,
 }
 
 impl TestSwitch {
@@ -42,14 +45,26 @@ impl TestSwitch {
             version: Version::V10,
             dpid: 0,
             next_buffer: 1,
+            ports: Vec::new(),
         }
     }
 
     /// Connects and completes the handshake as `version`, with `dpid`.
     pub fn connect(addr: SocketAddr, version: Version, dpid: u64) -> TestSwitch {
+        TestSwitch::connect_with_ports(addr, version, dpid, Vec::new())
+    }
+
+    /// [`TestSwitch::connect`] for a switch with these ports.
+    pub fn connect_with_ports(
+        addr: SocketAddr,
+        version: Version,
+        dpid: u64,
+        ports: Vec<PortDesc>,
+    ) -> TestSwitch {
         let mut sw = TestSwitch::raw(addr);
         sw.version = version;
         sw.dpid = dpid;
+        sw.ports = ports;
         let hello = sw.recv_raw().expect("controller HELLO");
         assert_eq!(hello[1], 0, "first message is HELLO");
         let mut out = Vec::new();
@@ -64,12 +79,23 @@ impl TestSwitch {
         assert_eq!(req[1], 5, "FEATURES_REQUEST");
         let xid = Xid(u32::from_be_bytes([req[4], req[5], req[6], req[7]]));
         out.clear();
-        testing::features_reply(version, DatapathId(dpid)).encode(xid, &mut out);
+        let mut features = testing::features_reply(version, DatapathId(dpid));
+        if let Message::V10(v10::Message::FeaturesReply(f)) = &mut features {
+            f.ports = sw.ports.iter().map(testing::phy_port).collect();
+        }
+        features.encode(xid, &mut out);
         sw.send(&out);
         // SET_CONFIG (type 9 in both versions) ends the controller's part.
         let cfg = sw.recv_until(|m| m[1] == 9);
         assert_eq!(cfg[0], version.wire());
         sw
+    }
+
+    /// Answers a request of transaction id `xid` with `msg`.
+    pub fn reply(&mut self, xid: Xid, msg: impl Into<Message>) {
+        let mut out = Vec::new();
+        msg.into().encode(xid, &mut out);
+        self.send(&out);
     }
 
     pub fn send(&mut self, bytes: &[u8]) {
@@ -127,7 +153,9 @@ impl TestSwitch {
                     let mut out = Vec::new();
                     v13::Message::MultipartReply(v13::MultipartReply {
                         flags: 0,
-                        body: v13::multipart::MultipartReplyBody::PortDesc(Vec::new()),
+                        body: v13::multipart::MultipartReplyBody::PortDesc(
+                            self.ports.iter().map(testing::port13).collect(),
+                        ),
                     })
                     .encode(xid, &mut out);
                     self.send(&out);
@@ -177,6 +205,30 @@ impl TestSwitch {
         frame: &[u8],
     ) {
         testing::encode_packet_in(out, self.version, buffer_id, PortNo(in_port), frame);
+    }
+
+    /// True when the controller sends nothing (but ECHO_REQUESTs, which are
+    /// answered) for `d`.
+    pub fn silent_for(&mut self, d: Duration) -> bool {
+        let deadline = Instant::now() + d;
+        while Instant::now() < deadline {
+            if let Ok(Some(len)) = baton_openflow::frame(&self.buf) {
+                let m: Vec<u8> = self.buf.drain(..len).collect();
+                if m[1] == 2 {
+                    self.answer_echo(&m);
+                    continue;
+                }
+                return false;
+            }
+            let mut chunk = [0u8; 4096];
+            match self.stream.read(&mut chunk) {
+                Ok(0) => return true,
+                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+                Err(_) => return true,
+            }
+        }
+        true
     }
 
     /// True when the controller closed the connection (EOF within

@@ -29,15 +29,30 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{Ordering, fence};
 use std::time::Instant;
 
-/// Bytes per ring slot: a 1518-byte frame with VLAN tag and the 32-byte
-/// TPACKET_V2 header fit with room to spare; a page keeps slots aligned.
-const FRAME_SIZE: usize = 4096;
-/// Slots per ring block (one 64 KiB block holds 16 slots).
-const FRAMES_PER_BLOCK: usize = 16;
-/// Blocks per ring: 256 slots, 1 MiB per direction per port, enough to
-/// absorb a burst while the loop serves controllers.
-const BLOCKS: usize = 16;
-const FRAMES: usize = FRAMES_PER_BLOCK * BLOCKS;
+/// Bytes per ring slot: the TPACKET_V2 header and address (the frame
+/// starts at offset 66 in an RX slot, 32 in a TX slot) and a 1518-byte
+/// frame with a VLAN tag fit; slots stay 16-byte aligned, and two fill a
+/// page, so a ring of many slots costs half of what page-sized slots did.
+const FRAME_SIZE: usize = 2048;
+/// Slots per ring block (one 64 KiB block holds 32 slots).
+const FRAMES_PER_BLOCK: usize = 32;
+/// RX blocks per port: 4,096 slots (8 MiB). What the ring holds is what
+/// the switch may fall behind by before the kernel drops: at 250,000
+/// 64-byte frames/s on one veth (what one core of a 2-vCPU VM sends),
+/// 16 ms, longer than a scheduler time slice, so a switch that shares
+/// its core with another busy process (a compiler, on a shared machine)
+/// loses nothing when it is preempted once. With 256 slots (1 ms) the
+/// kernel dropped about three quarters of such a stream at the ring on a
+/// loaded 2-vCPU VM, and forwarding fell below Open vSwitch's; with 4,096,
+/// 3 to 12 % (BENCHMARKS.md, "Forwarding in namespaces").
+const RX_BLOCKS: usize = 128;
+const RX_FRAMES: usize = FRAMES_PER_BLOCK * RX_BLOCKS;
+/// TX blocks per port: 1,024 slots (2 MiB). The loop hands queued slots
+/// to the kernel every [`TX_KICK`] frames and at the end of each batch,
+/// and a veth sends them within that call, so only the frames between
+/// two kicks need room.
+const TX_BLOCKS: usize = 32;
+const TX_FRAMES: usize = FRAMES_PER_BLOCK * TX_BLOCKS;
 /// Where frame data starts in a TX slot: `TPACKET2_HDRLEN - sizeof(struct
 /// sockaddr_ll)` (packet_mmap.rst, "TX ring").
 const TX_DATA: usize = 32;
@@ -72,6 +87,7 @@ const PACKET_ADD_MEMBERSHIP: libc::c_int = 1;
 const PACKET_RX_RING: libc::c_int = 5;
 const PACKET_VERSION: libc::c_int = 10;
 const PACKET_TX_RING: libc::c_int = 13;
+const PACKET_STATISTICS: libc::c_int = 6;
 const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
 const PACKET_MR_PROMISC: libc::c_ushort = 1;
 
@@ -81,6 +97,34 @@ struct TpacketReq {
     tp_block_nr: libc::c_uint,
     tp_frame_size: libc::c_uint,
     tp_frame_nr: libc::c_uint,
+}
+
+/// `struct tpacket_stats` (TPACKET_V2): frames seen and frames dropped
+/// because the RX ring was full, since the last read (reading resets).
+#[repr(C)]
+#[derive(Default)]
+struct TpacketStats {
+    tp_packets: libc::c_uint,
+    tp_drops: libc::c_uint,
+}
+
+/// Frames the kernel dropped on `fd` because its RX ring was full, since
+/// the last call.
+fn ring_drops(fd: RawFd) -> u64 {
+    let mut st = TpacketStats::default();
+    let mut len = std::mem::size_of::<TpacketStats>() as libc::socklen_t;
+    // SAFETY: the kernel writes at most `len` bytes into `st`, which
+    // lives for the call, and updates `len`.
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            SOL_PACKET,
+            PACKET_STATISTICS,
+            (&mut st as *mut TpacketStats).cast(),
+            &mut len,
+        )
+    };
+    if r == 0 { u64::from(st.tp_drops) } else { 0 }
 }
 
 #[repr(C)]
@@ -238,15 +282,15 @@ fn open_sock(name: &str) -> io::Result<Sock> {
     // Not seeing our own transmissions saves work; older kernels lack the
     // option, and the RX loop skips PACKET_OUTGOING frames anyway.
     let _ = setsockopt(raw, SOL_PACKET, PACKET_IGNORE_OUTGOING, &1 as &libc::c_int);
-    let req = TpacketReq {
+    let req = |blocks: usize| TpacketReq {
         tp_block_size: (FRAME_SIZE * FRAMES_PER_BLOCK) as libc::c_uint,
-        tp_block_nr: BLOCKS as libc::c_uint,
+        tp_block_nr: blocks as libc::c_uint,
         tp_frame_size: FRAME_SIZE as libc::c_uint,
-        tp_frame_nr: FRAMES as libc::c_uint,
+        tp_frame_nr: (blocks * FRAMES_PER_BLOCK) as libc::c_uint,
     };
-    setsockopt(raw, SOL_PACKET, PACKET_RX_RING, &req)?;
-    setsockopt(raw, SOL_PACKET, PACKET_TX_RING, &req)?;
-    let map_len = 2 * FRAME_SIZE * FRAMES;
+    setsockopt(raw, SOL_PACKET, PACKET_RX_RING, &req(RX_BLOCKS))?;
+    setsockopt(raw, SOL_PACKET, PACKET_TX_RING, &req(TX_BLOCKS))?;
+    let map_len = FRAME_SIZE * (RX_FRAMES + TX_FRAMES);
     // SAFETY: maps the two rings the kernel just set up for this socket
     // (RX first, then TX, packet_mmap.rst); the result is checked.
     let map = unsafe {
@@ -323,8 +367,8 @@ impl AfPacket {
             rings.push(TxRing {
                 fd: s.fd.as_raw_fd(),
                 // SAFETY: the TX ring follows the RX ring inside the
-                // mapping of 2 * FRAME_SIZE * FRAMES bytes.
-                base: unsafe { s.map.add(FRAME_SIZE * FRAMES) },
+                // mapping of FRAME_SIZE * (RX_FRAMES + TX_FRAMES) bytes.
+                base: unsafe { s.map.add(FRAME_SIZE * RX_FRAMES) },
                 next: 0,
                 queued: 0,
             });
@@ -380,7 +424,7 @@ impl RxRing {
     /// truncated) and gives its slot back.
     fn drain(&mut self, scratch: &mut Vec<u8>, mut f: impl FnMut(PortNo, &[u8], bool)) {
         loop {
-            // SAFETY: `next < FRAMES`, so the slot lies inside the RX ring
+            // SAFETY: `next < RX_FRAMES`, so the slot lies inside the RX ring
             // of the mapping; slots are FRAME_SIZE-aligned, which aligns
             // the header.
             let slot = unsafe { self.base.add(self.next * FRAME_SIZE) };
@@ -428,7 +472,7 @@ impl RxRing {
             // SAFETY: hands the slot back to the kernel; volatile since
             // the kernel reads it concurrently.
             unsafe { std::ptr::addr_of_mut!((*hdr).tp_status).write_volatile(0) };
-            self.next = (self.next + 1) % FRAMES;
+            self.next = (self.next + 1) % RX_FRAMES;
         }
     }
 }
@@ -455,7 +499,7 @@ impl Transmit for TxRings {
             self.dropped += 1;
             return;
         }
-        // SAFETY: `next < FRAMES`: the slot lies inside the TX ring.
+        // SAFETY: `next < TX_FRAMES`: the slot lies inside the TX ring.
         let slot = unsafe { r.base.add(r.next * FRAME_SIZE) };
         let hdr = slot.cast::<Tpacket2Hdr>();
         // SAFETY: valid slot header, read volatile as the kernel updates it.
@@ -479,7 +523,7 @@ impl Transmit for TxRings {
         fence(Ordering::Release);
         // SAFETY: hands the slot to the kernel.
         unsafe { std::ptr::addr_of_mut!((*hdr).tp_status).write_volatile(TP_STATUS_SEND_REQUEST) };
-        r.next = (r.next + 1) % FRAMES;
+        r.next = (r.next + 1) % TX_FRAMES;
         r.queued += 1;
         if r.queued >= TX_KICK {
             r.kick();
@@ -533,5 +577,20 @@ impl Backend for AfPacket {
             .enumerate()
             .map(|(i, s)| (PortNo(i as u32 + 1), link_up(s.fd.as_raw_fd(), &s.name)))
             .collect()
+    }
+
+    /// Frames the kernel dropped because a port's RX ring was full count
+    /// as that port's `rx_dropped` (OpenFlow 1.0.0 §5.3.5, 1.3.5
+    /// §7.3.5.6: "packets dropped by RX"), so `ovs-ofctl dump-ports`
+    /// shows when the switch falls behind.
+    fn update_counters(&mut self, sw: &mut Switch) {
+        for (i, s) in self.socks.iter().enumerate() {
+            let drops = ring_drops(s.fd.as_raw_fd());
+            if drops > 0 {
+                if let Some(p) = sw.dp.ports.get_mut(PortNo(i as u32 + 1)) {
+                    p.counters.rx_dropped += drops;
+                }
+            }
+        }
     }
 }

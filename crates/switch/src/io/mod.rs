@@ -50,6 +50,10 @@ pub trait Backend: Send {
     fn flush(&mut self);
     /// Each port's link state now (polled once a second): (port, up).
     fn links(&mut self) -> Vec<(PortNo, bool)>;
+    /// Adds to the switch's port counters what the backend alone knows,
+    /// such as frames the kernel dropped before the switch saw them
+    /// (polled once a second, with [`Backend::links`]).
+    fn update_counters(&mut self, _sw: &mut Switch) {}
 }
 
 /// How a running switch meets its controllers.
@@ -357,6 +361,7 @@ impl<B: Backend> Runner<B> {
         }
         if now >= self.next_link_poll {
             self.next_link_poll = now + LINK_POLL;
+            self.backend.update_counters(&mut self.sw);
             for (port, up) in self.backend.links() {
                 let was = self.sw.dp.ports.get(port).map(|p| p.spec.link_up);
                 if was.is_some_and(|w| w != up) {

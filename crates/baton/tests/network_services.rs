@@ -1,0 +1,522 @@
+//! The network services on real switches: `baton run --apps
+//! topology,devices,routing` against Open vSwitch bridges (userspace
+//! datapath) and hosts in network namespaces, for OpenFlow 1.0 and 1.3, on
+//! a chain of three switches, a ring of four (a loop) and a k=4 fat tree
+//! (20 switches, 16 hosts); and the chain and the ring again with `baton
+//! switch` (our own software switch, on the same veths) in place of Open
+//! vSwitch. What the controller says (its REST API) is checked against what
+//! the laboratory built, and the traffic with `ping`.
+//!
+//! Each test builds its own laboratory (`baton-netlab`): a private
+//! namespace with its own loopback, so `127.0.0.1:6653` and `:8080` are the
+//! lab's; nothing outlives the test. Run as root (the lab installs Open
+//! vSwitch and friends on first use). Times are printed, not asserted
+//! (BENCHMARKS.md has the figures).
+
+use baton_netlab::{Cmd, Lab, OfVersion, Proc, SwitchOptions, Topology};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant, SystemTime};
+
+const SECOND: Duration = Duration::from_secs(1);
+
+/// A port of a switch: (datapath id, port number).
+type PortAt = (u64, u16);
+
+/// What the switches are.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Switches {
+    /// Open vSwitch bridges.
+    Ovs,
+    /// `baton switch` processes on the bridges' veths.
+    Baton,
+}
+
+/// baton and the network it runs, in one laboratory.
+struct Network {
+    lab: Lab,
+    topo: Topology,
+    baton: Proc,
+    /// The `baton switch` processes, if the switches are ours.
+    _switches: Vec<Proc>,
+}
+
+impl Network {
+    /// Starts baton with the network services in a new lab, then builds
+    /// `topo` with switches that speak only `version`, and waits until
+    /// every switch is connected.
+    fn start(topo: Topology, version: OfVersion, kind: Switches) -> Network {
+        let lab = Lab::new().unwrap();
+        let baton = lab
+            .spawn(
+                Cmd::new(env!("CARGO_BIN_EXE_baton"))
+                    .args([
+                        "run",
+                        "--listen",
+                        "127.0.0.1:6653",
+                        "--api",
+                        "127.0.0.1:8080",
+                        "--apps",
+                        "topology,devices,routing",
+                    ])
+                    .env("RUST_LOG", "info"),
+            )
+            .unwrap();
+        lab.wait_listening(6653, 10 * SECOND).unwrap();
+        let switches = match kind {
+            Switches::Ovs => {
+                let opts = SwitchOptions::new()
+                    .controller("tcp:127.0.0.1:6653")
+                    .protocols(&[version]);
+                lab.build(&topo, &opts).unwrap();
+                Vec::new()
+            }
+            Switches::Baton => {
+                lab.build(&topo, &SwitchOptions::new().veth_only()).unwrap();
+                topo.switches
+                    .iter()
+                    .map(|s| baton_switch(&lab, &topo, &s.name, s.dpid.0, version))
+                    .collect()
+            }
+        };
+        let n = topo.switches.len();
+        lab.wait_controller_connections(n, 20 * SECOND).unwrap();
+        let net = Network {
+            lab,
+            topo,
+            baton,
+            _switches: switches,
+        };
+        net.wait_for(20 * SECOND, "every switch's handshake", |net| {
+            net.api("/api/v1/switches").as_array().map(Vec::len) == Some(n)
+        });
+        net
+    }
+
+    /// GET `path` from baton's API (inside the lab, where its loopback
+    /// is), as JSON.
+    fn api(&self, path: &str) -> Value {
+        let out = self
+            .lab
+            .exec(Cmd::new("python3").args([
+                "-c",
+                "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())",
+                &format!("http://127.0.0.1:8080{path}"),
+            ]))
+            .unwrap();
+        serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{path}: {e}: {}", out.stdout))
+    }
+
+    /// Waits until `done`, failing after `timeout` with what baton logged.
+    fn wait_for(&self, timeout: Duration, what: &str, done: impl Fn(&Network) -> bool) -> Duration {
+        let start = Instant::now();
+        while !done(self) {
+            if start.elapsed() > timeout {
+                panic!(
+                    "no {what} after {:.1} s; baton's log:\n{}",
+                    timeout.as_secs_f64(),
+                    tail(&self.baton.stderr())
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        start.elapsed()
+    }
+
+    /// The cables discovery knows: each link seen in both directions, as
+    /// (lower end, higher end). A link known one way only is left out.
+    fn discovered(&self) -> BTreeSet<(PortAt, PortAt)> {
+        let topo = self.api("/api/v1/topology");
+        let directed: BTreeSet<(PortAt, PortAt)> = topo["links"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| (port_at(&l["src"]), port_at(&l["dst"])))
+            .collect();
+        directed
+            .iter()
+            .filter(|(a, b)| directed.contains(&(*b, *a)))
+            .map(|&(a, b)| (a.min(b), a.max(b)))
+            .collect()
+    }
+
+    /// The cables the lab built between switches.
+    fn built(&self) -> BTreeSet<(PortAt, PortAt)> {
+        self.topo
+            .switch_links()
+            .iter()
+            .map(|l| ((l.a.0.0, l.a.1), (l.b.0.0, l.b.1)))
+            .collect()
+    }
+
+    /// Waits until discovery knows exactly `want`, and says how long it
+    /// took.
+    fn wait_links(&self, want: &BTreeSet<(PortAt, PortAt)>, timeout: Duration) -> Duration {
+        self.wait_for(timeout, "topology equal to the one built", |net| {
+            net.discovered() == *want
+        })
+    }
+
+    /// Where baton says each host is: MAC -> attachment point.
+    fn hosts(&self) -> BTreeMap<String, PortAt> {
+        self.api("/api/v1/hosts")["hosts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| {
+                (
+                    h["mac"].as_str().unwrap().to_string(),
+                    port_at(&h["attachment"]),
+                )
+            })
+            .collect()
+    }
+
+    /// Where each host really is.
+    fn attachments(&self) -> BTreeMap<String, PortAt> {
+        self.topo
+            .host_attachments()
+            .iter()
+            .map(|a| (a.mac.to_string(), (a.dpid.0, a.port)))
+            .collect()
+    }
+
+    /// An application's counter.
+    fn counter(&self, app: &str, name: &str) -> u64 {
+        let apps = self.api("/api/v1/apps");
+        apps.as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["name"] == app)
+            .and_then(|a| a["counters"][name].as_u64())
+            .unwrap_or_else(|| panic!("no counter {app}/{name} in {apps}"))
+    }
+
+    /// Every host pair pings, each reply once.
+    fn assert_all_pairs_ping(&self) {
+        // The first packets make the paths (ARP, then flows); wait until
+        // one pair gets through before counting losses.
+        let hosts = self.topo.hosts.clone();
+        let (first, last) = (&hosts[0], &hosts[hosts.len() - 1]);
+        let took = self
+            .lab
+            .wait_reachable(&first.name, last.ip, 10 * SECOND)
+            .unwrap();
+        eprintln!("{} reached {} after {:?}", first.name, last.name, took);
+        let all = self.lab.ping_all(3, 10 * SECOND).unwrap();
+        if !all.all_clean() {
+            // A pair's very first request may be lost while its ARP and
+            // flows are made; a second round must be clean.
+            let again = self.lab.ping_all(3, 10 * SECOND).unwrap();
+            assert!(
+                again.all_clean(),
+                "{again}\n(first round: {all})\n{}",
+                tail(&self.baton.stderr())
+            );
+        }
+        assert_eq!(all.duplicates(), 0, "{all}");
+    }
+}
+
+/// Starts `baton switch` for switch `name` of `topo` on its veth ends,
+/// ports numbered as the topology numbers them. `baton switch` numbers its
+/// ports in the order given, from 1, so a number the topology skips (the
+/// chain's end switches have no port 2 or 3) gets a veth of its own whose
+/// other end is up and used by nothing: an edge port without hosts.
+fn baton_switch(lab: &Lab, topo: &Topology, name: &str, dpid: u64, version: OfVersion) -> Proc {
+    let used: BTreeSet<u16> = topo
+        .links
+        .iter()
+        .flat_map(|l| [&l.a, &l.b])
+        .filter(|e| e.node == name)
+        .map(|e| e.port)
+        .collect();
+    let of = match version {
+        OfVersion::V10 => "10",
+        _ => "13",
+    };
+    let mut cmd = Cmd::new(env!("CARGO_BIN_EXE_baton")).args([
+        "switch",
+        "--dpid",
+        &dpid.to_string(),
+        "--of",
+        of,
+        "--controller",
+        "tcp:127.0.0.1:6653",
+    ]);
+    for p in 1..=used.last().copied().unwrap_or(0) {
+        let ifname = format!("{name}-eth{p}");
+        if !used.contains(&p) {
+            lab.exec(Cmd::sh(format!(
+                "ip link add {ifname} type veth peer name {ifname}x && ip link set {ifname}x up && ip link set {ifname} up"
+            )))
+            .unwrap();
+        }
+        cmd = cmd.args(["--port".to_string(), ifname]);
+    }
+    lab.spawn(cmd).unwrap()
+}
+
+/// A port as the API writes it: `{"dpid": "00:..:01", "port": 2}`.
+fn port_at(v: &Value) -> PortAt {
+    let dpid = v["dpid"].as_str().unwrap().replace(':', "");
+    (
+        u64::from_str_radix(&dpid, 16).unwrap(),
+        v["port"].as_u64().unwrap() as u16,
+    )
+}
+
+/// The end of a log.
+fn tail(s: &str) -> &str {
+    let start = s.len().saturating_sub(6000);
+    let start = (start..s.len())
+        .find(|&i| s.is_char_boundary(i))
+        .unwrap_or(s.len());
+    &s[start..]
+}
+
+/// Discovery, host tracking and every-pair delivery on `topo`.
+fn discovers_and_delivers(topo: Topology, version: OfVersion, kind: Switches) -> Network {
+    let name = format!("{} {kind:?} switches, {version}", topo.switches.len());
+    let net = Network::start(topo, version, kind);
+    let built = net.built();
+    let took = net.wait_links(&built, 20 * SECOND);
+    eprintln!("{name}: {} links discovered in {took:?}", built.len());
+    net.assert_all_pairs_ping();
+    assert_eq!(net.hosts(), net.attachments(), "{name}: hosts");
+    // Nothing more was learnt from the traffic: no host port became a
+    // link port, no link went.
+    assert_eq!(net.discovered(), built, "{name}: links after traffic");
+    net
+}
+
+#[test]
+fn a_chain_of_three_openflow_10() {
+    discovers_and_delivers(Topology::linear(3), OfVersion::V10, Switches::Ovs);
+}
+
+#[test]
+fn a_chain_of_three_openflow_13() {
+    discovers_and_delivers(Topology::linear(3), OfVersion::V13, Switches::Ovs);
+}
+
+#[test]
+fn a_fat_tree_k4_openflow_10() {
+    discovers_and_delivers(Topology::fat_tree(4), OfVersion::V10, Switches::Ovs);
+}
+
+#[test]
+fn a_fat_tree_k4_openflow_13() {
+    discovers_and_delivers(Topology::fat_tree(4), OfVersion::V13, Switches::Ovs);
+}
+
+/// A ring: no storm and no duplicate while every pair pings; a cut link
+/// is routed around within a bound the test prints, and once restored it
+/// is rediscovered and carries traffic again.
+fn a_ring_survives_a_cut(version: OfVersion, kind: Switches) {
+    let net = discovers_and_delivers(Topology::ring(4), version, kind);
+    // No storm: with the network idle, a host hears only a few frames
+    // (probes sent to host ports are not forwarded, floods are done).
+    let before = net.lab.counters("h3", 0).unwrap();
+    std::thread::sleep(SECOND);
+    let idle = net.lab.counters("h3", 0).unwrap().rx_packets - before.rx_packets;
+    assert!(idle < 20, "{idle} frames reached an idle host in 1 s");
+
+    // h1 (on s1) pings h2 (on s2), over the s1-s2 link, the shortest path.
+    let h2 = net.topo.hosts[1].ip;
+    let s1_s2 = net
+        .built()
+        .into_iter()
+        .find(|&((a, _), (b, _))| (a, b) == (1, 2));
+    let ((_, s1_port), _) = s1_s2.expect("the ring has a link s1-s2");
+    let link_tx = |net: &Network| net.lab.counters("s1", s1_port).unwrap().tx_packets;
+    let stream = net
+        .lab
+        .ping_stream("h1", h2, Duration::from_millis(20))
+        .unwrap();
+    stream
+        .wait_reply_after(SystemTime::now(), 5 * SECOND)
+        .unwrap();
+    let on_link = link_tx(&net);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(link_tx(&net) > on_link + 5, "h1 -> h2 uses s1-s2");
+
+    // Cut s1-s2: the long way round (s1-s4-s3-s2) takes over.
+    let cut = SystemTime::now();
+    net.lab.set_link_down("s1", "s2").unwrap();
+    let resumed = stream.wait_reply_after(cut, 10 * SECOND).unwrap();
+    let outage = resumed
+        .at
+        .unwrap()
+        .checked_sub(resumed.rtt)
+        .unwrap()
+        .duration_since(cut)
+        .unwrap_or_default();
+    eprintln!("{version}: pings resumed {outage:?} after the cut (target: under 1 s)");
+    let mut without = net.built();
+    without.retain(|&((a, _), (b, _))| (a, b) != (1, 2));
+    net.wait_links(&without, 5 * SECOND);
+    assert!(net.counter("routing", "flows_deleted") > 0);
+
+    // Restore it: rediscovered, and the short path is used again.
+    net.lab.set_link_up("s1", "s2").unwrap();
+    let took = net.wait_links(&net.built(), 10 * SECOND);
+    eprintln!("{version}: the restored link rediscovered in {took:?}");
+    net.wait_for(10 * SECOND, "traffic back on the restored link", |net| {
+        let before = link_tx(net);
+        std::thread::sleep(Duration::from_millis(300));
+        link_tx(net) > before + 5
+    });
+    let report = stream.stop().unwrap();
+    assert_eq!(report.duplicates, 0, "{report}");
+    net.assert_all_pairs_ping();
+}
+
+#[test]
+fn a_ring_of_four_openflow_10() {
+    a_ring_survives_a_cut(OfVersion::V10, Switches::Ovs);
+}
+
+#[test]
+fn a_ring_of_four_openflow_13() {
+    a_ring_survives_a_cut(OfVersion::V13, Switches::Ovs);
+}
+
+#[test]
+fn a_chain_of_three_baton_switches_openflow_10() {
+    discovers_and_delivers(Topology::linear(3), OfVersion::V10, Switches::Baton);
+}
+
+#[test]
+fn a_chain_of_three_baton_switches_openflow_13() {
+    discovers_and_delivers(Topology::linear(3), OfVersion::V13, Switches::Baton);
+}
+
+#[test]
+fn a_ring_of_four_baton_switches_openflow_10() {
+    a_ring_survives_a_cut(OfVersion::V10, Switches::Baton);
+}
+
+#[test]
+fn a_ring_of_four_baton_switches_openflow_13() {
+    a_ring_survives_a_cut(OfVersion::V13, Switches::Baton);
+}
+
+/// Captures one LLDP frame arriving on a host's interface, as hex.
+const CAPTURE_LLDP: &str = r#"
+import socket, sys
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x88CC))
+s.bind((sys.argv[1], 0))
+s.settimeout(10)
+while True:
+    frame = s.recv(2048)
+    if frame[12:14] == b"\x88\xcc":
+        print(frame.hex())
+        break
+"#;
+
+/// Sends the frame given in hex out of a host's interface.
+const SEND_FRAME: &str = r#"
+import socket, sys
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind((sys.argv[1], 0))
+s.send(bytes.fromhex(sys.argv[2]))
+"#;
+
+/// Hosts that send LLDP: a real probe (caught on a host port) replayed
+/// from another host at once and later, and copies with a wrong
+/// authenticator and cut short. No link appears, the topology
+/// application's counters say why each was dropped, and every pair still
+/// pings.
+#[test]
+fn forged_lldp_from_hosts_is_dropped_and_counted() {
+    let net = discovers_and_delivers(Topology::ring(4), OfVersion::V13, Switches::Ovs);
+    let built = net.built();
+
+    // A probe: baton sends one out of h1's port when it comes up.
+    let capture = net
+        .lab
+        .spawn(
+            Cmd::new("python3")
+                .args(["-c", CAPTURE_LLDP, "h1-eth0"])
+                .host("h1"),
+        )
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    net.lab.set_link_down("h1", "s1").unwrap();
+    net.lab.set_link_up("h1", "s1").unwrap();
+    let mut capture = capture;
+    let out = capture.wait_timeout(15 * SECOND).unwrap();
+    let probe = out.stdout.trim().to_string();
+    assert!(probe.len() > 60, "no probe caught: {}", out.describe());
+    let send = |host: &str, hex: &str| {
+        net.lab
+            .exec(
+                Cmd::new("python3")
+                    .args(["-c", SEND_FRAME, &format!("{host}-eth0"), hex])
+                    .host(host),
+            )
+            .unwrap();
+    };
+    let counters = |net: &Network| {
+        [
+            "host_port",
+            "replayed",
+            "bad_authenticator",
+            "malformed",
+            "links_learnt",
+        ]
+        .map(|c| net.counter("topology", c))
+    };
+    let [host_port, replayed, bad_auth, malformed, learnt] = counters(&net);
+
+    // Replayed at once from h2's port: a host port, never a link port.
+    send("h2", &probe);
+    // Replayed after its age limit (2 s) from h3's port.
+    std::thread::sleep(Duration::from_millis(2500));
+    send("h3", &probe);
+    // A wrong authenticator: the last byte before the end TLV flipped.
+    let mut forged = hex_bytes(&probe);
+    let end = lldp_end(&forged);
+    forged[end - 1] ^= 0xff;
+    send("h2", &hex(&forged));
+    // Cut short in the middle of a TLV.
+    send("h4", &hex(&forged[..end - 8]));
+
+    net.wait_for(5 * SECOND, "every forged frame counted", |net| {
+        let [hp, rp, ba, ma, _] = counters(net);
+        hp > host_port && rp > replayed && ba > bad_auth && ma > malformed
+    });
+    let [.., learnt_after] = counters(&net);
+    assert_eq!(learnt_after, learnt, "no link learnt from forged frames");
+    assert_eq!(net.discovered(), built);
+    eprintln!(
+        "counters after the forgeries: {}",
+        net.api("/api/v1/apps")[0]["counters"]
+    );
+    net.assert_all_pairs_ping();
+}
+
+fn hex_bytes(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Where the LLDP end TLV (type 0, length 0) starts in `frame`.
+fn lldp_end(frame: &[u8]) -> usize {
+    let mut at = 14;
+    while at + 2 <= frame.len() {
+        let head = u16::from_be_bytes([frame[at], frame[at + 1]]);
+        if head == 0 {
+            return at;
+        }
+        at += 2 + usize::from(head & 0x1ff);
+    }
+    panic!("no end TLV in {}", hex(frame));
+}

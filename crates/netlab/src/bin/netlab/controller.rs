@@ -1,0 +1,253 @@
+//! `netlab controller`: how a controller runs a network of Open vSwitch
+//! bridges, measured from the outside, the same way for any controller:
+//! the figures of BENCHMARKS.md's "Network services".
+//!
+//! ```text
+//! netlab controller --run 'CMD ARGS' [--topology linear:3] [--of 10|13]
+//!                   [--samples N] [--links-api URL] [--cut A-B [--cuts N]]
+//! ```
+//! The controller (`CMD ARGS`, split at spaces) runs inside a new lab and
+//! must listen on the lab's `127.0.0.1:6653`; the topology is built
+//! against it with bridges offering only the chosen version. Then:
+//! - **discovery** (with `--links-api`, a URL inside the lab answering
+//!   `{"links": [...]}`, as baton's `/api/v1/topology` does): the time from
+//!   every switch connected until the controller reports every link in
+//!   both directions;
+//! - **first-packet latency**: the hosts are made to talk once (so a
+//!   controller that tracks hosts knows them) and given static ARP entries;
+//!   then, `samples` times, the flows towards the first and last hosts are
+//!   deleted from every bridge (`ovs-ofctl del-flows dl_dst=...`) and one
+//!   ping goes from the first host to the last: its round trip is two flow
+//!   set-ups (there and back) plus the path, which the steady round trip
+//!   (pings over installed flows) says;
+//! - **reconvergence** (with `--cut A-B`): a ping every 10 ms from the
+//!   first host to the last, the link A-B cut, the time until replies come
+//!   back; then restored, and (with `--links-api`) the time until it is
+//!   rediscovered; `cuts` times.
+
+use baton_netlab::{Cmd, Lab, OfVersion, PingReport, SwitchOptions, Topology};
+use std::time::{Duration, Instant, SystemTime};
+
+const SECOND: Duration = Duration::from_secs(1);
+
+struct Args {
+    run: Vec<String>,
+    topology: String,
+    version: OfVersion,
+    samples: usize,
+    links_api: Option<String>,
+    cut: Option<(String, String)>,
+    cuts: usize,
+}
+
+fn parse(args: &[String]) -> Result<Args, String> {
+    let mut a = Args {
+        run: Vec::new(),
+        topology: "linear:3".into(),
+        version: OfVersion::V13,
+        samples: 50,
+        links_api: None,
+        cut: None,
+        cuts: 5,
+    };
+    let mut it = args.iter();
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().ok_or(format!("{flag} needs a value"));
+        match flag.as_str() {
+            "--run" => a.run = value()?.split_whitespace().map(String::from).collect(),
+            "--topology" => a.topology = value()?.clone(),
+            "--of" => {
+                a.version = match value()?.as_str() {
+                    "10" => OfVersion::V10,
+                    "13" => OfVersion::V13,
+                    v => return Err(format!("--of {v}: 10 or 13")),
+                }
+            }
+            "--samples" => a.samples = value()?.parse().map_err(|e| format!("--samples: {e}"))?,
+            "--cuts" => a.cuts = value()?.parse().map_err(|e| format!("--cuts: {e}"))?,
+            "--links-api" => a.links_api = Some(value()?.clone()),
+            "--cut" => {
+                let v = value()?;
+                let (x, y) = v.split_once('-').ok_or("--cut A-B, e.g. s1-s2")?;
+                a.cut = Some((x.to_string(), y.to_string()));
+            }
+            other => return Err(format!("unexpected `{other}`")),
+        }
+    }
+    if a.run.is_empty() {
+        return Err("--run 'CMD ARGS' is required".into());
+    }
+    Ok(a)
+}
+
+fn err(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+/// How many directed links the controller reports at `url`.
+fn reported_links(lab: &Lab, url: &str) -> Result<usize, String> {
+    let out = lab
+        .output(Cmd::new("python3").args([
+            "-c",
+            "import json, sys, urllib.request; print(len(json.load(urllib.request.urlopen(sys.argv[1], timeout=5))['links']))",
+            url,
+        ]))
+        .map_err(err)?;
+    Ok(out.stdout.trim().parse().unwrap_or(0))
+}
+
+/// Waits until the controller reports `n` directed links; how long it took.
+fn wait_links(lab: &Lab, url: &str, n: usize) -> Result<Duration, String> {
+    let start = Instant::now();
+    while reported_links(lab, url)? != n {
+        if start.elapsed() > 30 * SECOND {
+            return Err(format!("{n} links not reported within 30 s"));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Ok(start.elapsed())
+}
+
+/// Mean, median and 99th percentile of `xs`, in ms.
+fn summary(xs: &mut [f64]) -> String {
+    if xs.is_empty() {
+        return "no samples".into();
+    }
+    xs.sort_by(f64::total_cmp);
+    let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+    let pct = |p: f64| xs[((xs.len() - 1) as f64 * p).round() as usize];
+    format!(
+        "mean {mean:.2} ms, median {:.2} ms, p99 {:.2} ms, max {:.2} ms (n={})",
+        pct(0.5),
+        pct(0.99),
+        xs[xs.len() - 1],
+        xs.len()
+    )
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+pub fn main(args: &[String]) -> Result<(), String> {
+    let a = parse(args)?;
+    let topo = Topology::named(&a.topology).map_err(err)?;
+    let lab = Lab::new().map_err(err)?;
+    let ctl = lab
+        .spawn(Cmd::new(&a.run[0]).args(a.run[1..].iter().cloned()))
+        .map_err(err)?;
+    lab.wait_listening(6653, 10 * SECOND).map_err(err)?;
+    let opts = SwitchOptions::new()
+        .controller("tcp:127.0.0.1:6653")
+        .protocols(&[a.version]);
+    lab.build(&topo, &opts).map_err(err)?;
+    lab.wait_controller_connections(topo.switches.len(), 30 * SECOND)
+        .map_err(err)?;
+    println!(
+        "controller: {}\ntopology: {} ({} switches, {} hosts), {}",
+        a.run.join(" "),
+        a.topology,
+        topo.switches.len(),
+        topo.hosts.len(),
+        a.version
+    );
+    let links = topo.switch_links().len() * 2;
+    if let Some(url) = &a.links_api {
+        let took = wait_links(&lab, url, links)?;
+        println!("discovery: {links} directed links in {:.1} ms", ms(took));
+    }
+
+    // Every host talks once, then ARP is static.
+    let (first, last) = (&topo.hosts[0], &topo.hosts[topo.hosts.len() - 1]);
+    lab.wait_reachable(&first.name, last.ip, 20 * SECOND)
+        .map_err(err)?;
+    let all = lab.ping_all(1, 10 * SECOND).map_err(err)?;
+    println!("warm-up: {all}");
+    for h in &topo.hosts {
+        for o in topo.hosts.iter().filter(|o| o.name != h.name) {
+            lab.exec(
+                Cmd::new("ip")
+                    .args(["neigh", "replace", &o.ip.to_string(), "lladdr"])
+                    .arg(o.mac.to_string())
+                    .args(["dev", &format!("{}-eth0", h.name), "nud", "permanent"])
+                    .host(&h.name),
+            )
+            .map_err(err)?;
+        }
+    }
+
+    // First packets.
+    let mut firsts = Vec::new();
+    for _ in 0..a.samples {
+        for s in &topo.switches {
+            for mac in [first.mac, last.mac] {
+                lab.ofctl(a.version, ["del-flows", &s.name, &format!("dl_dst={mac}")])
+                    .map_err(err)?;
+            }
+        }
+        let out = lab
+            .output(
+                Cmd::new("ping")
+                    .args(["-n", "-c", "1", "-W", "2", &last.ip.to_string()])
+                    .host(&first.name),
+            )
+            .map_err(err)?;
+        match PingReport::parse(&out.stdout).rtts.first() {
+            Some(rtt) => firsts.push(ms(*rtt)),
+            None => eprintln!("a first ping got no reply:\n{}", out.stdout),
+        }
+    }
+    let steady = lab
+        .ping(&first.name, last.ip, 20, 20 * SECOND)
+        .map_err(err)?;
+    let mut steady_ms: Vec<f64> = steady.rtts.iter().map(|d| ms(*d)).collect();
+    println!(
+        "first packet {} -> {} (two flow set-ups and the path): {}",
+        first.name,
+        last.name,
+        summary(&mut firsts)
+    );
+    println!("steady round trip: {}", summary(&mut steady_ms));
+
+    if let Some((x, y)) = &a.cut {
+        let mut outages = Vec::new();
+        let mut rediscovered = Vec::new();
+        for _ in 0..a.cuts {
+            let stream = lab
+                .ping_stream(&first.name, last.ip, Duration::from_millis(10))
+                .map_err(err)?;
+            stream
+                .wait_reply_after(SystemTime::now(), 10 * SECOND)
+                .map_err(err)?;
+            let cut = SystemTime::now();
+            lab.set_link_down(x, y).map_err(err)?;
+            let resumed = stream.wait_reply_after(cut, 20 * SECOND).map_err(err)?;
+            let sent = resumed.at.and_then(|at| at.checked_sub(resumed.rtt));
+            let outage = sent
+                .and_then(|s| s.duration_since(cut).ok())
+                .unwrap_or_default();
+            outages.push(ms(outage));
+            let report = stream.stop().map_err(err)?;
+            if report.duplicates > 0 {
+                println!("duplicates during the cut: {report}");
+            }
+            let restored = Instant::now();
+            lab.set_link_up(x, y).map_err(err)?;
+            if let Some(url) = &a.links_api {
+                wait_links(&lab, url, links)?;
+                rediscovered.push(ms(restored.elapsed()));
+            } else {
+                std::thread::sleep(2 * SECOND);
+            }
+        }
+        println!("outage after cutting {x}-{y}: {}", summary(&mut outages));
+        if !rediscovered.is_empty() {
+            println!(
+                "restored link rediscovered after: {}",
+                summary(&mut rediscovered)
+            );
+        }
+    }
+    drop(ctl);
+    lab.close().map(drop).map_err(err)
+}

@@ -1,0 +1,515 @@
+//! The command-line client behind `baton show` and `baton app`: calls
+//! the REST API (plain HTTP, `--api ADDR:PORT`, with `--token` for
+//! changes) and prints its answers as tables for people or, with
+//! `--json`, as the API's own JSON for scripts.
+//!
+//! The answers are read into the API's own types ([`crate::model`],
+//! [`crate::flow`]), so the client cannot drift from the server it ships
+//! with.
+
+use crate::flow::Flows;
+use crate::model::{App, AppStopped, Hosts, Scheduler, Switch, Topology};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::fmt::{self, Write};
+use std::time::Duration;
+
+/// How long a call may take (a flow table read waits for the switch up
+/// to 3 s).
+const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Why a call failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClientError {
+    /// The API could not be reached.
+    Unreachable {
+        /// Where it was called.
+        url: String,
+        /// Why.
+        why: String,
+    },
+    /// The API answered with an error.
+    Api {
+        /// The HTTP status.
+        status: u16,
+        /// Its message.
+        message: String,
+    },
+    /// The answer was not what this client understands.
+    BadAnswer(String),
+    /// What was asked cannot be sent.
+    Usage(String),
+}
+
+impl fmt::Display for ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ClientError::Unreachable { url, why } => write!(
+                f,
+                "cannot reach the API at {url}: {why} (is baton running, and is --api its address?)"
+            ),
+            ClientError::Api {
+                status: 401,
+                message,
+            } => {
+                write!(f, "{message} (give it with --token)")
+            }
+            ClientError::Api { status, message } => write!(f, "{message} (HTTP {status})"),
+            ClientError::BadAnswer(why) => write!(f, "unexpected answer from the API: {why}"),
+            ClientError::Usage(why) => f.write_str(why),
+        }
+    }
+}
+
+impl std::error::Error for ClientError {}
+
+/// A connection to one controller's API.
+pub struct Client {
+    base: String,
+    token: Option<String>,
+    agent: ureq::Agent,
+}
+
+impl Client {
+    /// The API at `api`, `ADDR:PORT` or an `http://` URL.
+    pub fn new(api: &str, token: Option<String>) -> Client {
+        let base = if api.starts_with("http://") || api.starts_with("https://") {
+            api.trim_end_matches('/').to_string()
+        } else {
+            format!("http://{api}")
+        };
+        Client {
+            base,
+            token,
+            agent: ureq::AgentBuilder::new().timeout(TIMEOUT).build(),
+        }
+    }
+
+    /// `method path` with an optional JSON body: the JSON answer (`Null`
+    /// for none).
+    pub fn call(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<Value, ClientError> {
+        let url = format!("{}{path}", self.base);
+        let mut req = self.agent.request(method, &url);
+        if let Some(t) = &self.token {
+            req = req.set("Authorization", &format!("Bearer {t}"));
+        }
+        let answer = match body {
+            Some(b) => req.send_json(b),
+            None => req.call(),
+        };
+        let resp = match answer {
+            Ok(r) => r,
+            Err(ureq::Error::Status(status, r)) => {
+                let message = r
+                    .into_json::<Value>()
+                    .ok()
+                    .and_then(|v| v["error"].as_str().map(str::to_string))
+                    .unwrap_or_else(|| "no message".to_string());
+                return Err(ClientError::Api { status, message });
+            }
+            Err(ureq::Error::Transport(t)) => {
+                let why = match std::error::Error::source(&t) {
+                    Some(cause) => cause.to_string(),
+                    None => t.message().unwrap_or("no connection").to_string(),
+                };
+                return Err(ClientError::Unreachable {
+                    url: self.base.clone(),
+                    why,
+                });
+            }
+        };
+        let text = resp
+            .into_string()
+            .map_err(|e| ClientError::BadAnswer(e.to_string()))?;
+        if text.is_empty() {
+            return Ok(Value::Null);
+        }
+        serde_json::from_str(&text).map_err(|e| ClientError::BadAnswer(e.to_string()))
+    }
+
+    fn get<T: DeserializeOwned>(&self, path: &str) -> Result<(T, Value), ClientError> {
+        let v = self.call("GET", path, None)?;
+        let t =
+            serde_json::from_value(v.clone()).map_err(|e| ClientError::BadAnswer(e.to_string()))?;
+        Ok((t, v))
+    }
+}
+
+/// What `baton show` shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Show {
+    /// Connected switches.
+    Switches,
+    /// Discovered links.
+    Links,
+    /// Known hosts.
+    Hosts,
+    /// One switch's flows, by datapath id.
+    Flows(String),
+    /// The applications.
+    Apps,
+    /// The scheduler.
+    Scheduler,
+}
+
+/// What `baton app` does to an application.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AppAction {
+    /// Stop it, deleting its flows unless `keep_flows`.
+    Stop {
+        /// Leave its flows on the switches.
+        keep_flows: bool,
+    },
+    /// Start it again.
+    Start,
+    /// Change settings, `key=value` (values read as JSON where they
+    /// parse, as strings otherwise).
+    Set(Vec<String>),
+}
+
+/// How an answer is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    /// Aligned tables.
+    Table,
+    /// The API's JSON, pretty-printed.
+    Json,
+}
+
+fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string()) + "\n"
+}
+
+/// Fetches what `what` names and prints it.
+pub fn show(c: &Client, what: &Show, out: Output) -> Result<String, ClientError> {
+    Ok(match what {
+        Show::Switches => {
+            let (s, v): (Vec<Switch>, _) = c.get("/api/v1/switches")?;
+            if out == Output::Json {
+                return Ok(pretty(&v));
+            }
+            switches(&s)
+        }
+        Show::Links => {
+            let (t, v): (Topology, _) = c.get("/api/v1/topology")?;
+            if out == Output::Json {
+                return Ok(pretty(&v));
+            }
+            let rows = t
+                .links
+                .iter()
+                .map(|l| {
+                    vec![
+                        l.src.dpid.clone(),
+                        l.src.port.to_string(),
+                        l.dst.dpid.clone(),
+                        l.dst.port.to_string(),
+                    ]
+                })
+                .collect();
+            table(&["FROM", "PORT", "TO", "PORT"], rows)
+        }
+        Show::Hosts => {
+            let (h, v): (Hosts, _) = c.get("/api/v1/hosts")?;
+            if out == Output::Json {
+                return Ok(pretty(&v));
+            }
+            let rows = h
+                .hosts
+                .iter()
+                .map(|h| {
+                    vec![
+                        h.mac.clone(),
+                        h.vlan.map_or("-".into(), |v| v.to_string()),
+                        list(&h.ipv4),
+                        h.attachment.dpid.clone(),
+                        h.attachment.port.to_string(),
+                        age(h.last_seen_secs_ago),
+                    ]
+                })
+                .collect();
+            table(&["MAC", "VLAN", "IPV4", "SWITCH", "PORT", "SEEN"], rows)
+        }
+        Show::Flows(dpid) => {
+            let (f, v): (Flows, _) = c.get(&format!("/api/v1/switches/{dpid}/flows"))?;
+            if out == Output::Json {
+                return Ok(pretty(&v));
+            }
+            flows(&f)
+        }
+        Show::Apps => {
+            let (a, v): (Vec<App>, _) = c.get("/api/v1/apps")?;
+            if out == Output::Json {
+                return Ok(pretty(&v));
+            }
+            apps(&a)
+        }
+        Show::Scheduler => {
+            let (s, v): (Scheduler, _) = c.get("/api/v1/scheduler")?;
+            if out == Output::Json {
+                return Ok(pretty(&v));
+            }
+            scheduler(&s)
+        }
+    })
+}
+
+/// Does `action` to application `name` and prints what it became.
+pub fn app(c: &Client, name: &str, action: &AppAction, out: Output) -> Result<String, ClientError> {
+    let (answer, app, deleted) = match action {
+        AppAction::Stop { keep_flows } => {
+            let v = c.call(
+                "POST",
+                &format!("/api/v1/apps/{name}/stop?keep_flows={keep_flows}"),
+                None,
+            )?;
+            let s: AppStopped = serde_json::from_value(v.clone())
+                .map_err(|e| ClientError::BadAnswer(e.to_string()))?;
+            (v, s.app, Some(s.flows_deleted))
+        }
+        AppAction::Start => {
+            let v = c.call("POST", &format!("/api/v1/apps/{name}/start"), None)?;
+            let a = serde_json::from_value(v.clone())
+                .map_err(|e| ClientError::BadAnswer(e.to_string()))?;
+            (v, a, None)
+        }
+        AppAction::Set(pairs) => {
+            let mut changes = serde_json::Map::new();
+            for p in pairs {
+                let (k, v) = p.split_once('=').ok_or_else(|| {
+                    ClientError::Usage(format!("bad setting {p:?}: expected KEY=VALUE"))
+                })?;
+                let v = serde_json::from_str(v).unwrap_or_else(|_| Value::String(v.to_string()));
+                changes.insert(k.to_string(), v);
+            }
+            let v = c.call(
+                "PATCH",
+                &format!("/api/v1/apps/{name}"),
+                Some(&Value::Object(changes)),
+            )?;
+            let a = serde_json::from_value(v.clone())
+                .map_err(|e| ClientError::BadAnswer(e.to_string()))?;
+            (v, a, None)
+        }
+    };
+    if out == Output::Json {
+        return Ok(pretty(&answer));
+    }
+    let mut s = apps(std::slice::from_ref(&app));
+    if let Some(n) = deleted {
+        let _ = writeln!(s, "flows deleted: {n}");
+    }
+    Ok(s)
+}
+
+/// Columns padded to their widest cell, two spaces apart.
+pub fn table(header: &[&str], rows: Vec<Vec<String>>) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for r in &rows {
+        for (w, cell) in widths.iter_mut().zip(r) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let mut line = |cells: Vec<&str>| {
+        let mut l = String::new();
+        for (i, (cell, w)) in cells.iter().zip(&widths).enumerate() {
+            if i + 1 == cells.len() {
+                l.push_str(cell);
+            } else {
+                let _ = write!(l, "{cell:<w$}  ");
+            }
+        }
+        out.push_str(l.trim_end());
+        out.push('\n');
+    };
+    line(header.to_vec());
+    for r in &rows {
+        line(r.iter().map(String::as_str).collect());
+    }
+    out
+}
+
+fn list(v: &[String]) -> String {
+    if v.is_empty() {
+        "-".to_string()
+    } else {
+        v.join(",")
+    }
+}
+
+/// `42s`, `3m07s`, `2h05m`.
+fn age(secs: f64) -> String {
+    let s = secs.max(0.0) as u64;
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
+    }
+}
+
+fn rate(r: Option<f64>) -> String {
+    r.map_or("-".to_string(), |r| format!("{r:.0}"))
+}
+
+fn switches(s: &[Switch]) -> String {
+    let rows = s
+        .iter()
+        .map(|s| {
+            let live = s.ports.iter().filter(|p| p.live).count();
+            vec![
+                s.dpid.clone(),
+                s.version.clone(),
+                s.peer.clone().unwrap_or_else(|| "-".into()),
+                format!("{live}/{}", s.ports.len()),
+                rate(s.rx_per_sec),
+                rate(s.tx_per_sec),
+                s.rx_msgs.to_string(),
+                s.tx_msgs.to_string(),
+                s.weight.to_string(),
+                age(s.connected_secs),
+            ]
+        })
+        .collect();
+    table(
+        &[
+            "DPID", "OF", "PEER", "PORTS", "RX/S", "TX/S", "RX", "TX", "WEIGHT", "UP",
+        ],
+        rows,
+    )
+}
+
+fn flows(f: &Flows) -> String {
+    let rows = f
+        .flows
+        .iter()
+        .map(|f| {
+            let m: Vec<String> = f
+                .match_
+                .iter()
+                .map(|(k, v)| match v {
+                    Value::String(s) => format!("{k}={s}"),
+                    v => format!("{k}={v}"),
+                })
+                .collect();
+            vec![
+                f.table_id.to_string(),
+                f.priority.to_string(),
+                f.cookie.clone(),
+                f.installed_by.clone().unwrap_or_else(|| "-".into()),
+                f.packets.to_string(),
+                f.bytes.to_string(),
+                if m.is_empty() {
+                    "*".into()
+                } else {
+                    m.join(",")
+                },
+                if f.actions.is_empty() {
+                    "drop".into()
+                } else {
+                    f.actions.join(",")
+                },
+            ]
+        })
+        .collect();
+    format!(
+        "{} (OpenFlow {}): {} flows\n{}",
+        f.dpid,
+        f.version,
+        f.flows.len(),
+        table(
+            &[
+                "TABLE", "PRIO", "COOKIE", "BY", "PACKETS", "BYTES", "MATCH", "ACTIONS"
+            ],
+            rows
+        )
+    )
+}
+
+fn apps(a: &[App]) -> String {
+    let rows = a
+        .iter()
+        .map(|a| {
+            let state = match &a.error {
+                Some(e) => format!("{} ({e})", state_name(a)),
+                None => state_name(a).to_string(),
+            };
+            let counters: Vec<String> =
+                a.counters.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            vec![a.name.clone(), state, a.panics.to_string(), list(&counters)]
+        })
+        .collect();
+    table(&["NAME", "STATE", "PANICS", "COUNTERS"], rows)
+}
+
+fn state_name(a: &App) -> &'static str {
+    match a.state {
+        crate::model::AppState::Running => "running",
+        crate::model::AppState::Stopped => "stopped",
+        crate::model::AppState::Failed => "failed",
+    }
+}
+
+fn scheduler(s: &Scheduler) -> String {
+    let mut out = format!(
+        "scheduler {}, {} batching, BDU {} us\n",
+        s.scheduler, s.batching, s.bdu_us
+    );
+    match &s.fairness {
+        Some(f) => {
+            let _ = writeln!(
+                out,
+                "fairness (Jain, weighted, last {:.1} s): {:.3} over {} switches, {:.0} messages/s",
+                f.interval_secs, f.jain, f.switches, f.messages_per_sec
+            );
+        }
+        None => out.push_str("fairness: no switch sent anything in the last interval\n"),
+    }
+    let rows = s
+        .workers
+        .iter()
+        .map(|w| {
+            vec![
+                w.worker.to_string(),
+                w.batches.to_string(),
+                w.messages.to_string(),
+                format!("{:.1}", w.mean_batch),
+                w.max_batch.to_string(),
+                format!("{:.1}", w.mean_batch_delay_us),
+                w.ibt.to_string(),
+            ]
+        })
+        .collect();
+    out + &table(
+        &[
+            "WORKER", "BATCHES", "MESSAGES", "MEAN", "MAX", "DELAY_US", "IBT",
+        ],
+        rows,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_align_and_ages_read_well() {
+        let t = table(
+            &["A", "LONGER"],
+            vec![
+                vec!["wide cell".into(), "x".into()],
+                vec!["b".into(), "".into()],
+            ],
+        );
+        assert_eq!(t, "A          LONGER\nwide cell  x\nb\n");
+        assert_eq!(
+            (age(5.2), age(187.0), age(7500.0)),
+            ("5s".into(), "3m07s".into(), "2h05m".into())
+        );
+    }
+}

@@ -1,0 +1,274 @@
+//! Layers laid over each other and checked together: [`Sourced`]
+//! remembers which keys the command line set, so that an error found
+//! only when keys meet (a token missing for the API's address, settings
+//! for an application that is not run) names the right source.
+
+use super::{ApiOptions, ConfigError, Dur, Layer, Parsed, Settings, Source, Tls, TlsLayer};
+use crate::auth::{self, Token};
+use baton_apps::by_name;
+use baton_runtime::Config;
+use std::collections::BTreeSet;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// A layer with where each of its keys came from, for errors found when
+/// keys are checked together.
+#[derive(Debug, Clone)]
+pub struct Sourced {
+    layer: Layer,
+    file: Option<Source>,
+    /// The keys the command line set (`apps`, `api.listen`,
+    /// `weights.00:00:00:00:00:00:00:01`).
+    from_flags: BTreeSet<String>,
+}
+
+macro_rules! overlay {
+    ($top:ident, $base:ident, $flags:ident, $($key:ident),+) => {$(
+        if $top.$key.is_some() {
+            $flags.insert(stringify!($key).to_string());
+            $base.$key = $top.$key;
+        }
+    )+};
+}
+
+impl Layer {
+    /// `self` (the command line) over `file`, read from `source`.
+    pub fn over(self, file: Layer, source: Source) -> Sourced {
+        let top = self;
+        let mut base = file;
+        let mut flags = BTreeSet::new();
+        overlay!(
+            top,
+            base,
+            flags,
+            listen,
+            listen_tls,
+            workers,
+            pin,
+            scheduler,
+            batching,
+            bdu,
+            read_size,
+            max_output,
+            echo_interval,
+            echo_timeout,
+            stats_interval,
+            apps
+        );
+        if top.api.listen.is_some() {
+            flags.insert("api.listen".to_string());
+            base.api.listen = top.api.listen;
+        }
+        // A token on the command line replaces the file's, in either form.
+        if top.api.token.is_some() || top.api.token_file.is_some() {
+            flags.insert("api.token".to_string());
+            flags.insert("api.token_file".to_string());
+            base.api.token = top.api.token;
+            base.api.token_file = top.api.token_file;
+        }
+        for (k, t) in [
+            ("tls.cert", top.tls.cert),
+            ("tls.key", top.tls.key),
+            ("tls.client_ca", top.tls.client_ca),
+        ] {
+            if let Some(t) = t {
+                flags.insert(k.to_string());
+                match k {
+                    "tls.cert" => base.tls.cert = Some(t),
+                    "tls.key" => base.tls.key = Some(t),
+                    _ => base.tls.client_ca = Some(t),
+                }
+            }
+        }
+        for Parsed(dpid) in top.weights.keys() {
+            flags.insert(format!("weights.{dpid}"));
+        }
+        base.weights.extend(top.weights);
+        for name in top.app.keys() {
+            flags.insert(format!("app.{name}"));
+        }
+        base.app.extend(top.app);
+        let file = matches!(source, Source::File(_)).then_some(source);
+        Sourced {
+            layer: base,
+            file,
+            from_flags: flags,
+        }
+    }
+}
+
+impl Sourced {
+    /// Just the command line.
+    pub fn flags(layer: Layer) -> Sourced {
+        layer.over(Layer::default(), Source::CommandLine)
+    }
+
+    /// An error in `key`, which came from the file or the command line.
+    fn error(&self, key: &str, message: impl Into<String>) -> ConfigError {
+        self.error_due(key, key, message)
+    }
+
+    /// An error in `key` that `cause` (which may be another key) brought
+    /// about: named where `cause` was set.
+    fn error_due(&self, key: &str, cause: &str, message: impl Into<String>) -> ConfigError {
+        let flag = self.from_flags.contains(cause);
+        ConfigError {
+            source: match (&self.file, flag) {
+                (Some(f), false) => f.clone(),
+                _ => Source::CommandLine,
+            },
+            at: None,
+            key: key.to_string(),
+            message: message.into(),
+        }
+    }
+
+    /// Checks the keys together and builds what they describe.
+    pub fn resolve(self) -> Result<Settings, ConfigError> {
+        let l = &self.layer;
+        let defaults = Config::default();
+        let get = |d: &Option<Parsed<Dur>>, default: Duration| d.map_or(default, |p| p.0.0);
+        if l.workers == Some(0) {
+            return Err(self.error("workers", "at least 1"));
+        }
+        if l.read_size.is_some_and(|r| r < 64) {
+            return Err(self.error("read_size", "at least 64 bytes"));
+        }
+        let mut weights = Vec::new();
+        for (Parsed(dpid), &w) in &l.weights {
+            if !(1..=baton_runtime::control::MAX_WEIGHT).contains(&w) {
+                return Err(self.error(
+                    &format!("weights.{dpid}"),
+                    format!(
+                        "weight {w} is out of range: 1 to {}",
+                        baton_runtime::control::MAX_WEIGHT
+                    ),
+                ));
+            }
+            weights.push((*dpid, w));
+        }
+        let runtime = Config {
+            listen: l.listen.as_ref().map_or(defaults.listen.clone(), |v| {
+                v.iter().map(|a| a.0.0).collect()
+            }),
+            workers: l.workers.unwrap_or(defaults.workers),
+            pin: l.pin.unwrap_or(false),
+            scheduler: l.scheduler.map_or(defaults.scheduler, |p| p.0),
+            batching: l.batching.map(|p| p.0),
+            bdu: get(&l.bdu, defaults.bdu),
+            min_read: l.read_size.unwrap_or(defaults.min_read),
+            max_read: l.read_size.unwrap_or(defaults.max_read),
+            max_output: l.max_output.unwrap_or(defaults.max_output),
+            echo_interval: get(&l.echo_interval, defaults.echo_interval),
+            echo_timeout: get(&l.echo_timeout, defaults.echo_timeout),
+            weights,
+            ..defaults
+        };
+
+        let names = l
+            .apps
+            .clone()
+            .unwrap_or_else(|| vec!["learning-switch".to_string()]);
+        if let Some(unrun) = l.app.keys().find(|k| !names.contains(k)) {
+            return Err(self.error_due(
+                &format!("app.{unrun}"),
+                "apps",
+                format!(
+                    "settings for an application that is not run; apps = [{}]",
+                    names.join(", ")
+                ),
+            ));
+        }
+        let mut apps = Vec::new();
+        for (i, name) in names.iter().enumerate() {
+            if names[..i].contains(name) {
+                return Err(self.error("apps", format!("{name:?} is listed twice")));
+            }
+            let app = by_name(name).map_err(|e| self.error("apps", e))?;
+            if let Some(table) = l.app.get(name) {
+                let json = serde_json::to_value(table).map_err(|e| {
+                    self.error(&format!("app.{name}"), format!("not JSON-like: {e}"))
+                })?;
+                app.configure(&json)
+                    .map_err(|e| self.error(&format!("app.{name}"), e))?;
+            }
+            apps.push(app);
+        }
+
+        let token = match (&l.api.token, &l.api.token_file) {
+            (Some(_), Some(_)) => {
+                return Err(self.error("api.token", "give api.token or api.token_file, not both"));
+            }
+            (Some(t), None) => Some(Token::new(t).map_err(|e| self.error("api.token", e))?),
+            (None, Some(path)) => {
+                let text = std::fs::read_to_string(path).map_err(|e| {
+                    self.error(
+                        "api.token_file",
+                        format!("cannot read {}: {e}", path.display()),
+                    )
+                })?;
+                Some(Token::new(&text).map_err(|e| {
+                    self.error("api.token_file", format!("{}: {e}", path.display()))
+                })?)
+            }
+            (None, None) => None,
+        };
+        let api = match l
+            .api
+            .listen
+            .map_or(Some(ApiOptions::default().addr), |p| p.0.0)
+        {
+            None => None,
+            Some(addr) => {
+                auth::check_bind(addr, token.as_ref()).map_err(|e| self.error("api.listen", e))?;
+                Some(ApiOptions { addr, token })
+            }
+        };
+
+        let tls = self.tls()?;
+        Ok(Settings {
+            runtime,
+            apps,
+            api,
+            tls,
+            stats_interval: get(&l.stats_interval, Duration::ZERO),
+        })
+    }
+
+    /// `listen_tls` with its files, each found readable.
+    fn tls(&self) -> Result<Option<Tls>, ConfigError> {
+        let l = &self.layer;
+        let listen: Vec<SocketAddr> = l.listen_tls.iter().flatten().map(|a| a.0.0).collect();
+        let t = &l.tls;
+        if listen.is_empty() {
+            if t != &TlsLayer::default() {
+                return Err(self.error(
+                    "listen_tls",
+                    "the [tls] files are given but no listen_tls address to serve them on",
+                ));
+            }
+            return Ok(None);
+        }
+        let readable = |key: &str, p: &Option<PathBuf>| -> Result<Option<PathBuf>, ConfigError> {
+            let Some(p) = p else { return Ok(None) };
+            std::fs::File::open(p)
+                .map(|_| Some(p.clone()))
+                .map_err(|e| self.error(key, format!("cannot read {}: {e}", p.display())))
+        };
+        let need = |key: &str, p: Option<PathBuf>| {
+            p.ok_or_else(|| {
+                self.error(
+                    key,
+                    "listen_tls needs a certificate and its key (PEM files)",
+                )
+            })
+        };
+        Ok(Some(Tls {
+            listen,
+            cert: need("tls.cert", readable("tls.cert", &t.cert)?)?,
+            key: need("tls.key", readable("tls.key", &t.key)?)?,
+            client_ca: readable("tls.client_ca", &t.client_ca)?,
+        }))
+    }
+}

@@ -1,0 +1,200 @@
+use super::*;
+
+fn file(text: &str) -> Result<Settings, ConfigError> {
+    let source = Source::File("baton.toml".into());
+    let layer = parse(text, source.clone())?;
+    Layer::default().over(layer, source).resolve()
+}
+
+fn error(text: &str) -> String {
+    file(text).unwrap_err().to_string()
+}
+
+#[test]
+fn the_example_in_the_repository_loads() {
+    let path = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/baton.toml"
+    ));
+    let s = check_file(path).unwrap_or_else(|e| panic!("{e}"));
+    let names: Vec<&str> = s.apps.iter().map(|a| a.name()).collect();
+    assert_eq!(names, ["topology", "devices", "routing"]);
+    assert_eq!(s.apps[0].settings()["probe_interval_ms"], 2000);
+    assert_eq!(s.runtime.scheduler, SchedulerKind::Fair);
+    assert_eq!(s.runtime.bdu, Duration::from_millis(1));
+    assert_eq!(s.runtime.weights, [(DatapathId(0xa), 4)]);
+    let api = s.api.unwrap();
+    assert_eq!(api.addr, "127.0.0.1:8080".parse().unwrap());
+    assert!(s.tls.is_none());
+}
+
+#[test]
+fn an_empty_file_is_the_defaults() {
+    let s = file("").unwrap();
+    let d = Config::default();
+    assert_eq!((s.runtime.listen, s.runtime.workers), (d.listen, d.workers));
+    assert_eq!(s.apps.len(), 1);
+    assert_eq!(s.apps[0].name(), "learning-switch");
+    assert_eq!(s.api.unwrap().addr, ApiOptions::default().addr);
+}
+
+#[test]
+fn every_error_names_the_file_the_line_and_the_key() {
+    for (text, want) in [
+        (
+            "wokers = 3",
+            "baton.toml:1:1: key `wokers`: unknown field `wokers`, expected one of",
+        ),
+        (
+            "workers = \"many\"",
+            "baton.toml:1:11: key `workers`: invalid type",
+        ),
+        (
+            "\nscheduler = \"fifo\"",
+            "baton.toml:2:13: key `scheduler`: unknown scheduler \"fifo\"",
+        ),
+        ("bdu = \"fast\"", "key `bdu`: bad duration"),
+        (
+            "listen = [\"0.0.0.0\"]",
+            "key `listen[0]`: bad address \"0.0.0.0\": expected ADDR:PORT",
+        ),
+        (
+            "[api]\nlisten = \"everywhere\"",
+            "baton.toml:2:10: key `api.listen`: bad API address",
+        ),
+        ("[api]\ntokn = \"x\"", "unknown field `tokn`"),
+        ("[weights]\n\"zz\" = 2", "bad datapath id"),
+        ("workers = 2\nworkers = 3", "baton.toml:2:1"),
+        ("[tls]\ncert = 3", "key `tls.cert`: invalid type"),
+    ] {
+        let got = error(text);
+        assert!(got.contains(want), "{text:?}: {got:?} lacks {want:?}");
+        assert!(got.starts_with("baton.toml"), "{got}");
+    }
+}
+
+#[test]
+fn keys_checked_together_are_named() {
+    for (text, want) in [
+        ("workers = 0", "key `workers`: at least 1"),
+        (
+            "apps = [\"hub\", \"lerning-switch\"]",
+            "key `apps`: unknown application \"lerning-switch\"",
+        ),
+        (
+            "apps = [\"hub\", \"hub\"]",
+            "key `apps`: \"hub\" is listed twice",
+        ),
+        (
+            "apps = [\"hub\"]\n[app.topology]\nprobe_interval_ms = 1",
+            "key `app.topology`: settings for an application that is not run",
+        ),
+        (
+            "apps = [\"topology\"]\n[app.topology]\nprobe_interval_ms = \"soon\"",
+            "key `app.topology`: setting \"probe_interval_ms\"",
+        ),
+        (
+            "apps = [\"topology\"]\n[app.topology]\nprobe_intervall_ms = 5",
+            "key `app.topology`: unknown setting \"probe_intervall_ms\"",
+        ),
+        (
+            "[weights]\n\"00:00:00:00:00:00:00:01\" = 0",
+            "key `weights.00:00:00:00:00:00:00:01`: weight 0 is out of range",
+        ),
+        (
+            "[api]\nlisten = \"0.0.0.0:8080\"",
+            "key `api.listen`: the API would listen on 0.0.0.0:8080",
+        ),
+        (
+            "[api]\ntoken = \"a b\"",
+            "key `api.token`: the API token must be printable",
+        ),
+        (
+            "[api]\ntoken_file = \"/nonexistent/token\"",
+            "key `api.token_file`: cannot read /nonexistent/token",
+        ),
+        (
+            "[tls]\ncert = \"c.pem\"",
+            "key `listen_tls`: the [tls] files are given",
+        ),
+        (
+            "listen_tls = [\"0.0.0.0:6654\"]",
+            "key `tls.cert`: listen_tls needs a certificate",
+        ),
+        (
+            "listen_tls = [\"0.0.0.0:6654\"]\n[tls]\ncert = \"/nonexistent/c.pem\"\nkey = \"k.pem\"",
+            "key `tls.cert`: cannot read /nonexistent/c.pem",
+        ),
+    ] {
+        let got = error(text);
+        assert!(got.starts_with("baton.toml: key"), "{text:?}: {got}");
+        assert!(got.contains(want), "{text:?}: {got:?} lacks {want:?}");
+    }
+}
+
+#[test]
+fn the_command_line_wins_key_by_key_and_is_named_in_errors() {
+    let source = Source::File("baton.toml".into());
+    let file = parse(
+        "workers = 3\nbdu = \"2ms\"\napps = [\"topology\"]\n[weights]\n1 = 2\n2 = 3\n[app.topology]\nprobe_interval_ms = 700",
+        source.clone(),
+    )
+    .unwrap();
+    let flags = Layer {
+        workers: Some(5),
+        weights: [(Parsed(DatapathId(2)), 9)].into_iter().collect(),
+        ..Layer::default()
+    };
+    let s = flags
+        .clone()
+        .over(file.clone(), source.clone())
+        .resolve()
+        .unwrap();
+    assert_eq!(s.runtime.workers, 5);
+    assert_eq!(s.runtime.bdu, Duration::from_millis(2));
+    assert_eq!(s.runtime.weights, [(DatapathId(1), 2), (DatapathId(2), 9)]);
+    assert_eq!(s.apps[0].settings()["probe_interval_ms"], 700);
+    // A flag that makes the file's app settings stray is named as a flag.
+    let flags = Layer {
+        apps: Some(vec!["hub".into()]),
+        ..Layer::default()
+    };
+    let e = flags.over(file, source).resolve().unwrap_err();
+    assert_eq!(e.source, Source::CommandLine);
+    assert_eq!(e.key, "app.topology");
+    // Flags alone.
+    let e = Sourced::flags(Layer {
+        api: ApiLayer {
+            listen: Some(Parsed("10.0.0.1:80".parse().unwrap())),
+            ..ApiLayer::default()
+        },
+        ..Layer::default()
+    })
+    .resolve()
+    .unwrap_err();
+    assert!(
+        e.to_string().starts_with("command line: key `api.listen`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_token_from_a_file_allows_any_address_and_tls_files_are_carried() {
+    let dir = std::env::temp_dir().join(format!("baton-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let token = dir.join("token");
+    std::fs::write(&token, "s3cret\n").unwrap();
+    let cert = dir.join("cert.pem");
+    std::fs::write(&cert, "-----BEGIN CERTIFICATE-----\n").unwrap();
+    let text = format!(
+        "listen_tls = [\"127.0.0.1:6654\"]\n[api]\nlisten = \"0.0.0.0:8080\"\ntoken_file = {token:?}\n[tls]\ncert = {cert:?}\nkey = {cert:?}\n"
+    );
+    let s = file(&text).unwrap();
+    let api = s.api.unwrap();
+    assert_eq!(api.token.unwrap().secret(), "s3cret");
+    let tls = s.tls.unwrap();
+    assert_eq!((tls.cert, tls.client_ca), (cert, None));
+    let _ = std::fs::remove_dir_all(&dir);
+    let off = file("[api]\nlisten = \"off\"").unwrap();
+    assert!(off.api.is_none());
+}

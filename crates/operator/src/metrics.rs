@@ -1,0 +1,323 @@
+//! `/metrics`: the controller in the Prometheus text format (0.0.4), every
+//! metric named `baton_...`, gathered when scraped from what
+//! [`Control`] shows and the sampler's last interval.
+//!
+//! [`gather`] is the list of metrics; each is one statement, so adding one
+//! is one line:
+//!
+//! ```text
+//! m.counter("baton_switch_rx_messages_total", "...").each(&switches, |s| (dpid(s), s.rx_msgs));
+//! ```
+//!
+//! A family is written with its HELP and TYPE even when it has no samples
+//! yet (no switch connected), so a dashboard's queries always name
+//! metrics that exist. Counters come from the runtime's own counters,
+//! which start at zero when the controller (or, per switch, the
+//! connection) starts, as Prometheus expects of a counter.
+
+use crate::sampler::Fairness;
+use baton_apps::views;
+use baton_runtime::control::{Control, SwitchStatus};
+use baton_runtime::pipeline::Lifecycle;
+use std::fmt::Write;
+
+/// The media type of the text format.
+pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// Every metric now, in the text format.
+pub fn gather(c: &Control, fairness: Option<Fairness>) -> String {
+    let switches = c.switches();
+    let sched = c.scheduler();
+    let apps = c.apps();
+    let snapshot = c.snapshot();
+    let topology = snapshot.get::<views::Topology>();
+    let hosts = snapshot.get::<views::Hosts>();
+    let workers: Vec<(String, &baton_runtime::stats::WorkerSnapshot)> = sched
+        .workers
+        .iter()
+        .enumerate()
+        .map(|(i, w)| (i.to_string(), w))
+        .collect();
+    let app_events: Vec<(&str, &str, u64)> = apps
+        .iter()
+        .flat_map(|a| a.counters.iter().map(|(e, n)| (a.name.as_str(), *e, *n)))
+        .collect();
+    let dpid = |s: &SwitchStatus| vec![("dpid", s.info.dpid.to_string())];
+
+    let mut m = Exposition::default();
+    m.gauge(
+        "baton_info",
+        "The controller's version and scheduler (always 1)",
+    )
+    .sample(
+        vec![
+            ("version", env!("CARGO_PKG_VERSION").to_string()),
+            ("scheduler", sched.kind.name().to_string()),
+        ],
+        1u64,
+    );
+    m.gauge(
+        "baton_switches_connected",
+        "Switches connected (handshake done)",
+    )
+    .value(switches.len());
+    m.counter(
+        "baton_switch_rx_messages_total",
+        "OpenFlow messages received from the switch",
+    )
+    .each(&switches, |s| (dpid(s), s.rx_msgs));
+    m.counter(
+        "baton_switch_tx_messages_total",
+        "OpenFlow messages sent to the switch",
+    )
+    .each(&switches, |s| (dpid(s), s.tx_msgs));
+    m.counter("baton_switch_tx_bytes_total", "Bytes sent to the switch")
+        .each(&switches, |s| (dpid(s), s.tx_bytes));
+    m.gauge(
+        "baton_switch_weight",
+        "The switch's service chances per scheduling round",
+    )
+    .each(&switches, |s| (dpid(s), s.weight));
+    m.gauge(
+        "baton_switch_connected_seconds",
+        "Seconds since the switch's handshake",
+    )
+    .each(&switches, |s| (dpid(s), s.connected_for.as_secs_f64()));
+    m.counter(
+        "baton_worker_batches_total",
+        "Input batches the worker processed",
+    )
+    .each(&workers, |(i, w)| (vec![("worker", i.clone())], w.batches));
+    m.counter(
+        "baton_worker_messages_total",
+        "Messages the worker processed",
+    )
+    .each(&workers, |(i, w)| (vec![("worker", i.clone())], w.messages));
+    m.counter("baton_worker_batch_delay_seconds_total", "Time from each batch's first read to its flush, summed (divide by batches for the mean batching delay)")
+        .each(&workers, |(i, w)| (vec![("worker", i.clone())], w.mean_batch_delay_us * w.batches as f64 / 1e6));
+    m.gauge(
+        "baton_worker_max_batch",
+        "The largest batch the worker processed",
+    )
+    .each(&workers, |(i, w)| {
+        (vec![("worker", i.clone())], w.max_batch)
+    });
+    m.gauge(
+        "baton_worker_ibt",
+        "The worker's input batching threshold now (Maestro §3.3)",
+    )
+    .each(&workers, |(i, w)| (vec![("worker", i.clone())], w.ibt));
+    m.gauge(
+        "baton_scheduler_bdu_seconds",
+        "The batching-delay upper bound",
+    )
+    .value(sched.bdu.as_secs_f64());
+    m.gauge(
+        "baton_fairness_jain",
+        "Jain's index of weighted per-switch service over the last sampling interval",
+    )
+    .each(fairness.iter(), |f| (Vec::new(), f.jain));
+    m.counter(
+        "baton_app_events_total",
+        "What each application has done, by counter name",
+    )
+    .each(&app_events, |(a, e, n)| {
+        (vec![("app", a.to_string()), ("event", e.to_string())], *n)
+    });
+    m.counter("baton_app_panics_total", "Times the application panicked")
+        .each(&apps, |a| (vec![("app", a.name.clone())], a.panics));
+    m.gauge(
+        "baton_app_running",
+        "1 while the application gets events, 0 stopped or failed",
+    )
+    .each(&apps, |a| {
+        (
+            vec![("app", a.name.clone())],
+            u64::from(a.lifecycle == Lifecycle::Running),
+        )
+    });
+    m.gauge(
+        "baton_topology_switches",
+        "Switches the topology view knows",
+    )
+    .value(topology.as_ref().map_or(0, |t| t.switches.len()));
+    m.gauge(
+        "baton_topology_links",
+        "Links the topology view knows in both directions",
+    )
+    .value(
+        topology
+            .as_ref()
+            .map_or(0, |t| t.bidirectional_links().count()),
+    );
+    m.gauge("baton_hosts", "Hosts the hosts view knows")
+        .value(hosts.map_or(0, |h| h.len()));
+    m.render()
+}
+
+/// A sample's value: integers are written exactly.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Number {
+    /// A whole number.
+    Int(u64),
+    /// Any other.
+    Float(f64),
+}
+
+macro_rules! number_from {
+    ($($t:ty => $v:ident),*) => {$(
+        impl From<$t> for Number {
+            fn from(v: $t) -> Number {
+                Number::$v(v as _)
+            }
+        }
+    )*};
+}
+number_from!(u64 => Int, u32 => Int, usize => Int, f64 => Float);
+
+/// `Counter` or `Gauge`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Counter,
+    Gauge,
+}
+
+/// One metric family: its name, help, type and samples.
+#[derive(Debug)]
+pub struct Family {
+    name: &'static str,
+    help: &'static str,
+    kind: Kind,
+    samples: Vec<(Vec<(&'static str, String)>, Number)>,
+}
+
+impl Family {
+    /// One unlabelled sample.
+    pub fn value(&mut self, v: impl Into<Number>) -> &mut Family {
+        self.sample(Vec::new(), v)
+    }
+
+    /// One sample with these labels.
+    pub fn sample(
+        &mut self,
+        labels: Vec<(&'static str, String)>,
+        v: impl Into<Number>,
+    ) -> &mut Family {
+        self.samples.push((labels, v.into()));
+        self
+    }
+
+    /// One sample per item, its labels and value from `f`.
+    pub fn each<T, V: Into<Number>>(
+        &mut self,
+        items: impl IntoIterator<Item = T>,
+        f: impl Fn(T) -> (Vec<(&'static str, String)>, V),
+    ) -> &mut Family {
+        for item in items {
+            let (labels, v) = f(item);
+            self.sample(labels, v);
+        }
+        self
+    }
+}
+
+/// Metric families in the order they were declared.
+#[derive(Debug, Default)]
+pub struct Exposition {
+    families: Vec<Family>,
+}
+
+impl Exposition {
+    /// A counter family (a total that only goes up); `name` ends in
+    /// `_total`.
+    pub fn counter(&mut self, name: &'static str, help: &'static str) -> &mut Family {
+        debug_assert!(name.ends_with("_total"), "{name}");
+        self.family(name, help, Kind::Counter)
+    }
+
+    /// A gauge family (a value now).
+    pub fn gauge(&mut self, name: &'static str, help: &'static str) -> &mut Family {
+        self.family(name, help, Kind::Gauge)
+    }
+
+    fn family(&mut self, name: &'static str, help: &'static str, kind: Kind) -> &mut Family {
+        debug_assert!(
+            self.families.iter().all(|f| f.name != name),
+            "{name} declared twice"
+        );
+        self.families.push(Family {
+            name,
+            help,
+            kind,
+            samples: Vec::new(),
+        });
+        self.families.last_mut().expect("just pushed")
+    }
+
+    /// The text format: per family `# HELP`, `# TYPE`, then its samples.
+    pub fn render(&self) -> String {
+        let mut out = String::with_capacity(4096);
+        for f in &self.families {
+            let kind = match f.kind {
+                Kind::Counter => "counter",
+                Kind::Gauge => "gauge",
+            };
+            let help = f.help.replace('\\', "\\\\").replace('\n', "\\n");
+            let _ = writeln!(out, "# HELP {} {help}", f.name);
+            let _ = writeln!(out, "# TYPE {} {kind}", f.name);
+            for (labels, v) in &f.samples {
+                out.push_str(f.name);
+                if !labels.is_empty() {
+                    out.push('{');
+                    for (i, (k, v)) in labels.iter().enumerate() {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        let v = v
+                            .replace('\\', "\\\\")
+                            .replace('"', "\\\"")
+                            .replace('\n', "\\n");
+                        let _ = write!(out, "{k}=\"{v}\"");
+                    }
+                    out.push('}');
+                }
+                let _ = match *v {
+                    Number::Int(n) => writeln!(out, " {n}"),
+                    Number::Float(x) if x.is_nan() => writeln!(out, " NaN"),
+                    Number::Float(x) if x.is_infinite() => {
+                        writeln!(out, " {}Inf", if x > 0.0 { "+" } else { "-" })
+                    }
+                    Number::Float(x) => writeln!(out, " {x}"),
+                };
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_text_format_with_escapes_and_empty_families() {
+        let mut m = Exposition::default();
+        m.gauge("baton_up", "Up").value(1u64);
+        m.counter("baton_things_total", "Things\nseen")
+            .sample(vec![("name", "a\"b\\c".to_string())], 2.5)
+            .sample(vec![("name", "x".into()), ("k", "y".into())], 3u64);
+        m.gauge("baton_empty", "Nothing yet")
+            .each(Vec::<u64>::new(), |v| (Vec::new(), v));
+        m.gauge("baton_odd", "Odd values")
+            .value(f64::INFINITY)
+            .value(f64::NAN);
+        assert_eq!(
+            m.render(),
+            "# HELP baton_up Up\n# TYPE baton_up gauge\nbaton_up 1\n\
+             # HELP baton_things_total Things\\nseen\n# TYPE baton_things_total counter\n\
+             baton_things_total{name=\"a\\\"b\\\\c\"} 2.5\nbaton_things_total{name=\"x\",k=\"y\"} 3\n\
+             # HELP baton_empty Nothing yet\n# TYPE baton_empty gauge\n\
+             # HELP baton_odd Odd values\n# TYPE baton_odd gauge\nbaton_odd +Inf\nbaton_odd NaN\n"
+        );
+    }
+}

@@ -1,0 +1,11 @@
+//! The REST API, `/metrics` and the command-line client against a running
+//! controller with software switches connected over TCP: every endpoint,
+//! bad input answered with a 4xx that says what was wrong, and the token
+//! on every mutating call. One test binary, a module per concern.
+
+mod auth;
+mod client;
+mod endpoints;
+mod metrics;
+mod path;
+mod support;

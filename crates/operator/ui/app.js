@@ -1,0 +1,201 @@
+// baton's web UI: one live feed (GET /api/v1/events, server-sent events)
+// drives the topology graph, the scheduler's charts and the tables; the
+// applications' buttons call the REST API (POST /api/v1/apps/{name}/stop
+// and /start). Everything it loads comes from the controller itself.
+//
+// For tests and for the curious, `window.baton` holds the last snapshot,
+// the cytoscape instance and `counts()` of what the graph draws.
+
+import { TopologyGraph, shortDpid } from "./graph.js";
+import { SchedulerCharts } from "./charts.js";
+
+const $ = (sel) => document.querySelector(sel);
+
+/** Builds an element: el("td", {class: "num"}, "42"). */
+function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "dataset") Object.assign(e.dataset, v);
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else if (v !== undefined && v !== null && v !== false) e.setAttribute(k, v === true ? "" : v);
+  }
+  e.append(...children.filter((c) => c !== null && c !== undefined));
+  return e;
+}
+
+function rate(x) {
+  if (x >= 1e6) return `${(x / 1e6).toFixed(2)} M`;
+  if (x >= 1e4) return `${(x / 1e3).toFixed(1)} k`;
+  return x >= 10 ? x.toFixed(0) : x.toFixed(1);
+}
+
+function age(secs) {
+  if (secs < 60) return `${secs.toFixed(0)} s`;
+  if (secs < 3600) return `${(secs / 60).toFixed(0)} min`;
+  if (secs < 86400) return `${(secs / 3600).toFixed(1)} h`;
+  return `${(secs / 86400).toFixed(1)} d`;
+}
+
+// ------------------------------------------------------------- notices
+
+let noticeTimer = null;
+
+function notice(text) {
+  const n = $("#notice");
+  n.textContent = text;
+  n.hidden = false;
+  clearTimeout(noticeTimer);
+  noticeTimer = setTimeout(() => (n.hidden = true), 8000);
+}
+
+// ---------------------------------------------------------------- tables
+
+/** A load bar filled to `percent`. */
+function bar(percent) {
+  const fill = el("span");
+  fill.style.width = `${percent}%`;
+  return fill;
+}
+
+function renderSwitches(live) {
+  const max = Math.max(1, ...live.switches.map((s) => s.rx_per_sec || 0));
+  const rows = live.switches.map((s) => {
+    const rx = s.rx_per_sec;
+    const tx = s.tx_per_sec;
+    return el("tr", { dataset: { dpid: s.dpid } },
+      el("td", { class: "mono", title: s.dpid }, s.dpid),
+      el("td", {}, s.version),
+      el("td", { class: "mono" }, s.peer || "–"),
+      el("td", {}, age(s.connected_secs)),
+      el("td", { class: "num" }, rx === null ? "–" : rate(rx)),
+      el("td", { class: "num" }, tx === null ? "–" : rate(tx)),
+      el("td", { title: rx === null ? "not sampled yet" : `${rate(rx)} messages/s in` },
+        el("div", { class: "bar" }, bar((100 * (rx || 0)) / max))),
+      el("td", { class: "num" }, String(s.weight)),
+      el("td", { class: "num" }, `${s.live_ports}/${s.ports}`));
+  });
+  $("#switches tbody").replaceChildren(...rows);
+}
+
+function renderHosts(live) {
+  const rows = live.hosts.hosts.map((h) =>
+    el("tr", { dataset: { mac: h.mac } },
+      el("td", { class: "mono" }, h.mac),
+      el("td", { class: "mono" }, h.ipv4.join(", ") || "–"),
+      el("td", { class: "mono" }, `${shortDpid(h.attachment.dpid)} port ${h.attachment.port}`),
+      el("td", { class: "num" }, `${age(h.last_seen_secs_ago)} ago`)));
+  $("#hosts tbody").replaceChildren(...rows);
+}
+
+function counters(app) {
+  return Object.entries(app.counters)
+    .filter(([, v]) => v !== 0)
+    .map(([k, v]) => `${k.replaceAll("_", " ")} ${v}`)
+    .join(" · ") || "–";
+}
+
+function renderApps(apps) {
+  const rows = apps.map((a) => {
+    const running = a.state === "running";
+    const action = running ? "stop" : "start";
+    const failure = a.error ? el("div", { class: "error" }, `panicked: ${a.error}`) : null;
+    const panics = a.panics > 0 && !a.error ? el("div", { class: "error" }, `${a.panics} panic(s) before`) : null;
+    return el("tr", { dataset: { app: a.name, state: a.state } },
+      el("td", {}, el("strong", {}, a.name)),
+      el("td", {}, el("span", { class: `state ${a.state}` }, a.state), failure, panics),
+      el("td", { class: "counters" }, counters(a)),
+      el("td", {},
+        el("button", { type: "button", dataset: { action, app: a.name }, onclick: () => lifecycle(a.name, action) },
+          running ? "Stop" : "Start")));
+  });
+  $("#apps tbody").replaceChildren(...rows);
+}
+
+// -------------------------------------------------------------- actions
+
+function headers() {
+  const h = { Accept: "application/json" };
+  const token = sessionStorage.getItem("baton-token");
+  if (token) h.Authorization = `Bearer ${token}`;
+  return h;
+}
+
+/** Why a call failed, from the API's JSON error body if there is one. */
+async function failure(resp) {
+  try {
+    const body = await resp.json();
+    if (body && body.error) return `${resp.status}: ${body.error}`;
+  } catch (_) { /* not JSON */ }
+  return `${resp.status} ${resp.statusText}`;
+}
+
+async function lifecycle(name, action) {
+  for (const b of document.querySelectorAll(`button[data-app="${CSS.escape(name)}"]`)) b.disabled = true;
+  try {
+    const resp = await fetch(`/api/v1/apps/${encodeURIComponent(name)}/${action}`, { method: "POST", headers: headers() });
+    if (!resp.ok) {
+      notice(`${action} ${name}: ${await failure(resp)}`);
+    }
+    const apps = await fetch("/api/v1/apps", { headers: headers() });
+    if (apps.ok) renderApps(await apps.json());
+  } catch (e) {
+    notice(`${action} ${name}: ${e}`);
+  } finally {
+    for (const b of document.querySelectorAll(`button[data-app="${CSS.escape(name)}"]`)) b.disabled = false;
+  }
+}
+
+// ----------------------------------------------------------------- feed
+
+const graph = new TopologyGraph($("#graph"));
+const charts = new SchedulerCharts($("#scheduler"));
+
+window.baton = {
+  live: null,
+  snapshots: 0,
+  cy: graph.cy,
+  counts: () => graph.counts(),
+};
+
+function render(live) {
+  window.baton.live = live;
+  window.baton.snapshots += 1;
+  graph.update(live);
+  charts.update(live);
+  renderSwitches(live);
+  renderHosts(live);
+  renderApps(live.apps);
+  const c = graph.counts();
+  $("#summary").textContent =
+    `${live.switches.length} switches · ${c.links} links · ${live.hosts.hosts.length} hosts · ` +
+    `${rate(live.rx_per_sec)} msg/s in`;
+  const sched = live.scheduler;
+  const fair = sched.fairness;
+  const bdu = sched.bdu_us >= 1000 ? `${sched.bdu_us / 1000} ms` : `${sched.bdu_us} µs`;
+  $("#scheduler-note").textContent =
+    `${sched.scheduler}, ${sched.batching} batching, BDU ${bdu}, ` +
+    `${live.workers.length} worker${live.workers.length === 1 ? "" : "s"}, ` +
+    `IBT ${live.workers.map((x) => x.ibt).join(" / ")}` +
+    (fair ? `, fairness ${fair.jain.toFixed(3)} over ${fair.switches} switch${fair.switches === 1 ? "" : "es"}` : "");
+}
+
+function connect() {
+  const feed = $("#feed");
+  const source = new EventSource("/api/v1/events");
+  source.addEventListener("snapshot", (e) => {
+    feed.dataset.state = "live";
+    feed.textContent = "live";
+    render(JSON.parse(e.data));
+  });
+  source.addEventListener("error", () => {
+    // EventSource reconnects by itself (the server asks for 1 s).
+    feed.dataset.state = "lost";
+    feed.textContent = "reconnecting…";
+  });
+}
+
+const token = $("#token");
+token.value = sessionStorage.getItem("baton-token") || "";
+token.addEventListener("change", () => sessionStorage.setItem("baton-token", token.value));
+
+connect();

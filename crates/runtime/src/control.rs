@@ -1,0 +1,544 @@
+//! [`Control`]: the running controller as its operator sees and steers it
+//! (the operator interface builds on this; the runtime itself knows
+//! nothing of HTTP): the switches with their ports and counters, each
+//! switch's flow table read with statistics requests, flows the operator
+//! adds (with its own cookie tag) and deletes, each confirmed with a
+//! barrier, the applications and their life cycle, the scheduler and its
+//! batching, the views.
+//!
+//! Every method may be called from any thread; those that talk to a
+//! switch block until it answers (a few milliseconds), so an asynchronous
+//! caller runs them on a blocking thread.
+
+use crate::config::{Batching, SchedulerKind};
+use crate::controller::Controller;
+use crate::env::{Snapshot, ViewAccess};
+use crate::network::{Fabric, Network};
+use crate::pipeline::AppStatus;
+use crate::requests::RequestError;
+use crate::stats::{Statistics, WorkerSnapshot};
+use crate::switch::{SwitchId, SwitchInfo};
+use crate::sync::lock;
+use crate::table::TaskState;
+use baton_openflow::neutral::{self, FlowSpec, MatchSpec, Message, PortDesc};
+use baton_openflow::v13::multipart::{MultipartReplyBody, MultipartRequest, MultipartRequestBody};
+use baton_openflow::{BufferId, Cookie, DatapathId, PortNo, Version, Xid, v10, v13};
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// How long a switch may take to answer the operator.
+pub const SWITCH_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// The largest weight a switch may be given.
+pub const MAX_WEIGHT: u32 = 1000;
+
+/// A switch as the operator sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SwitchStatus {
+    /// Id, datapath id, version, peer.
+    pub info: SwitchInfo,
+    /// Its ports, as last described.
+    pub ports: Vec<PortDesc>,
+    /// How long it has been connected.
+    pub connected_for: Duration,
+    /// Messages received from it.
+    pub rx_msgs: u64,
+    /// Messages sent to it.
+    pub tx_msgs: u64,
+    /// Bytes sent to it.
+    pub tx_bytes: u64,
+    /// Its service chances per round.
+    pub weight: u32,
+}
+
+/// One flow of a switch's tables, as it reported it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FlowEntry {
+    /// An OpenFlow 1.0 flow.
+    V10(v10::stats::FlowStats),
+    /// An OpenFlow 1.3 flow.
+    V13(v13::multipart::FlowStats),
+}
+
+impl FlowEntry {
+    /// Its cookie.
+    pub fn cookie(&self) -> Cookie {
+        match self {
+            FlowEntry::V10(f) => f.cookie,
+            FlowEntry::V13(f) => f.cookie,
+        }
+    }
+}
+
+/// The scheduler, for the operator.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SchedulerStatus {
+    /// The design in use.
+    pub kind: SchedulerKind,
+    /// The batching in use.
+    pub batching: Batching,
+    /// The batching-delay upper bound.
+    pub bdu: Duration,
+    /// Each worker's batches and IBT.
+    pub workers: Vec<WorkerSnapshot>,
+}
+
+/// Which flows [`Control::delete_flows`] deletes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlowSelection {
+    /// Every flow the match covers: the flow's fields include the match's
+    /// (OFPFC_DELETE, 1.0.0 §5.3.3, 1.3.5 §6.4).
+    Covered,
+    /// Only the flow with exactly this match and priority
+    /// (OFPFC_DELETE_STRICT).
+    Exactly {
+        /// The flow's priority.
+        priority: u16,
+    },
+}
+
+/// Why the operator's request could not be done.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ControlError {
+    /// No switch with this datapath id is connected.
+    UnknownSwitch(DatapathId),
+    /// No application has this name.
+    UnknownApp(String),
+    /// The application is already in the state asked for.
+    AlreadyThere(String),
+    /// A value out of range, and what is allowed.
+    Invalid(String),
+    /// The switch did not do it.
+    Switch(RequestError),
+}
+
+impl fmt::Display for ControlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ControlError::UnknownSwitch(d) => write!(f, "no switch {d} is connected"),
+            ControlError::UnknownApp(n) => write!(f, "no application is called {n:?}"),
+            ControlError::AlreadyThere(what) => f.write_str(what),
+            ControlError::Invalid(what) => f.write_str(what),
+            ControlError::Switch(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for ControlError {}
+
+impl From<RequestError> for ControlError {
+    fn from(e: RequestError) -> ControlError {
+        ControlError::Switch(e)
+    }
+}
+
+/// The operator's handle on a running controller. Cheap to clone.
+#[derive(Clone)]
+pub struct Control {
+    ctl: Arc<Controller>,
+    /// The operator's own network handle (its flows carry the cookie tag
+    /// of the name "operator").
+    net: Network,
+}
+
+impl Control {
+    pub(crate) fn new(ctl: Arc<Controller>) -> Control {
+        let tag = crate::app::cookie_tag("operator");
+        let net = ctl.net.for_app("operator", tag, ViewAccess::none());
+        Control { ctl, net }
+    }
+
+    /// The operator's network handle (sends, flows, requests).
+    pub fn network(&self) -> &Network {
+        &self.net
+    }
+
+    /// Every view now.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.net.snapshot()
+    }
+
+    /// Statistics of every worker and connected switch.
+    pub fn stats(&self) -> Statistics {
+        Statistics::take(
+            self.ctl.table.snapshots(),
+            &self.ctl.workers,
+            &self.ctl.stats,
+            &self.ctl.table.sent_elsewhere,
+        )
+    }
+
+    /// Every connected switch, by datapath id.
+    pub fn switches(&self) -> Vec<SwitchStatus> {
+        let now = self.ctl.clock.now_ms();
+        let mut v: Vec<SwitchStatus> = self
+            .ctl
+            .table
+            .used()
+            .filter(|(_, s)| s.up.load(Ordering::Acquire) && s.state() != TaskState::Free)
+            .filter_map(|(i, s)| {
+                let info = SwitchInfo {
+                    id: s.id(i),
+                    dpid: DatapathId(s.dpid.load(Ordering::Acquire)),
+                    version: Version::from_wire(s.version.load(Ordering::Acquire))?,
+                    peer: *lock(&s.peer),
+                };
+                let c = &s.counters;
+                Some(SwitchStatus {
+                    info,
+                    ports: lock(&s.ports).to_vec(),
+                    connected_for: Duration::from_millis(
+                        now.saturating_sub(s.accepted_ms.load(Ordering::Acquire)),
+                    ),
+                    rx_msgs: c.rx_msgs.load(Ordering::Relaxed),
+                    tx_msgs: c.tx_msgs.load(Ordering::Relaxed),
+                    tx_bytes: c.tx_bytes.load(Ordering::Relaxed),
+                    weight: s.weight(),
+                })
+            })
+            .collect();
+        v.sort_by_key(|s| s.info.dpid);
+        v
+    }
+
+    /// One switch.
+    pub fn switch(&self, dpid: DatapathId) -> Result<SwitchStatus, ControlError> {
+        self.switches()
+            .into_iter()
+            .find(|s| s.info.dpid == dpid)
+            .ok_or(ControlError::UnknownSwitch(dpid))
+    }
+
+    fn id_of(&self, dpid: DatapathId) -> Result<(SwitchId, Version), ControlError> {
+        let s = self.switch(dpid)?;
+        Ok((s.info.id, s.info.version))
+    }
+
+    /// Gives a switch `weight` service chances per round (1 to
+    /// [`MAX_WEIGHT`]).
+    pub fn set_weight(&self, dpid: DatapathId, weight: u32) -> Result<(), ControlError> {
+        if !(1..=MAX_WEIGHT).contains(&weight) {
+            return Err(ControlError::Invalid(format!(
+                "weight {weight} is out of range: 1 to {MAX_WEIGHT}"
+            )));
+        }
+        let (id, _) = self.id_of(dpid)?;
+        if self.net.set_weight(id, weight) {
+            Ok(())
+        } else {
+            Err(ControlError::UnknownSwitch(dpid))
+        }
+    }
+
+    /// A switch's flows, read from it with a flow statistics request
+    /// (every table).
+    pub fn flows(&self, dpid: DatapathId) -> Result<Vec<FlowEntry>, ControlError> {
+        let (id, version) = self.id_of(dpid)?;
+        flow_stats(&self.net, id, version)
+    }
+
+    /// Installs `flow` on switch `dpid` with the operator's cookie tag in
+    /// the top 16 bits of its cookie (the flow's own cookie keeps the low
+    /// 48), and waits for the switch to confirm it: a barrier follows the
+    /// flow-mod, and an OFPT_ERROR the switch answers the flow-mod with
+    /// (a bad port, a full table) is returned as
+    /// [`ControlError::Switch`].
+    pub fn add_flow(&self, dpid: DatapathId, flow: &FlowSpec<'_>) -> Result<(), ControlError> {
+        let (id, version) = self.id_of(dpid)?;
+        let flow = FlowSpec {
+            cookie: self.net.tag_cookie(flow.cookie),
+            ..*flow
+        };
+        self.confirmed(id, version, |out, xid| {
+            neutral::encode_flow_add(out, version, xid, &flow)
+        })
+    }
+
+    /// Deletes the flows of switch `dpid` that `match_` selects, whoever
+    /// installed them, in every table; only those that output to
+    /// `out_port` unless it is [`PortNo::ANY`]. Confirmed with a barrier
+    /// as [`Control::add_flow`] is.
+    pub fn delete_flows(
+        &self,
+        dpid: DatapathId,
+        match_: &MatchSpec,
+        which: FlowSelection,
+        out_port: PortNo,
+    ) -> Result<(), ControlError> {
+        let (id, version) = self.id_of(dpid)?;
+        let (strict, priority) = match which {
+            FlowSelection::Covered => (false, 0),
+            FlowSelection::Exactly { priority } => (true, priority),
+        };
+        self.confirmed(id, version, |out, xid| match version {
+            Version::V10 => {
+                let head = v10::FlowModHead {
+                    match_: match_.to_match10(),
+                    cookie: Cookie(0),
+                    command: if strict {
+                        v10::FlowModCommand::DeleteStrict
+                    } else {
+                        v10::FlowModCommand::Delete
+                    },
+                    idle_timeout: 0,
+                    hard_timeout: 0,
+                    priority,
+                    buffer_id: BufferId::NONE,
+                    out_port,
+                    flags: 0,
+                };
+                v10::encode_flow_mod_with(out, xid, &head, |_| {});
+            }
+            Version::V13 => {
+                let head = v13::FlowModHead {
+                    table_id: v13::messages::table_id::ALL,
+                    command: if strict {
+                        v13::FlowModCommand::DeleteStrict
+                    } else {
+                        v13::FlowModCommand::Delete
+                    },
+                    priority,
+                    out_port,
+                    ..v13::FlowModHead::default()
+                };
+                let at = v13::flow_mod::start_flow_mod(out, xid, &head);
+                match_.emit_oxm_match(out);
+                baton_openflow::header::finish_message(out, at);
+            }
+        })
+    }
+
+    /// Sends the flow-mod `write` encodes with the xid it is given, then a
+    /// barrier, and waits for the barrier's reply. A switch answers in
+    /// order (1.0.0 §5.3.7, 1.3.5 §6.2), so an error for the flow-mod has
+    /// come by then.
+    fn confirmed(
+        &self,
+        id: SwitchId,
+        version: Version,
+        write: impl FnOnce(&mut Vec<u8>, Xid),
+    ) -> Result<(), ControlError> {
+        let fabric = &self.ctl.fabric;
+        let xid = fabric.next_xid();
+        let refused = fabric.requests.register(id, xid);
+        let mut out = Vec::with_capacity(128);
+        write(&mut out, xid);
+        if self.net.send(id, &out).is_err() {
+            fabric.requests.fail(id, xid, RequestError::Gone);
+            return Err(ControlError::Switch(RequestError::Gone));
+        }
+        let barrier = match version {
+            Version::V10 => Message::V10(v10::Message::BarrierRequest),
+            Version::V13 => Message::V13(v13::Message::BarrierRequest),
+        };
+        let done = self.net.request(id, &barrier).wait(SWITCH_TIMEOUT);
+        let outcome = refused.try_take();
+        // No error came: forget the flow-mod's xid.
+        fabric.requests.fail(id, xid, RequestError::Gone);
+        if let Some(Err(e)) = outcome {
+            return Err(ControlError::Switch(e));
+        }
+        done?;
+        Ok(())
+    }
+
+    /// Each application's standing, in pipeline order.
+    pub fn apps(&self) -> Vec<AppStatus> {
+        self.ctl.pipeline.status()
+    }
+
+    fn app(&self, name: &str) -> Result<usize, ControlError> {
+        self.ctl
+            .pipeline
+            .find(name)
+            .ok_or_else(|| ControlError::UnknownApp(name.to_string()))
+    }
+
+    /// Stops an application while switches stay connected: it gets no
+    /// more events; each switch hands its state back at its next service;
+    /// and, unless `keep_flows`, the flows it installed (found by its
+    /// cookie tag) are deleted from every switch. Returns how many flows
+    /// were deleted (1.3 switches delete by cookie and do not say how many:
+    /// each counts as one).
+    pub fn stop_app(&self, name: &str, keep_flows: bool) -> Result<usize, ControlError> {
+        let i = self.app(name)?;
+        if !self.ctl.pipeline.stop(i) {
+            return Err(ControlError::AlreadyThere(format!(
+                "application {name:?} is not running"
+            )));
+        }
+        self.ctl.wake_all();
+        if keep_flows {
+            return Ok(0);
+        }
+        let net = self.ctl.pipeline.net(i);
+        let Some((cookie, mask)) = net.own_cookie() else {
+            return Ok(0);
+        };
+        let mut deleted = 0;
+        for s in self.switches() {
+            deleted += delete_by_cookie(net, &s.info, cookie, mask).unwrap_or_else(|e| {
+                tracing::warn!(dpid = %s.info.dpid, error = %e, app = name, "could not delete the stopped application's flows");
+                0
+            });
+        }
+        tracing::info!(
+            app = name,
+            flows = deleted,
+            "flows of the stopped application deleted"
+        );
+        Ok(deleted)
+    }
+
+    /// Starts a stopped (or failed) application again: its `start`, then
+    /// `switch_up` on each connected switch at its next service.
+    pub fn start_app(&self, name: &str) -> Result<(), ControlError> {
+        let i = self.app(name)?;
+        if !self.ctl.pipeline.start_again(i) {
+            return Err(ControlError::AlreadyThere(format!(
+                "application {name:?} is already running"
+            )));
+        }
+        self.ctl.wake_all();
+        Ok(())
+    }
+
+    /// Changes some of an application's settings ([`crate::App::configure`]):
+    /// all or, with an error naming the key, none.
+    pub fn configure_app(
+        &self,
+        name: &str,
+        changes: &serde_json::Value,
+    ) -> Result<(), ControlError> {
+        let i = self.app(name)?;
+        self.ctl
+            .pipeline
+            .configure(i, changes)
+            .map_err(ControlError::Invalid)
+    }
+
+    /// The scheduler and each worker's batching.
+    pub fn scheduler(&self) -> SchedulerStatus {
+        SchedulerStatus {
+            kind: self.ctl.config.scheduler,
+            batching: self.ctl.config.batching(),
+            bdu: self.ctl.bdu(),
+            workers: self.stats().workers,
+        }
+    }
+
+    /// Changes the batching-delay upper bound (Maestro §3.3): between 10 µs
+    /// and 1 s.
+    pub fn set_bdu(&self, bdu: Duration) -> Result<(), ControlError> {
+        if !(Duration::from_micros(10)..=Duration::from_secs(1)).contains(&bdu) {
+            return Err(ControlError::Invalid(format!(
+                "BDU {bdu:?} is out of range: 10 µs to 1 s"
+            )));
+        }
+        self.ctl
+            .bdu_ns
+            .store(bdu.as_nanos() as u64, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// Every flow of switch `id`.
+fn flow_stats(
+    net: &Network,
+    id: SwitchId,
+    version: Version,
+) -> Result<Vec<FlowEntry>, ControlError> {
+    let request = match version {
+        Version::V10 => Message::V10(v10::Message::StatsRequest(v10::StatsRequest {
+            flags: 0,
+            body: v10::StatsRequestBody::Flow(v10::stats::FlowStatsRequest {
+                match_: v10::Match10::ALL,
+                table_id: 0xff,
+                out_port: PortNo::ANY,
+            }),
+        })),
+        Version::V13 => Message::V13(v13::Message::MultipartRequest(MultipartRequest {
+            flags: 0,
+            body: MultipartRequestBody::Flow(v13::multipart::FlowStatsRequest {
+                table_id: v13::messages::table_id::ALL,
+                out_port: PortNo::ANY,
+                out_group: v13::group::group_id::ANY,
+                cookie: Cookie(0),
+                cookie_mask: Cookie(0),
+                match_: v13::Match13::default(),
+            }),
+        })),
+    };
+    let parts = net.request(id, &request).wait(SWITCH_TIMEOUT)?;
+    let mut flows = Vec::new();
+    for p in parts {
+        match p {
+            Message::V10(v10::Message::StatsReply(r)) => {
+                if let v10::StatsReplyBody::Flow(f) = r.body {
+                    flows.extend(f.into_iter().map(FlowEntry::V10));
+                }
+            }
+            Message::V13(v13::Message::MultipartReply(r)) => {
+                if let MultipartReplyBody::Flow(f) = r.body {
+                    flows.extend(f.into_iter().map(FlowEntry::V13));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(flows)
+}
+
+/// Deletes the flows whose cookie matches `cookie` in `mask`: on 1.3 with
+/// one cookie-masked delete; on 1.0, which cannot delete by cookie, by
+/// reading the flows and deleting each of them strictly.
+fn delete_by_cookie(
+    net: &Network,
+    info: &SwitchInfo,
+    cookie: Cookie,
+    mask: u64,
+) -> Result<usize, ControlError> {
+    match info.version {
+        Version::V13 => {
+            let mut out = Vec::new();
+            baton_openflow::neutral::encode_flow_delete_by_cookie(
+                &mut out,
+                baton_openflow::Xid(0),
+                cookie,
+                mask,
+            );
+            net.send(info.id, &out)
+                .map_err(|_| ControlError::Switch(RequestError::Gone))?;
+            Ok(1)
+        }
+        Version::V10 => {
+            let mut n = 0;
+            for f in flow_stats(net, info.id, Version::V10)? {
+                let FlowEntry::V10(f) = f else { continue };
+                if f.cookie.0 & mask != cookie.0 {
+                    continue;
+                }
+                let msg = v10::Message::FlowMod(v10::FlowMod {
+                    match_: f.match_,
+                    cookie: f.cookie,
+                    command: v10::FlowModCommand::DeleteStrict,
+                    idle_timeout: 0,
+                    hard_timeout: 0,
+                    priority: f.priority,
+                    buffer_id: baton_openflow::BufferId::NONE,
+                    out_port: PortNo::ANY,
+                    flags: 0,
+                    actions: Vec::new(),
+                });
+                let mut out = Vec::new();
+                msg.encode(baton_openflow::Xid(0), &mut out);
+                if net.send(info.id, &out).is_ok() {
+                    n += 1;
+                }
+            }
+            Ok(n)
+        }
+    }
+}
