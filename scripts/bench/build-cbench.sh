@@ -5,7 +5,10 @@
 # when it is on PATH or given with --cbench); nothing in the build or the
 # tests needs it, and no third-party code is kept in this repository.
 #
-#   scripts/bench/build-cbench.sh OFLOPS_DIR OPENFLOW_DIR [OUT]
+#   scripts/bench/build-cbench.sh [OFLOPS_DIR OPENFLOW_DIR [OUT]]
+#
+# The directories may also come from the environment (OFLOPS_DIR,
+# OPENFLOW_DIR, and CBENCH for OUT); arguments win.
 #
 # OFLOPS_DIR    a clone of https://github.com/mininet/oflops (cbench/ and
 #               msgbuf.c are used)
@@ -18,7 +21,8 @@ set -euo pipefail
 
 usage() {
     cat >&2 <<'USAGE'
-usage: scripts/bench/build-cbench.sh OFLOPS_DIR OPENFLOW_DIR [OUT]
+usage: scripts/bench/build-cbench.sh [OFLOPS_DIR OPENFLOW_DIR [OUT]]
+       (or OFLOPS_DIR=... OPENFLOW_DIR=... [CBENCH=OUT] scripts/bench/build-cbench.sh)
 
 Get the sources first (once, with network access):
     git clone https://github.com/mininet/oflops    /path/to/oflops
@@ -31,10 +35,14 @@ USAGE
     exit 2
 }
 
-[ $# -ge 2 ] && [ $# -le 3 ] || usage
-oflops=$1
-openflow=$2
-out=${3:-target/peers/cbench}
+[ $# = 0 ] || [ $# = 2 ] || [ $# = 3 ] || usage
+oflops=${1:-${OFLOPS_DIR:-}}
+openflow=${2:-${OPENFLOW_DIR:-}}
+out=${3:-${CBENCH:-target/peers/cbench}}
+[ -n "$oflops" ] && [ -n "$openflow" ] || {
+    echo "build-cbench: where are the sources? Give OFLOPS_DIR and OPENFLOW_DIR (arguments or environment)" >&2
+    usage
+}
 
 missing=0
 for f in "$oflops/cbench/cbench.c" "$oflops/cbench/fakeswitch.c" "$oflops/cbench/myargs.c" "$oflops/msgbuf.c" "$oflops/msgbuf.h"; do
