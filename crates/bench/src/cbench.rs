@@ -24,6 +24,7 @@
 
 use crate::Error;
 use crate::compare::scenarios::Case;
+use crate::cpus::{Wait, WaitMeter};
 use crate::spec::Mode;
 use baton_openflow::Version;
 use std::fs::File;
@@ -131,12 +132,14 @@ impl Invocation {
     }
 
     /// How long a run may take before it is killed: connecting, every test
-    /// and pause, and a minute to spare.
+    /// and pause, and 20 s to spare. cbench now and then never ends (seen
+    /// against the responder on a loaded machine: it stopped sending after
+    /// a few tests and printed nothing more); such a run counts as failed.
     pub fn time_limit(&self) -> Duration {
         let groups = self.switches.div_ceil(self.connect_group) as u64;
         let ms = groups * self.connect_delay_ms
             + u64::from(self.loops) * (self.ms_per_test + PAUSE_MS)
-            + 60_000;
+            + 20_000;
         Duration::from_millis(ms)
     }
 }
@@ -161,6 +164,9 @@ pub struct CbenchRun {
     /// Jain's index over the switches' responses in the counted tests
     /// (when the per-test lines list every switch).
     pub jain: Option<f64>,
+    /// How long cbench and the controller waited for a CPU during the run
+    /// (when [`run`] ran it).
+    pub wait: Option<Wait>,
 }
 
 /// One per-test line: `HH:MM:SS.mmm N switches: flows/sec:  c1  c2 ...
@@ -238,6 +244,7 @@ pub fn parse(output: &str, warmup_loops: u32) -> Result<CbenchRun, String> {
         stdev,
         per_test,
         jain,
+        wait: None,
     })
 }
 
@@ -252,11 +259,13 @@ pub fn find(explicit: Option<&Path>) -> Option<PathBuf> {
 /// Runs `program` with `inv` against `addr`, its standard output and error
 /// in `log_base`.out and .err, killed after [`Invocation::time_limit`].
 /// cbench inherits the calling thread's CPU affinity (compare pins it to
-/// the emulator's CPUs).
+/// the emulator's CPUs). With `controller`, the controller's process, the
+/// run records how long each waited for a CPU.
 pub fn run(
     program: &Path,
     inv: &Invocation,
     addr: SocketAddr,
+    controller: Option<u32>,
     log_base: &Path,
 ) -> Result<CbenchRun, Error> {
     let out_path = log_base.with_extension("out");
@@ -269,8 +278,15 @@ pub fn run(
         .spawn()
         .map_err(|e| Error::new(format!("cannot start {}: {e}", program.display())))?;
     let start = Instant::now();
+    let meter = WaitMeter::start(Some(child.id()), controller);
+    let mut wait = None;
     let limit = inv.time_limit();
     let status = loop {
+        // Read while cbench runs: its threads are gone once it exits.
+        let w = meter.read();
+        if w.generator_pct.is_some() {
+            wait = Some(w);
+        }
         if let Some(status) = child.try_wait()? {
             break Some(status);
         }
@@ -293,8 +309,10 @@ pub fn run(
             tail()
         )));
     };
-    parse(&output, inv.warmup_loops)
-        .map_err(|e| Error::new(format!("cbench exited ({status}): {e}; stderr: {}", tail())))
+    let mut r = parse(&output, inv.warmup_loops)
+        .map_err(|e| Error::new(format!("cbench exited ({status}): {e}; stderr: {}", tail())))?;
+    r.wait = wait;
+    Ok(r)
 }
 
 #[cfg(test)]

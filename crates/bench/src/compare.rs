@@ -27,6 +27,7 @@ pub mod targets;
 
 use crate::Error;
 use crate::cbench::{self, CbenchRun, Invocation};
+use crate::cpus::Wait;
 use crate::emulator::{self, Config, Writes};
 use crate::report::Report;
 use crate::report::render::write_json;
@@ -216,6 +217,24 @@ pub struct TargetResult {
     pub runs: Vec<Report>,
     /// cbench's runs against this target, when cbench ran this case.
     pub cbench: Option<CbenchResult>,
+    /// Each round's figures, in order (runs that failed included).
+    pub rounds: Vec<Round>,
+}
+
+/// One target's figures in one round (one interleaved pass over the
+/// targets): the emulator's run, then cbench's.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct Round {
+    /// The emulator's responses/s, when its run succeeded.
+    pub bench: Option<f64>,
+    /// cbench's figure, when it ran and succeeded.
+    pub cbench: Option<f64>,
+    /// How long the emulator and the controller waited for a CPU during
+    /// the emulator's run.
+    pub bench_wait: Option<Wait>,
+    /// How long cbench and the controller waited for a CPU during
+    /// cbench's run.
+    pub cbench_wait: Option<Wait>,
 }
 
 /// cbench's figures for one target in one case.
@@ -228,6 +247,13 @@ pub struct CbenchResult {
     pub median: Option<f64>,
     /// `median` / the first target's.
     pub ratio: Option<f64>,
+    /// The two tools' ratios to the first target compared round by round
+    /// (`(bench / bench of the first target) / (cbench / cbench of the
+    /// first target)` of the same round), median over the rounds where all
+    /// four runs succeeded. Each tool's run against a target comes right
+    /// after the other's, so a machine that slows down between rounds
+    /// shifts both figures of a pair alike.
+    pub paired_agreement: Option<f64>,
     /// Median over runs of Jain's index over switches.
     pub jain: Option<f64>,
     /// Every successful run.
@@ -426,7 +452,13 @@ fn run_cbench(
     tag: &str,
 ) -> Result<CbenchRun, Error> {
     let mut running = targets::start(target, case.version, p, tag)?;
-    let result = cbench::run(program, inv, running.addr, &p.log_dir.join(tag));
+    let result = cbench::run(
+        program,
+        inv,
+        running.addr,
+        running.pid,
+        &p.log_dir.join(tag),
+    );
     let tail = running.log_tail();
     running.stop();
     result.map_err(|e| Error::new(format!("{e} (controller log: {tail})")))
@@ -510,6 +542,7 @@ fn run_case(
             ratios: BTreeMap::new(),
             runs: Vec::new(),
             cbench: inv.as_ref().ok().map(|_| CbenchResult::default()),
+            rounds: Vec::new(),
         })
         .collect();
     let runs = args.runs.max(1);
@@ -518,6 +551,7 @@ fn run_case(
             if res.unsupported.is_some() {
                 continue;
             }
+            let mut round = Round::default();
             let tag = format!(
                 "{}-{}-run{}",
                 case.name,
@@ -526,6 +560,8 @@ fn run_case(
             );
             match run_one(case, t, p, threads, capacity, &tag) {
                 Ok(r) => {
+                    round.bench = Some(r.responses_per_sec);
+                    round.bench_wait = Some(r.wait);
                     eprintln!(
                         "[{}] run {}/{} {:<24} {}",
                         case.name,
@@ -548,10 +584,13 @@ fn run_case(
                 }
             }
             let (Ok((program, inv)), Some(cb)) = (&inv, res.cbench.as_mut()) else {
+                res.rounds.push(round);
                 continue;
             };
             match run_cbench(program, inv, case, t, p, &format!("{tag}-cbench")) {
                 Ok(r) => {
+                    round.cbench = Some(r.avg);
+                    round.cbench_wait = r.wait;
                     eprintln!(
                         "[{}] run {}/{} {:<24} cbench: {:.0} responses/s",
                         case.name,
@@ -573,9 +612,11 @@ fn run_case(
                     cb.errors.push(e.to_string());
                 }
             }
+            res.rounds.push(round);
         }
     }
     cbench_medians(&mut results);
+    paired_agreement(&mut results);
     for (name, f) in metrics(case) {
         let mut first = None;
         for (i, res) in results.iter_mut().enumerate() {
@@ -623,6 +664,41 @@ fn cbench_medians(results: &mut [TargetResult]) {
             .zip(first.filter(|f| *f != 0.0))
             .map(|(m, f)| m / f);
     }
+}
+
+/// Each target's [`CbenchResult::paired_agreement`] with the first target.
+fn paired_agreement(results: &mut [TargetResult]) {
+    let Some((first, rest)) = results.split_first_mut() else {
+        return;
+    };
+    for r in rest {
+        let per_round: Vec<f64> = r
+            .rounds
+            .iter()
+            .zip(&first.rounds)
+            .filter_map(|(t, f)| {
+                let (b, c, b0, c0) = (t.bench?, t.cbench?, f.bench?, f.cbench?);
+                let v = (b / b0) / (c / c0);
+                v.is_finite().then_some(v)
+            })
+            .collect();
+        if let Some(cb) = r.cbench.as_mut() {
+            cb.paired_agreement = median(&per_round);
+        }
+    }
+}
+
+/// `generator / controller` percent of time waiting for a CPU, medians
+/// over `waits`; `-` without any.
+fn fmt_wait<'a>(waits: impl Iterator<Item = &'a Wait> + Clone) -> String {
+    if waits.clone().next().is_none() {
+        return "-".into();
+    }
+    let m = |f: fn(&Wait) -> Option<f64>| {
+        let v: Vec<f64> = waits.clone().filter_map(f).collect();
+        median(&v).map_or("?".to_string(), |x| format!("{x:.1}"))
+    };
+    format!("{} / {}", m(|w| w.generator_pct), m(|w| w.controller_pct))
 }
 
 fn fmt_value(metric: &str, v: f64) -> String {
@@ -679,6 +755,17 @@ fn cbench_rows(s: &mut String, case: &CaseResult, runs: usize) {
     ) {
         (Some(b), Some(c)) if i > 0 && c > 0.0 => format!("{:.2}", b / c),
         _ => "-".into(),
+    });
+    row(
+        s,
+        "bench ratio / cbench ratio, paired by round",
+        &|i, t| match cb(t).and_then(|c| c.paired_agreement) {
+            Some(a) if i > 0 => format!("{a:.2}"),
+            _ => "-".into(),
+        },
+    );
+    row(s, "cbench cpu wait % (cbench / controller)", &|_, t| {
+        fmt_wait(t.rounds.iter().filter_map(|r| r.cbench_wait.as_ref()))
     });
     row(s, "cbench runs ok", &|_, t| match cb(t) {
         Some(c) => format!("{}/{runs}", c.runs.len()),
@@ -744,6 +831,18 @@ pub fn markdown(c: &Comparison) -> String {
             );
         }
         s.push('\n');
+        if case
+            .targets
+            .iter()
+            .any(|t| t.rounds.iter().any(|r| r.bench_wait.is_some()))
+        {
+            let _ = write!(s, "| cpu wait % (emulator / controller) |");
+            for t in &case.targets {
+                let cell = fmt_wait(t.rounds.iter().filter_map(|r| r.bench_wait.as_ref()));
+                let _ = write!(s, " {cell} |");
+            }
+            s.push('\n');
+        }
         if case.cbench.is_ok() {
             cbench_rows(&mut s, case, c.runs);
         }
@@ -751,7 +850,7 @@ pub fn markdown(c: &Comparison) -> String {
             Ok(cmd) => {
                 let _ = writeln!(
                     s,
-                    "\ncbench ran as `{cmd}`, after the emulator against each target: its figure is the mean of its counted tests, the median of runs. `bench ratio / cbench ratio` compares each target's ratio to the first target as measured by the two tools."
+                    "\ncbench ran as `{cmd}`, after the emulator against each target: its figure is the mean of its counted tests, the median of runs. `bench ratio / cbench ratio` compares each target's ratio to the first target as measured by the two tools (ratio of medians; `paired by round`: the median of the same comparison made within each round). `cpu wait %`: medians over the runs of the share of the run's time the load generator's and the controller's threads were runnable but waited for a CPU (schedstat run delay); above a few percent, something else ran on their CPUs."
                 );
             }
             Err(why) => {

@@ -21,6 +21,7 @@ pub mod conn;
 pub mod worker;
 
 use crate::Error;
+use crate::cpus::{Wait, WaitMeter};
 use crate::spec::{Mode, Schedule};
 use crate::stats::{cpu_seconds, new_histogram};
 use crate::switch::SwitchProto;
@@ -244,6 +245,9 @@ pub struct RunData {
     pub probe: Vec<(u64, u64)>,
     /// The controller's CPU time, with `controller_pid`.
     pub cpu: Option<CpuSamples>,
+    /// How long the emulator (and the controller, with `controller_pid`)
+    /// waited for a CPU while traffic ran.
+    pub wait: Wait,
     /// Time from start to traffic (connect + learn).
     pub setup: Duration,
 }
@@ -325,7 +329,7 @@ pub fn run(config: &Config) -> Result<RunData, Error> {
             Err(_) => return Err(Error::new("an emulator thread panicked")),
         }
     }
-    let (setup, cpu) = outcome?;
+    let (setup, cpu, wait) = outcome?;
     let mut switches = Vec::with_capacity(total);
     let mut latency: Vec<Histogram<u64>> = (0..segments).map(|_| new_histogram()).collect();
     let mut probe = Vec::new();
@@ -345,11 +349,12 @@ pub fn run(config: &Config) -> Result<RunData, Error> {
         latency,
         probe,
         cpu,
+        wait,
         setup,
     })
 }
 
-type Outcome = Result<(Duration, Option<CpuSamples>), Error>;
+type Outcome = Result<(Duration, Option<CpuSamples>, Wait), Error>;
 
 fn coordinate(config: &Config, shared: &Shared, total: usize, last_connect_us: u64) -> Outcome {
     let tick = Duration::from_millis(2);
@@ -394,6 +399,7 @@ fn coordinate(config: &Config, shared: &Shared, total: usize, last_connect_us: u
         }
     };
     sample(&mut cpu, 0);
+    let wait = WaitMeter::start(Some(std::process::id()), pid);
     shared.t0_us.store(t0, Ordering::Release);
     shared.set_stage(Stage::Run);
     // Sample at every second and every segment boundary.
@@ -426,10 +432,11 @@ fn coordinate(config: &Config, shared: &Shared, total: usize, last_connect_us: u
             last = (m, resp);
         }
     }
+    let wait = wait.read();
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    Ok((setup, cpu))
+    Ok((setup, cpu, wait))
 }
 
 fn progress_bar(end_us: u64) -> indicatif::ProgressBar {

@@ -25,6 +25,7 @@ fn target(name: &str, v: Option<f64>, unsupported: Option<&str>) -> TargetResult
         ratios,
         runs: Vec::new(),
         cbench: None,
+        rounds: Vec::new(),
     }
 }
 
@@ -126,6 +127,7 @@ fn the_first_target_is_the_reference_for_cbench_ratios_too() {
                     stdev: 0.0,
                     per_test: vec![avg],
                     jain: Some(1.0),
+                    wait: None,
                 })
                 .collect(),
             ..CbenchResult::default()
@@ -140,4 +142,66 @@ fn the_first_target_is_the_reference_for_cbench_ratios_too() {
     assert_eq!(cb(1).ratio, Some(0.25));
     assert_eq!(cb(2).median, None);
     assert_eq!(cb(2).ratio, None);
+}
+
+#[test]
+fn the_tools_are_compared_round_by_round() {
+    let mk = |rounds: &[(Option<f64>, Option<f64>)]| {
+        let mut t = target("x", Some(1.0), None);
+        t.cbench = Some(CbenchResult::default());
+        t.rounds = rounds
+            .iter()
+            .map(|&(bench, cbench)| Round {
+                bench,
+                cbench,
+                bench_wait: Some(Wait {
+                    generator_pct: Some(2.0),
+                    controller_pct: None,
+                    steal_pct: None,
+                }),
+                cbench_wait: None,
+            })
+            .collect();
+        t
+    };
+    // The machine halves its speed in round 2: each round's ratios still
+    // agree (0.3 by both tools in round 1, 0.3 against 0.25 in round 2).
+    // Round 3 lacks cbench's run against the reference and does not count.
+    let mut results = vec![
+        mk(&[
+            (Some(1000.0), Some(900.0)),
+            (Some(500.0), Some(450.0)),
+            (Some(1000.0), None),
+        ]),
+        mk(&[
+            (Some(300.0), Some(270.0)),
+            (Some(150.0), Some(112.5)),
+            (Some(300.0), Some(1.0)),
+        ]),
+    ];
+    paired_agreement(&mut results);
+    let a = results[1]
+        .cbench
+        .as_ref()
+        .unwrap()
+        .paired_agreement
+        .unwrap();
+    assert!((a - 1.1).abs() < 1e-9, "{a}");
+    assert_eq!(results[0].cbench.as_ref().unwrap().paired_agreement, None);
+
+    let case = scenarios::get("throughput-16").unwrap().cases.remove(0);
+    let c = comparison(vec![CaseResult {
+        case,
+        capacity: None,
+        cbench: Ok("cbench -t".into()),
+        targets: results,
+    }]);
+    let md = markdown(&c);
+    for row in [
+        "| bench ratio / cbench ratio, paired by round | - | 1.10 |",
+        "| cpu wait % (emulator / controller) | 2.0 / ? | 2.0 / ? |",
+        "| cbench cpu wait % (cbench / controller) | - | - |",
+    ] {
+        assert!(md.contains(row), "{row} not in\n{md}");
+    }
 }
