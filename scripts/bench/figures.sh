@@ -13,7 +13,7 @@ scripts/install-peers.sh >/dev/null
 cargo build --release -p baton
 B=target/release/baton
 run() { local s=$1; shift; echo "== $s"; $B bench compare "$s" --out "docs/bench/$s" "$@"; }
-all=(throughput-16 throughput-64 latency-1 latency-16 fairness-uniform fairness-skewed fairness-skewed-1-worker ibt-phases few-switches switch-scaling)
+all=(throughput-16 throughput-64 latency-1 latency-16 fairness-uniform fairness-skewed fairness-skewed-1-worker ibt-phases few-switches switch-scaling cbench-16 cbench-64)
 for s in "${@:-${all[@]}}"; do
     case "$s" in
     throughput-16 | throughput-64 | latency-1 | latency-16)
@@ -38,6 +38,19 @@ for s in "${@:-${all[@]}}"; do
         run "$s" --targets baton:all --workers 2 --runs 3 --duration 5 --warmup 1 ;;
     switch-scaling)
         run "$s" --targets responder,baton:fair,baton:static-partition --runs 1 --duration 4 --warmup 1 ;;
+    cbench-16 | cbench-64)
+        # baton bench and real cbench side by side (BENCHMARKS.md, "cbench
+        # and `baton bench` side by side"): responder and baton, 5 s
+        # counted after 1 s (cbench -l 6 -w 1), 11 interleaved rounds (the
+        # machine's speed drifts by tens of percent between runs). Needs
+        # cbench: build it with scripts/bench/build-cbench.sh (default
+        # place below). On a shared machine, as root, give the benchmark
+        # the CPUs first: setsid sh -c 'echo -20 >/proc/self/autogroup &&
+        # exec scripts/bench/figures.sh cbench-16 cbench-64'
+        echo "== $s"
+        $B bench compare "throughput-${s#cbench-}" --out "docs/bench/$s" \
+            --targets responder,baton:fair,baton:static-partition --workers 1 --runs 11 --duration 5 --warmup 1 \
+            --cbench "${CBENCH:-target/peers/cbench}" ;;
     *) run "$s" ;;
     esac
 done

@@ -7,7 +7,7 @@
 //! whole [`Report`], `--plot DIR` the charts.
 
 use crate::Error;
-use crate::emulator::{self, Config, default_threads, resolve};
+use crate::emulator::{self, Config, Writes, default_threads, resolve};
 use crate::report::Report;
 use crate::report::render::write_json;
 use crate::spec::{Mode, OfVersion, PhaseSpec, RateSpec, Schedule, parse_phases};
@@ -115,7 +115,14 @@ pub struct RunArgs {
     /// Write charts (SVG and PNG) into this directory.
     #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
-    /// Emulator threads (default: one per core).
+    /// Throughput mode: `cbench` writes to a switch only while the kernel
+    /// reports its socket writable (at most 2/3 of the send buffer queued),
+    /// with Nagle on, as cbench; `fill` writes until the kernel refuses,
+    /// keeping the send buffer full (more requests in flight).
+    #[arg(long, value_enum, default_value = "cbench")]
+    pub writes: Writes,
+    /// Emulator threads (default: one per CPU this process may run on, so
+    /// one under `taskset -c 0`).
     #[arg(long)]
     pub threads: Option<usize>,
     /// Milliseconds between connection groups (cbench -i).
@@ -138,7 +145,7 @@ pub struct ResponderArgs {
     /// Address to listen on.
     #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:6653")]
     pub listen: SocketAddr,
-    /// I/O threads (default: one per core).
+    /// I/O threads (default: one per CPU this process may run on).
     #[arg(long)]
     pub threads: Option<usize>,
     /// Stop after this many seconds (default: run until killed).
@@ -194,6 +201,7 @@ impl RunArgs {
             schedule,
             probe: self.probe,
             threads: self.threads.unwrap_or_else(default_threads).max(1),
+            writes: self.writes,
             connect_delay: Duration::from_millis(self.connect_delay),
             connect_group: self.connect_group.max(1),
             connect_timeout: secs(self.connect_timeout, "connect-timeout")?,

@@ -10,15 +10,25 @@
 //! machine is noisy (10-35 % between runs), a ratio measured in one
 //! interleaved session is not.
 //!
+//! When cbench is on `PATH` (or given with `--cbench`), every case it can
+//! express (throughput or latency mode, N switches, M MACs, OpenFlow 1.0:
+//! [`crate::cbench::Invocation::for_case`]) is also run with cbench against
+//! each target, right after the emulator's run against the same target,
+//! each with a freshly started controller; the table shows both tools'
+//! figures and ratios side by side. A missing or failing cbench is noted
+//! in the table, never an error of the comparison.
+//!
 //! Outputs under `--out`: `compare.md` (the table), `compare.json` (every
-//! run's full report), controller logs, and per case the overlaid charts of
-//! each target's median run.
+//! run's full report), controller and cbench logs, and per case the
+//! overlaid charts of each target's median run.
 
 pub mod scenarios;
 pub mod targets;
 
 use crate::Error;
-use crate::emulator::{self, Config};
+use crate::cbench::{self, CbenchRun, Invocation};
+use crate::cpus::Wait;
+use crate::emulator::{self, Config, Writes};
 use crate::report::Report;
 use crate::report::render::write_json;
 use crate::spec::{Mode, OfVersion, Schedule};
@@ -88,6 +98,17 @@ pub struct CompareArgs {
     /// the first target.
     #[arg(long)]
     pub capacity: Option<f64>,
+    /// How the emulator's switches write in throughput mode (see `baton
+    /// bench --help`).
+    #[arg(long, value_enum, default_value = "cbench")]
+    pub writes: Writes,
+    /// The cbench binary to run beside the emulator (default: `cbench` on
+    /// PATH; `scripts/bench/build-cbench.sh` builds it).
+    #[arg(long, value_name = "PATH")]
+    pub cbench: Option<PathBuf>,
+    /// Do not run cbench even if it is on PATH.
+    #[arg(long, conflicts_with = "cbench")]
+    pub no_cbench: bool,
     /// List the scenarios and exit.
     #[arg(long)]
     pub list: bool,
@@ -194,6 +215,49 @@ pub struct TargetResult {
     pub ratios: BTreeMap<String, f64>,
     /// Every successful run's report.
     pub runs: Vec<Report>,
+    /// cbench's runs against this target, when cbench ran this case.
+    pub cbench: Option<CbenchResult>,
+    /// Each round's figures, in order (runs that failed included).
+    pub rounds: Vec<Round>,
+}
+
+/// One target's figures in one round (one interleaved pass over the
+/// targets): the emulator's run, then cbench's.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct Round {
+    /// The emulator's responses/s, when its run succeeded.
+    pub bench: Option<f64>,
+    /// cbench's figure, when it ran and succeeded.
+    pub cbench: Option<f64>,
+    /// How long the emulator and the controller waited for a CPU during
+    /// the emulator's run.
+    pub bench_wait: Option<Wait>,
+    /// How long cbench and the controller waited for a CPU during
+    /// cbench's run.
+    pub cbench_wait: Option<Wait>,
+}
+
+/// cbench's figures for one target in one case.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct CbenchResult {
+    /// Runs that failed, with why.
+    pub errors: Vec<String>,
+    /// Median over runs of cbench's figure (the mean of its counted tests),
+    /// responses/s.
+    pub median: Option<f64>,
+    /// `median` / the first target's.
+    pub ratio: Option<f64>,
+    /// The two tools' ratios to the first target compared round by round
+    /// (`(bench / bench of the first target) / (cbench / cbench of the
+    /// first target)` of the same round), median over the rounds where all
+    /// four runs succeeded. Each tool's run against a target comes right
+    /// after the other's, so a machine that slows down between rounds
+    /// shifts both figures of a pair alike.
+    pub paired_agreement: Option<f64>,
+    /// Median over runs of Jain's index over switches.
+    pub jain: Option<f64>,
+    /// Every successful run.
+    pub runs: Vec<CbenchRun>,
 }
 
 /// One case's results.
@@ -203,6 +267,9 @@ pub struct CaseResult {
     pub case: Case,
     /// The capacity used for relative rates.
     pub capacity: Option<f64>,
+    /// cbench's command line for this case (`PORT` for the port), or why
+    /// cbench did not run it.
+    pub cbench: Result<String, String>,
     /// Per target, in `--targets` order.
     pub targets: Vec<TargetResult>,
 }
@@ -224,6 +291,10 @@ pub struct Comparison {
     pub workers: usize,
     /// Extra arguments given to every `baton run`.
     pub baton_args: Vec<String>,
+    /// How the emulator's switches wrote in throughput mode.
+    pub writes: Writes,
+    /// The cbench binary run beside the emulator, if any.
+    pub cbench: Option<PathBuf>,
     /// Per case.
     pub cases: Vec<CaseResult>,
 }
@@ -271,10 +342,24 @@ pub fn main(args: &CompareArgs) -> Result<(), Error> {
         controller_cpus: args.controller_cpus.clone(),
         workers: programs.workers,
         baton_args: programs.baton_args.clone(),
+        writes: args.writes,
+        cbench: if args.no_cbench {
+            None
+        } else {
+            cbench::find(args.cbench.as_deref())
+        },
         cases: Vec::new(),
     };
+    let cbench = match (&comparison.cbench, args.no_cbench, &args.cbench) {
+        (Some(p), _, _) => Ok(p.clone()),
+        (None, true, _) => Err("not run (--no-cbench)".to_string()),
+        (None, false, Some(p)) => Err(format!("not run: {} is not a file", p.display())),
+        (None, false, None) => {
+            Err("not run: no cbench on PATH (scripts/bench/build-cbench.sh builds it)".to_string())
+        }
+    };
     for case in &scenario.cases {
-        let r = run_case(case, &targets, args, &programs, bench_threads)?;
+        let r = run_case(case, &targets, args, &programs, bench_threads, &cbench)?;
         comparison.cases.push(r);
     }
     let md = markdown(&comparison);
@@ -309,6 +394,7 @@ fn apply_overrides(s: &mut Scenario, args: &CompareArgs) {
             c.macs = m;
         }
         c.version = args.of.into();
+        c.writes = args.writes;
     }
 }
 
@@ -340,15 +426,42 @@ pub fn case_config(
     c.mode = case.mode;
     c.macs = case.macs;
     c.version = case.version;
+    c.writes = case.writes;
     c.schedule = schedule;
     c.probe = case.probe;
     c.threads = threads;
     c.controller_pid = pid;
-    // ovs-testcontroller drops a connection whose handshake is not done in
-    // 1 s: connect in groups of 4, 50 ms apart (cbench -I 4 -i 50 style).
-    c.connect_group = 4;
-    c.connect_delay = Duration::from_millis(50);
+    c.connect_group = CONNECT_GROUP;
+    c.connect_delay = CONNECT_DELAY;
     Ok(c)
+}
+
+/// ovs-testcontroller drops a connection whose handshake is not done in
+/// 1 s: switches connect in groups of 4, 50 ms apart (cbench's `-I 4 -i
+/// 50`), with the emulator and with cbench.
+const CONNECT_GROUP: usize = 4;
+const CONNECT_DELAY: Duration = Duration::from_millis(50);
+
+/// One cbench run of `case` against a freshly started `target`.
+fn run_cbench(
+    program: &std::path::Path,
+    inv: &Invocation,
+    case: &Case,
+    target: &Target,
+    p: &Programs,
+    tag: &str,
+) -> Result<CbenchRun, Error> {
+    let mut running = targets::start(target, case.version, p, tag)?;
+    let result = cbench::run(
+        program,
+        inv,
+        running.addr,
+        running.pid,
+        &p.log_dir.join(tag),
+    );
+    let tail = running.log_tail();
+    running.stop();
+    result.map_err(|e| Error::new(format!("{e} (controller log: {tail})")))
 }
 
 fn run_one(
@@ -374,7 +487,13 @@ fn run_case(
     args: &CompareArgs,
     p: &Programs,
     threads: usize,
+    cbench: &Result<PathBuf, String>,
 ) -> Result<CaseResult, Error> {
+    let inv = cbench.clone().and_then(|program| {
+        Invocation::for_case(case, CONNECT_GROUP, CONNECT_DELAY)
+            .map(|inv| (program, inv))
+            .map_err(|why| format!("not run: {why}"))
+    });
     let runnable: Vec<&Target> = targets
         .iter()
         .filter(|t| t.unsupported(case.switches).is_none())
@@ -422,6 +541,8 @@ fn run_case(
             medians: BTreeMap::new(),
             ratios: BTreeMap::new(),
             runs: Vec::new(),
+            cbench: inv.as_ref().ok().map(|_| CbenchResult::default()),
+            rounds: Vec::new(),
         })
         .collect();
     let runs = args.runs.max(1);
@@ -430,6 +551,7 @@ fn run_case(
             if res.unsupported.is_some() {
                 continue;
             }
+            let mut round = Round::default();
             let tag = format!(
                 "{}-{}-run{}",
                 case.name,
@@ -438,6 +560,8 @@ fn run_case(
             );
             match run_one(case, t, p, threads, capacity, &tag) {
                 Ok(r) => {
+                    round.bench = Some(r.responses_per_sec);
+                    round.bench_wait = Some(r.wait);
                     eprintln!(
                         "[{}] run {}/{} {:<24} {}",
                         case.name,
@@ -459,8 +583,40 @@ fn run_case(
                     res.errors.push(e.to_string());
                 }
             }
+            let (Ok((program, inv)), Some(cb)) = (&inv, res.cbench.as_mut()) else {
+                res.rounds.push(round);
+                continue;
+            };
+            match run_cbench(program, inv, case, t, p, &format!("{tag}-cbench")) {
+                Ok(r) => {
+                    round.cbench = Some(r.avg);
+                    round.cbench_wait = r.wait;
+                    eprintln!(
+                        "[{}] run {}/{} {:<24} cbench: {:.0} responses/s",
+                        case.name,
+                        run + 1,
+                        runs,
+                        t.label(),
+                        r.avg
+                    );
+                    cb.runs.push(r);
+                }
+                Err(e) => {
+                    eprintln!(
+                        "[{}] run {}/{} {:<24} cbench failed: {e}",
+                        case.name,
+                        run + 1,
+                        runs,
+                        t.label()
+                    );
+                    cb.errors.push(e.to_string());
+                }
+            }
+            res.rounds.push(round);
         }
     }
+    cbench_medians(&mut results);
+    paired_agreement(&mut results);
     for (name, f) in metrics(case) {
         let mut first = None;
         for (i, res) in results.iter_mut().enumerate() {
@@ -480,8 +636,69 @@ fn run_case(
     Ok(CaseResult {
         case: case.clone(),
         capacity,
+        cbench: inv.map(|(_, inv)| {
+            let addr = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+            let args = inv.args(addr).join(" ").replace("-p 0 ", "-p PORT ");
+            format!("cbench {args}")
+        }),
         targets: results,
     })
+}
+
+/// cbench's medians over runs, and ratios to the first target's.
+fn cbench_medians(results: &mut [TargetResult]) {
+    let mut first = None;
+    for (i, r) in results.iter_mut().enumerate() {
+        let Some(cb) = r.cbench.as_mut() else {
+            continue;
+        };
+        let avgs: Vec<f64> = cb.runs.iter().map(|r| r.avg).collect();
+        cb.median = median(&avgs);
+        let jains: Vec<f64> = cb.runs.iter().filter_map(|r| r.jain).collect();
+        cb.jain = median(&jains);
+        if i == 0 {
+            first = cb.median;
+        }
+        cb.ratio = cb
+            .median
+            .zip(first.filter(|f| *f != 0.0))
+            .map(|(m, f)| m / f);
+    }
+}
+
+/// Each target's [`CbenchResult::paired_agreement`] with the first target.
+fn paired_agreement(results: &mut [TargetResult]) {
+    let Some((first, rest)) = results.split_first_mut() else {
+        return;
+    };
+    for r in rest {
+        let per_round: Vec<f64> = r
+            .rounds
+            .iter()
+            .zip(&first.rounds)
+            .filter_map(|(t, f)| {
+                let (b, c, b0, c0) = (t.bench?, t.cbench?, f.bench?, f.cbench?);
+                let v = (b / b0) / (c / c0);
+                v.is_finite().then_some(v)
+            })
+            .collect();
+        if let Some(cb) = r.cbench.as_mut() {
+            cb.paired_agreement = median(&per_round);
+        }
+    }
+}
+
+/// `generator / controller` percent of time waiting for a CPU, medians
+/// over `waits`; `-` without any.
+fn fmt_wait<'a>(waits: impl Iterator<Item = &'a Wait> + Clone) -> String {
+    if waits.clone().next().is_none() {
+        return "-".into();
+    }
+    let m = |f: fn(&Wait) -> Option<f64>| {
+        let v: Vec<f64> = waits.clone().filter_map(f).collect();
+        median(&v).map_or("?".to_string(), |x| format!("{x:.1}"))
+    };
+    format!("{} / {}", m(|w| w.generator_pct), m(|w| w.controller_pct))
 }
 
 fn fmt_value(metric: &str, v: f64) -> String {
@@ -498,6 +715,64 @@ fn fmt_value(metric: &str, v: f64) -> String {
     }
 }
 
+/// cbench's rows of a case's table: its figure and ratio, its Jain index,
+/// the emulator's figure over cbench's, and how the two tools' ratios to
+/// the first target agree.
+fn cbench_rows(s: &mut String, case: &CaseResult, runs: usize) {
+    let row = |s: &mut String, name: &str, cell: &dyn Fn(usize, &TargetResult) -> String| {
+        let _ = write!(s, "| {name} |");
+        for (i, t) in case.targets.iter().enumerate() {
+            let _ = write!(s, " {} |", cell(i, t));
+        }
+        s.push('\n');
+    };
+    fn cb(t: &TargetResult) -> Option<&CbenchResult> {
+        t.cbench.as_ref().filter(|_| t.unsupported.is_none())
+    }
+    row(s, "cbench responses/s", &|i, t| match (
+        cb(t).and_then(|c| c.median),
+        cb(t).and_then(|c| c.ratio),
+    ) {
+        (Some(m), Some(r)) if i > 0 => format!("{m:.0} ({r:.2}x)"),
+        (Some(m), _) => format!("{m:.0}"),
+        _ => "-".into(),
+    });
+    row(s, "cbench jain", &|_, t| {
+        cb(t)
+            .and_then(|c| c.jain)
+            .map_or("-".into(), |j| format!("{j:.4}"))
+    });
+    row(s, "bench / cbench responses/s", &|_, t| match (
+        t.medians.get("responses/s"),
+        cb(t).and_then(|c| c.median),
+    ) {
+        (Some(b), Some(c)) if c > 0.0 => format!("{:.2}", b / c),
+        _ => "-".into(),
+    });
+    row(s, "bench ratio / cbench ratio", &|i, t| match (
+        t.ratios.get("responses/s"),
+        cb(t).and_then(|c| c.ratio),
+    ) {
+        (Some(b), Some(c)) if i > 0 && c > 0.0 => format!("{:.2}", b / c),
+        _ => "-".into(),
+    });
+    row(
+        s,
+        "bench ratio / cbench ratio, paired by round",
+        &|i, t| match cb(t).and_then(|c| c.paired_agreement) {
+            Some(a) if i > 0 => format!("{a:.2}"),
+            _ => "-".into(),
+        },
+    );
+    row(s, "cbench cpu wait % (cbench / controller)", &|_, t| {
+        fmt_wait(t.rounds.iter().filter_map(|r| r.cbench_wait.as_ref()))
+    });
+    row(s, "cbench runs ok", &|_, t| match cb(t) {
+        Some(c) => format!("{}/{runs}", c.runs.len()),
+        None => "0/0".into(),
+    });
+}
+
 /// The comparison as markdown tables, one per case.
 pub fn markdown(c: &Comparison) -> String {
     let mut s = String::new();
@@ -509,6 +784,12 @@ pub fn markdown(c: &Comparison) -> String {
     );
     if !c.baton_args.is_empty() {
         let _ = writeln!(s, "baton ran with `{}`.\n", c.baton_args.join(" "));
+    }
+    match c.writes {
+        Writes::Cbench => {}
+        Writes::Fill => {
+            let _ = writeln!(s, "The emulator ran with `--writes fill`.\n");
+        }
     }
     for case in &c.cases {
         let _ = writeln!(s, "## {}: {}\n", case.case.name, case.case.describe());
@@ -550,6 +831,32 @@ pub fn markdown(c: &Comparison) -> String {
             );
         }
         s.push('\n');
+        if case
+            .targets
+            .iter()
+            .any(|t| t.rounds.iter().any(|r| r.bench_wait.is_some()))
+        {
+            let _ = write!(s, "| cpu wait % (emulator / controller) |");
+            for t in &case.targets {
+                let cell = fmt_wait(t.rounds.iter().filter_map(|r| r.bench_wait.as_ref()));
+                let _ = write!(s, " {cell} |");
+            }
+            s.push('\n');
+        }
+        if case.cbench.is_ok() {
+            cbench_rows(&mut s, case, c.runs);
+        }
+        match &case.cbench {
+            Ok(cmd) => {
+                let _ = writeln!(
+                    s,
+                    "\ncbench ran as `{cmd}`, after the emulator against each target: its figure is the mean of its counted tests, the median of runs. `bench ratio / cbench ratio` compares each target's ratio to the first target as measured by the two tools (ratio of medians; `paired by round`: the median of the same comparison made within each round). `cpu wait %`: medians over the runs of the share of the run's time the load generator's and the controller's threads were runnable but waited for a CPU (schedstat run delay); above a few percent, something else ran on their CPUs."
+                );
+            }
+            Err(why) => {
+                let _ = writeln!(s, "\n- cbench: {why}");
+            }
+        }
         for t in &case.targets {
             if let Some(u) = &t.unsupported {
                 let _ = writeln!(s, "\n- {}: not run ({u})", t.target);
@@ -561,6 +868,10 @@ pub fn markdown(c: &Comparison) -> String {
                     t.target,
                     t.errors.len()
                 );
+            }
+            if let Some(e) = t.cbench.as_ref().and_then(|cb| cb.errors.first()) {
+                let n = t.cbench.as_ref().map_or(0, |cb| cb.errors.len());
+                let _ = writeln!(s, "\n- {}: {n} cbench run(s) failed, first: {e}", t.target);
             }
         }
         s.push('\n');

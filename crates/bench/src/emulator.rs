@@ -21,6 +21,7 @@ pub mod conn;
 pub mod worker;
 
 use crate::Error;
+use crate::cpus::{Wait, WaitMeter};
 use crate::spec::{Mode, Schedule};
 use crate::stats::{cpu_seconds, new_histogram};
 use crate::switch::SwitchProto;
@@ -31,6 +32,24 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+/// How the switches write in throughput mode, which sets how many requests
+/// each keeps in flight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Writes {
+    /// As cbench: each loop asks the kernel which sockets are writable
+    /// (`poll`, level-triggered) and writes to those once, at most 64 KiB;
+    /// Nagle's algorithm stays on. Linux reports a TCP socket writable
+    /// while at most 2/3 of its send buffer is queued, so that is what
+    /// each switch keeps queued in the kernel.
+    #[default]
+    Cbench,
+    /// Write until the kernel refuses (edge-triggered readiness), with
+    /// `TCP_NODELAY`: the send buffer stays full, up to 1.5x cbench's
+    /// requests in flight.
+    Fill,
+}
 
 /// Everything a run needs.
 #[derive(Debug, Clone)]
@@ -51,6 +70,8 @@ pub struct Config {
     pub probe: bool,
     /// Emulator threads.
     pub threads: usize,
+    /// How switches write in throughput mode.
+    pub writes: Writes,
     /// Delay between connection groups.
     pub connect_delay: Duration,
     /// Switches per connection group.
@@ -88,6 +109,7 @@ impl Config {
             .unwrap_or(Schedule { segments: vec![] }),
             probe: false,
             threads: default_threads(),
+            writes: Writes::default(),
             connect_delay: Duration::ZERO,
             connect_group: 1,
             connect_timeout: Duration::from_secs(10),
@@ -98,10 +120,7 @@ impl Config {
     }
 }
 
-/// One thread per available core.
-pub fn default_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
+pub use crate::cpus::default_threads;
 
 /// Where the coordinator is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -129,6 +148,7 @@ pub struct Shared {
     progress: Vec<(AtomicU64, AtomicU64)>,
     schedule: Schedule,
     mode: Mode,
+    writes: Writes,
     probe: bool,
     controller: SocketAddr,
 }
@@ -225,6 +245,9 @@ pub struct RunData {
     pub probe: Vec<(u64, u64)>,
     /// The controller's CPU time, with `controller_pid`.
     pub cpu: Option<CpuSamples>,
+    /// How long the emulator (and the controller, with `controller_pid`)
+    /// waited for a CPU while traffic ran.
+    pub wait: Wait,
     /// Time from start to traffic (connect + learn).
     pub setup: Duration,
 }
@@ -254,7 +277,7 @@ pub fn run(config: &Config) -> Result<RunData, Error> {
         let t = k * threads / total;
         let list = &mut per_thread[t];
         let probe = k == config.switches;
-        list.push(Conn::new(
+        let mut conn = Conn::new(
             mio::Token(list.len()),
             k,
             probe,
@@ -264,7 +287,11 @@ pub fn run(config: &Config) -> Result<RunData, Error> {
             segments,
             seconds,
             (k / group) as u64 * delay_us,
-        ));
+        );
+        if config.mode == Mode::Throughput && !probe {
+            conn.sample_latency_every(conn::THROUGHPUT_LATENCY_SAMPLE);
+        }
+        list.push(conn);
     }
     let shared = Arc::new(Shared {
         epoch: Instant::now(),
@@ -279,6 +306,7 @@ pub fn run(config: &Config) -> Result<RunData, Error> {
             .collect(),
         schedule: config.schedule.clone(),
         mode: config.mode,
+        writes: config.writes,
         probe: config.probe,
         controller: config.controller,
     });
@@ -301,7 +329,7 @@ pub fn run(config: &Config) -> Result<RunData, Error> {
             Err(_) => return Err(Error::new("an emulator thread panicked")),
         }
     }
-    let (setup, cpu) = outcome?;
+    let (setup, cpu, wait) = outcome?;
     let mut switches = Vec::with_capacity(total);
     let mut latency: Vec<Histogram<u64>> = (0..segments).map(|_| new_histogram()).collect();
     let mut probe = Vec::new();
@@ -321,11 +349,12 @@ pub fn run(config: &Config) -> Result<RunData, Error> {
         latency,
         probe,
         cpu,
+        wait,
         setup,
     })
 }
 
-type Outcome = Result<(Duration, Option<CpuSamples>), Error>;
+type Outcome = Result<(Duration, Option<CpuSamples>, Wait), Error>;
 
 fn coordinate(config: &Config, shared: &Shared, total: usize, last_connect_us: u64) -> Outcome {
     let tick = Duration::from_millis(2);
@@ -370,6 +399,7 @@ fn coordinate(config: &Config, shared: &Shared, total: usize, last_connect_us: u
         }
     };
     sample(&mut cpu, 0);
+    let wait = WaitMeter::start(Some(std::process::id()), pid);
     shared.t0_us.store(t0, Ordering::Release);
     shared.set_stage(Stage::Run);
     // Sample at every second and every segment boundary.
@@ -402,10 +432,11 @@ fn coordinate(config: &Config, shared: &Shared, total: usize, last_connect_us: u
             last = (m, resp);
         }
     }
+    let wait = wait.read();
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    Ok((setup, cpu))
+    Ok((setup, cpu, wait))
 }
 
 fn progress_bar(end_us: u64) -> indicatif::ProgressBar {

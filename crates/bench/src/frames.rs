@@ -28,6 +28,10 @@ pub const DATA_FRAME_LEN: usize = 64;
 /// destination).
 const ETH_SRC: std::ops::Range<usize> = 6..12;
 
+/// The bytes of a data frame that name its source host: the last three of
+/// the source MAC, `host + 1` in big-endian order.
+pub const SRC_HOST: std::ops::Range<usize> = 9..12;
+
 /// The largest number of hosts per switch the addressing plan allows.
 pub const MAX_HOSTS: usize = 0xff_fffe;
 
@@ -149,6 +153,14 @@ mod tests {
         assert_eq!(host_port(3), PortNo(1));
         assert_eq!(host_port(2), PortNo(3));
         assert_eq!(gateway_port(), PortNo(4));
+    }
+
+    #[test]
+    fn the_host_bytes_are_the_end_of_the_source_mac() {
+        let mut f = DataFrame::new(2);
+        f.set_host(0x0a0b0b);
+        assert_eq!(&f.bytes()[SRC_HOST], &[0x0a, 0x0b, 0x0c]);
+        assert_eq!(&f.bytes()[ETH_SRC][3..], &f.bytes()[SRC_HOST]);
     }
 
     #[test]

@@ -28,19 +28,30 @@
 //!   is the ceiling any controller can reach on a machine.
 //! - [`compare`]: `baton bench compare`, one scenario against several
 //!   controllers started side by side, interleaved, medians and ratios.
+//! - [`cpus`]: the CPUs the benchmark may run on, pinning, and the default
+//!   thread count (one per CPU of the affinity mask).
+//! - [`cbench`]: real cbench as a peer of the emulator in `compare`: its
+//!   command line for a case, running it, reading its output.
 //! - [`cli`]: the command line ([`cli::BenchArgs`], [`cli::main`]).
 //!
-//! ## Not the bottleneck
+//! ## Cost per request, and what the ceiling measures
 //! Each emulator thread owns a subset of the switches and runs its own
-//! epoll loop; requests are encoded straight into a per-connection buffer
-//! (64 KiB, cbench's `BUFLEN`) that is written once per loop iteration; a
-//! response is read in place from a 128 KiB read buffer; no message
-//! allocates. The responder uses the same techniques, so
-//! `bench` against `responder` measures the machine, not either program.
+//! event loop; a request is a patched copy of a pre-encoded PACKET_IN
+//! appended to a per-connection buffer (64 KiB, cbench's `BUFLEN`) that is
+//! written once per loop iteration; a response is read in place from a
+//! 128 KiB read buffer; no message allocates. The responder costs less per
+//! request than any generator, so with one core each, `bench` against
+//! `responder` measures the generator: a controller's ratio to the
+//! responder is comparable between two tools only if they cost about the
+//! same per request. In throughput mode the emulator writes as cbench does
+//! ([`emulator::Writes`]); BENCHMARKS.md ("cbench and `baton bench` side by
+//! side") compares the two tools' costs and figures.
 #![deny(missing_docs)]
 
+pub mod cbench;
 pub mod cli;
 pub mod compare;
+pub mod cpus;
 pub mod emulator;
 pub mod frames;
 pub mod plot;

@@ -182,6 +182,9 @@ pub struct Report {
     pub per_second: Vec<SecondReport>,
     /// Controller CPU cost (with `--controller-pid`).
     pub cpu: Option<CpuReport>,
+    /// How long the emulator and the controller (with `--controller-pid`)
+    /// waited for a CPU while traffic ran (warm-up included).
+    pub wait: crate::cpus::Wait,
     /// The set-up.
     pub config: RunSetup,
     /// Things the reader should know (failed switches, fallbacks).
@@ -353,6 +356,7 @@ impl Report {
             phases,
             per_second,
             cpu,
+            wait: run.wait,
             config: RunSetup {
                 controller: cfg.controller.to_string(),
                 mode: cfg.mode,

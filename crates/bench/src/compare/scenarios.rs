@@ -6,6 +6,7 @@
 //! run against the first target, so every controller sees the same
 //! absolute offered load (as in Maestro Table 1).
 
+use crate::emulator::Writes;
 use crate::spec::{Mode, PhaseSpec, Rate, RateSpec, parse_phases};
 use baton_openflow::Version;
 
@@ -33,6 +34,8 @@ pub struct Case {
     /// OpenFlow version.
     #[serde(skip)]
     pub version: Version,
+    /// How the emulator's switches write in throughput mode.
+    pub writes: Writes,
 }
 
 impl Case {
@@ -48,6 +51,7 @@ impl Case {
             phases: None,
             probe: false,
             version: Version::V10,
+            writes: Writes::Cbench,
         }
     }
 

@@ -10,6 +10,7 @@
 //! `external:HOST:PORT` (already running; not started or stopped).
 
 use crate::Error;
+pub use crate::cpus::{parse_cpu_list, pin_current_thread};
 use baton_openflow::Version;
 use std::fs::File;
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -153,7 +154,8 @@ pub fn free_port() -> Result<u16, Error> {
     Ok(l.local_addr()?.port())
 }
 
-fn which(name: &str) -> Option<PathBuf> {
+/// `name` in a directory of `PATH`.
+pub fn which(name: &str) -> Option<PathBuf> {
     std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)
             .map(|d| d.join(name))
@@ -372,54 +374,6 @@ impl Drop for Running {
     }
 }
 
-/// Pins the calling thread (and the threads it starts later) to `cpus`, a
-/// `taskset -c` style list (`0`, `0-3,6`).
-pub fn pin_current_thread(cpus: &str) -> Result<usize, Error> {
-    let list = parse_cpu_list(cpus)?;
-    // SAFETY: cpu_set_t is plain data; CPU_ZERO/CPU_SET only write inside
-    // it (indices are checked against CPU_SETSIZE); sched_setaffinity
-    // reads `size_of::<cpu_set_t>()` bytes from a valid pointer.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_ZERO(&mut set);
-        for &c in &list {
-            if c < libc::CPU_SETSIZE as usize {
-                libc::CPU_SET(c, &mut set);
-            }
-        }
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return Err(Error::new(format!(
-                "cannot pin the benchmark to CPUs {cpus}: {}",
-                std::io::Error::last_os_error()
-            )));
-        }
-    }
-    Ok(list.len())
-}
-
-/// Parses a `taskset -c` CPU list.
-pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, Error> {
-    let bad = || Error::new(format!("bad CPU list `{s}` (e.g. 0 or 0-3,6)"));
-    let mut out = Vec::new();
-    for part in s.split(',').filter(|p| !p.is_empty()) {
-        match part.split_once('-') {
-            Some((a, b)) => {
-                let (a, b): (usize, usize) =
-                    (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
-                if a > b || b - a > 4096 {
-                    return Err(bad());
-                }
-                out.extend(a..=b);
-            }
-            None => out.push(part.parse().map_err(|_| bad())?),
-        }
-    }
-    if out.is_empty() {
-        return Err(bad());
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -449,15 +403,6 @@ mod tests {
         assert_eq!(all.len(), 6);
         assert_eq!(all[2].label(), "baton:static-partition:pin");
         assert_eq!(all[5], Target::Responder);
-    }
-
-    #[test]
-    fn cpu_lists() {
-        assert_eq!(parse_cpu_list("0").unwrap(), vec![0]);
-        assert_eq!(parse_cpu_list("0-2,5").unwrap(), vec![0, 1, 2, 5]);
-        assert!(parse_cpu_list("3-1").is_err());
-        assert!(parse_cpu_list("x").is_err());
-        assert!(parse_cpu_list("").is_err());
     }
 
     #[test]

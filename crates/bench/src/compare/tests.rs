@@ -10,26 +10,27 @@ fn medians() {
     assert_eq!(median(&[f64::NAN, 1.0]), Some(1.0));
 }
 
-#[test]
-fn markdown_shows_ratios_and_gaps() {
-    let case = scenarios::get("throughput-64").unwrap().cases.remove(0);
-    let mk = |name: &str, v: Option<f64>, unsupported: Option<&str>| {
-        let mut medians = BTreeMap::new();
-        let mut ratios = BTreeMap::new();
-        if let Some(v) = v {
-            medians.insert("responses/s".to_string(), v);
-            ratios.insert("responses/s".to_string(), v / 1000.0);
-        }
-        TargetResult {
-            target: name.into(),
-            unsupported: unsupported.map(String::from),
-            errors: Vec::new(),
-            medians,
-            ratios,
-            runs: Vec::new(),
-        }
-    };
-    let c = Comparison {
+fn target(name: &str, v: Option<f64>, unsupported: Option<&str>) -> TargetResult {
+    let mut medians = BTreeMap::new();
+    let mut ratios = BTreeMap::new();
+    if let Some(v) = v {
+        medians.insert("responses/s".to_string(), v);
+        ratios.insert("responses/s".to_string(), v / 1000.0);
+    }
+    TargetResult {
+        target: name.into(),
+        unsupported: unsupported.map(String::from),
+        errors: Vec::new(),
+        medians,
+        ratios,
+        runs: Vec::new(),
+        cbench: None,
+        rounds: Vec::new(),
+    }
+}
+
+fn comparison(cases: Vec<CaseResult>) -> Comparison {
+    Comparison {
         scenario: "throughput-64".into(),
         about: "x".into(),
         runs: 3,
@@ -37,20 +38,170 @@ fn markdown_shows_ratios_and_gaps() {
         controller_cpus: "1".into(),
         workers: 1,
         baton_args: Vec::new(),
-        cases: vec![CaseResult {
-            case,
-            capacity: None,
-            targets: vec![
-                mk("baton:fair", Some(1000.0), None),
-                mk("responder", Some(2500.0), None),
-                mk("ovs-testcontroller", None, Some("at most 16")),
-            ],
-        }],
-    };
+        writes: Writes::Cbench,
+        cbench: None,
+        cases,
+    }
+}
+
+#[test]
+fn markdown_shows_ratios_and_gaps() {
+    let case = scenarios::get("throughput-64").unwrap().cases.remove(0);
+    let mk = target;
+    let c = comparison(vec![CaseResult {
+        case,
+        capacity: None,
+        cbench: Err("not run: no cbench on PATH".into()),
+        targets: vec![
+            mk("baton:fair", Some(1000.0), None),
+            mk("responder", Some(2500.0), None),
+            mk("ovs-testcontroller", None, Some("at most 16")),
+        ],
+    }]);
     let md = markdown(&c);
     assert!(
         md.contains("| responses/s | 1000 | 2500 (2.50x) | n/a |"),
         "{md}"
     );
     assert!(md.contains("not run (at most 16)"));
+    assert!(md.contains("- cbench: not run: no cbench on PATH"), "{md}");
+    assert!(!md.contains("cbench responses/s"));
+}
+
+#[test]
+fn markdown_puts_cbench_beside_the_emulator() {
+    let case = scenarios::get("throughput-16").unwrap().cases.remove(0);
+    let with_cbench = |name: &str, bench: f64, cbench: Option<(f64, f64)>, failed: bool| {
+        let mut t = target(name, Some(bench), None);
+        let mut cb = CbenchResult::default();
+        if let Some((m, r)) = cbench {
+            cb.median = Some(m);
+            cb.ratio = Some(r);
+            cb.jain = Some(0.9998);
+        }
+        if failed {
+            cb.errors
+                .push("cbench exited (exit status: 1): no RESULT line".into());
+        }
+        t.cbench = Some(cb);
+        t
+    };
+    let c = comparison(vec![CaseResult {
+        case,
+        capacity: None,
+        cbench: Ok("cbench -c 127.0.0.1 -p PORT -s 16 -t".into()),
+        targets: vec![
+            with_cbench("responder", 1000.0, Some((1250.0, 1.0)), false),
+            // bench ratio 0.3 (300 / 1000), cbench ratio 0.25.
+            with_cbench("baton:fair", 300.0, Some((312.5, 0.25)), false),
+            with_cbench("os-ken", 10.0, None, true),
+        ],
+    }]);
+    let md = markdown(&c);
+    for row in [
+        "| cbench responses/s | 1250 | 312 (0.25x) | - |",
+        "| cbench jain | 0.9998 | 0.9998 | - |",
+        "| bench / cbench responses/s | 0.80 | 0.96 | - |",
+        "| bench ratio / cbench ratio | - | 1.20 | - |",
+        "| cbench runs ok | 0/3 | 0/3 | 0/3 |",
+    ] {
+        assert!(md.contains(row), "{row} not in\n{md}");
+    }
+    assert!(md.contains("cbench ran as `cbench -c 127.0.0.1 -p PORT -s 16 -t`"));
+    assert!(md.contains("- os-ken: 1 cbench run(s) failed, first: cbench exited"));
+}
+
+#[test]
+fn the_first_target_is_the_reference_for_cbench_ratios_too() {
+    let mk = |v: &[f64]| {
+        let mut t = target("x", Some(1.0), None);
+        t.cbench = Some(CbenchResult {
+            runs: v
+                .iter()
+                .map(|&avg| crate::cbench::CbenchRun {
+                    switches: 1,
+                    tests: 1,
+                    min: avg,
+                    max: avg,
+                    avg,
+                    stdev: 0.0,
+                    per_test: vec![avg],
+                    jain: Some(1.0),
+                    wait: None,
+                })
+                .collect(),
+            ..CbenchResult::default()
+        });
+        t
+    };
+    let mut results = vec![mk(&[10.0, 30.0, 20.0]), mk(&[5.0]), mk(&[])];
+    cbench_medians(&mut results);
+    let cb = |i: usize| results[i].cbench.clone().unwrap();
+    assert_eq!(cb(0).median, Some(20.0));
+    assert_eq!(cb(0).ratio, Some(1.0));
+    assert_eq!(cb(1).ratio, Some(0.25));
+    assert_eq!(cb(2).median, None);
+    assert_eq!(cb(2).ratio, None);
+}
+
+#[test]
+fn the_tools_are_compared_round_by_round() {
+    let mk = |rounds: &[(Option<f64>, Option<f64>)]| {
+        let mut t = target("x", Some(1.0), None);
+        t.cbench = Some(CbenchResult::default());
+        t.rounds = rounds
+            .iter()
+            .map(|&(bench, cbench)| Round {
+                bench,
+                cbench,
+                bench_wait: Some(Wait {
+                    generator_pct: Some(2.0),
+                    controller_pct: None,
+                    steal_pct: None,
+                }),
+                cbench_wait: None,
+            })
+            .collect();
+        t
+    };
+    // The machine halves its speed in round 2: each round's ratios still
+    // agree (0.3 by both tools in round 1, 0.3 against 0.25 in round 2).
+    // Round 3 lacks cbench's run against the reference and does not count.
+    let mut results = vec![
+        mk(&[
+            (Some(1000.0), Some(900.0)),
+            (Some(500.0), Some(450.0)),
+            (Some(1000.0), None),
+        ]),
+        mk(&[
+            (Some(300.0), Some(270.0)),
+            (Some(150.0), Some(112.5)),
+            (Some(300.0), Some(1.0)),
+        ]),
+    ];
+    paired_agreement(&mut results);
+    let a = results[1]
+        .cbench
+        .as_ref()
+        .unwrap()
+        .paired_agreement
+        .unwrap();
+    assert!((a - 1.1).abs() < 1e-9, "{a}");
+    assert_eq!(results[0].cbench.as_ref().unwrap().paired_agreement, None);
+
+    let case = scenarios::get("throughput-16").unwrap().cases.remove(0);
+    let c = comparison(vec![CaseResult {
+        case,
+        capacity: None,
+        cbench: Ok("cbench -t".into()),
+        targets: results,
+    }]);
+    let md = markdown(&c);
+    for row in [
+        "| bench ratio / cbench ratio, paired by round | - | 1.10 |",
+        "| cpu wait % (emulator / controller) | 2.0 / ? | 2.0 / ? |",
+        "| cbench cpu wait % (cbench / controller) | - | - |",
+    ] {
+        assert!(md.contains(row), "{row} not in\n{md}");
+    }
 }

@@ -1,19 +1,23 @@
-//! One emulator thread: an epoll loop (mio) over the switches it owns.
+//! One emulator thread: an event loop over the switches it owns.
 //!
-//! Each iteration: wait for events (or a short timeout), read every
+//! Each iteration: wait for readiness (or a short timeout), read every
 //! readable connection (large reads, every whole message handled in place),
 //! then for every connection generate the requests now due straight into
-//! its send buffer and write that buffer once. Nothing allocates per
+//! its send buffer and write that buffer once. Readiness comes from epoll
+//! edges (mio), except in throughput mode with [`Writes::Cbench`], where
+//! it is cbench's loop: one level-triggered `poll(2)` over every
+//! connection per iteration. Nothing allocates per
 //! message: buffers, the id ring, the histograms and the probe's sample
 //! vector are sized before traffic starts.
 
 use crate::emulator::conn::{Conn, PROBE_RATE, State};
-use crate::emulator::{Shared, Stage};
+use crate::emulator::{Shared, Stage, Writes};
 use crate::spec::Mode;
 use crate::stats::new_histogram;
 use hdrhistogram::Histogram;
 use mio::{Events, Interest, Poll};
 use std::io;
+use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -46,24 +50,33 @@ pub fn run(shared: Arc<Shared>, id: usize, mut conns: Vec<Conn>) -> io::Result<W
     let mut dead_seen = vec![false; conns.len()];
     let mut last_publish = 0u64;
     let mut round = 0usize;
+    let mut pfds: Vec<libc::pollfd> = Vec::with_capacity(conns.len());
+    let level = shared.mode == Mode::Throughput && shared.writes == Writes::Cbench;
     loop {
         let stage = shared.stage();
         if stage == Stage::Stop {
             break;
         }
-        let timeout = timeout(&shared, stage, &conns);
-        if let Err(e) = poll.poll(&mut events, Some(timeout)) {
-            if e.kind() != io::ErrorKind::Interrupted {
-                return Err(e);
-            }
-        }
-        for ev in events.iter() {
-            if let Some(c) = conns.get_mut(ev.token().0) {
-                if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
-                    c.readable = true;
+        if level && stage == Stage::Run {
+            // Blocks until a socket is ready: no spinning while every send
+            // buffer is 2/3 full and nothing has come back.
+            let wait = Duration::from_millis(if shared.probe { 1 } else { 5 });
+            poll_level(&mut pfds, &mut conns, wait)?;
+        } else {
+            let timeout = timeout(&shared, stage, &conns);
+            if let Err(e) = poll.poll(&mut events, Some(timeout)) {
+                if e.kind() != io::ErrorKind::Interrupted {
+                    return Err(e);
                 }
-                if ev.is_writable() || ev.is_write_closed() || ev.is_error() {
-                    c.writable = true;
+            }
+            for ev in events.iter() {
+                if let Some(c) = conns.get_mut(ev.token().0) {
+                    if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
+                        c.readable = true;
+                    }
+                    if ev.is_writable() || ev.is_write_closed() || ev.is_error() {
+                        c.writable = true;
+                    }
                 }
             }
         }
@@ -77,7 +90,12 @@ pub fn run(shared: Arc<Shared>, id: usize, mut conns: Vec<Conn>) -> io::Result<W
             let c = &mut conns[(first + k) % n];
             match c.state {
                 State::Pending(at) if now.us >= at => connect(&shared, &poll, c),
-                State::Connecting if c.writable => check_connected(c),
+                State::Connecting if c.writable => {
+                    // cbench leaves Nagle's algorithm on; the probe and the
+                    // other modes send small writes that must not wait.
+                    let nagle = level && !c.data.probe;
+                    check_connected(c, !nagle)
+                }
                 State::Handshake | State::Up if c.readable => {
                     c.read(&now, &mut hist, &mut probe);
                 }
@@ -122,16 +140,60 @@ pub fn run(shared: Arc<Shared>, id: usize, mut conns: Vec<Conn>) -> io::Result<W
         }
         if now.us.saturating_sub(last_publish) >= 100_000 {
             last_publish = now.us;
-            publish(&shared, id, &conns);
+            publish(&shared, id, &mut conns);
         }
     }
-    publish(&shared, id, &conns);
+    publish(&shared, id, &mut conns);
     Ok(WorkerResult { conns, hist, probe })
 }
 
-fn publish(shared: &Shared, id: usize, conns: &[Conn]) {
+/// cbench's readiness: one `poll(2)` over every connection, level-triggered.
+/// A TCP socket is readable while data waits and writable while at most
+/// 2/3 of its send buffer is queued (Linux `sk_stream_is_writeable`), so a
+/// switch writes only then, as cbench's do. The probe asks to write only
+/// when it has something queued, or the loop would never block.
+fn poll_level(pfds: &mut Vec<libc::pollfd>, conns: &mut [Conn], wait: Duration) -> io::Result<()> {
+    pfds.clear();
+    pfds.extend(conns.iter().map(|c| libc::pollfd {
+        fd: match (&c.stream, c.state) {
+            (Some(s), State::Handshake | State::Up) => s.as_raw_fd(),
+            _ => -1,
+        },
+        events: if c.data.probe && c.pending() == 0 {
+            libc::POLLIN
+        } else {
+            libc::POLLIN | libc::POLLOUT
+        },
+        revents: 0,
+    }));
+    let ms = wait.as_millis().min(i32::MAX as u128) as i32;
+    // SAFETY: `pfds` points to `pfds.len()` initialised pollfd structs,
+    // of which poll(2) writes only the `revents` fields.
+    let r = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, ms) };
+    if r < 0 {
+        let e = io::Error::last_os_error();
+        return if e.kind() == io::ErrorKind::Interrupted {
+            Ok(())
+        } else {
+            Err(e)
+        };
+    }
+    for (c, p) in conns.iter_mut().zip(pfds.iter()) {
+        if p.fd >= 0 {
+            let broken = libc::POLLHUP | libc::POLLERR;
+            c.readable = p.revents & (libc::POLLIN | broken) != 0;
+            c.writable = p.revents & (libc::POLLOUT | broken) != 0;
+        }
+    }
+    Ok(())
+}
+
+fn publish(shared: &Shared, id: usize, conns: &mut [Conn]) {
     let mut responses = 0;
     let mut answered = 0;
+    for c in conns.iter_mut() {
+        c.settle();
+    }
     for c in conns.iter().filter(|c| !c.data.probe) {
         for s in c.data.per_segment.iter() {
             responses += s.responses;
@@ -183,7 +245,7 @@ fn connect(shared: &Shared, poll: &Poll, c: &mut Conn) {
     }
 }
 
-fn check_connected(c: &mut Conn) {
+fn check_connected(c: &mut Conn, nodelay: bool) {
     let Some(s) = c.stream.as_ref() else {
         return;
     };
@@ -196,7 +258,7 @@ fn check_connected(c: &mut Conn) {
     }
     match s.peer_addr() {
         Ok(_) => {
-            let _ = s.set_nodelay(true);
+            let _ = s.set_nodelay(nodelay);
             c.start_handshake();
         }
         // Spurious wake-up: still connecting.

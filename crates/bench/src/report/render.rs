@@ -102,6 +102,16 @@ impl Report {
                 opt(cpu.per_1k_requests, 5)
             );
         }
+        let w = &self.wait;
+        if w.generator_pct.is_some() || w.controller_pct.is_some() {
+            let _ = writeln!(
+                s,
+                "waited for a CPU: emulator {}%, controller {}% of the time; hypervisor steal {}%",
+                opt(w.generator_pct, 1),
+                opt(w.controller_pct, 1),
+                opt(w.steal_pct, 1)
+            );
+        }
         if self.switches.len() <= 32 {
             let _ = writeln!(
                 s,

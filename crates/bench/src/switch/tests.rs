@@ -63,20 +63,24 @@ fn features_and_control_messages_v10() {
     assert!(matches!(sw.handle(&b, &mut out), Incoming::Fatal(_)));
 }
 
-#[test]
-fn responses_are_classified_v10() {
-    let mut sw = SwitchProto::new(0, Version::V10);
-    let head = v10::FlowModHead {
+fn flow_mod_head10(buffer_id: u32) -> v10::FlowModHead {
+    v10::FlowModHead {
         match_: v10::Match10::ALL,
         cookie: baton_openflow::Cookie(0),
         command: v10::FlowModCommand::Add,
         idle_timeout: 0,
         hard_timeout: 0,
         priority: 1,
-        buffer_id: BufferId(77),
+        buffer_id: BufferId(buffer_id),
         out_port: PortNo::ANY,
         flags: 0,
-    };
+    }
+}
+
+#[test]
+fn responses_are_classified_v10() {
+    let mut sw = SwitchProto::new(0, Version::V10);
+    let head = flow_mod_head10(77);
     let mut b = Vec::new();
     v10::encode_flow_mod(&mut b, Xid(1), &head, &[]);
     let mut out = Vec::new();
@@ -186,4 +190,46 @@ fn packet_in_round_trips_both_versions() {
             }
         }
     }
+}
+
+#[test]
+fn data_packet_ins_are_the_codecs_bytes_patched() {
+    for v in [Version::V10, Version::V13] {
+        for index in [0, 5, 300] {
+            let mut patched = SwitchProto::new(index, v);
+            let mut encoded = SwitchProto::new(index, v);
+            let mut frame = crate::frames::DataFrame::new(index);
+            for (id, host) in [(0, 0), (1, 1), (77, 2), (0xfffe_fff0, 3), (9, 0x0a0b0b)] {
+                let mut a = Vec::new();
+                patched.encode_data_packet_in(&mut a, BufferId(id), host);
+                frame.set_host(host);
+                let mut b = Vec::new();
+                encoded.encode_packet_in(
+                    &mut b,
+                    BufferId(id),
+                    crate::frames::host_port(host),
+                    frame.bytes(),
+                );
+                assert_eq!(a, b, "{v} switch {index} id {id} host {host}");
+                assert_eq!(a.len(), patched.data_packet_in_len());
+            }
+        }
+    }
+}
+
+#[test]
+fn a_truncated_flow_mod_counts_as_a_malformed_response() {
+    let mut sw = SwitchProto::new(0, Version::V10);
+    let mut b = Vec::new();
+    v10::encode_flow_mod(&mut b, Xid(1), &flow_mod_head10(7), &[]);
+    b.truncate(40);
+    b[2..4].copy_from_slice(&40u16.to_be_bytes());
+    assert_eq!(
+        sw.handle(&b, &mut Vec::new()),
+        Incoming::Response {
+            kind: ResponseKind::FlowMod,
+            buffer_id: None,
+            malformed: true
+        }
+    );
 }
