@@ -198,6 +198,8 @@ fn self_responder_args() -> (PathBuf, Vec<String>) {
 
 /// Starts `target` (pinned) and waits until it listens.
 pub fn start(target: &Target, version: Version, p: &Programs, tag: &str) -> Result<Running, Error> {
+    // Logs of this run go here, an external target's cbench output too.
+    std::fs::create_dir_all(&p.log_dir)?;
     if let Target::External(a) = target {
         return Ok(Running {
             addr: crate::emulator::resolve(a)?,
@@ -277,7 +279,6 @@ pub fn start(target: &Target, version: Version, p: &Programs, tag: &str) -> Resu
         }
         Target::External(_) => unreachable!("handled above"),
     };
-    std::fs::create_dir_all(&p.log_dir)?;
     let log = p.log_dir.join(format!("{tag}.log"));
     let out = File::create(&log)?;
     let err = out.try_clone()?;
