@@ -28,6 +28,10 @@
 //! A port that just came up is *settling* for `settle_time`: long enough
 //! for the probes of both ends to arrive, so a link port is not taken for
 //! an edge port (flooded to, learnt on) before discovery has looked.
+//!
+//! Why one file of about 650 lines: discovery, probing and aging act on
+//! one locked state (links, settling ports, nonces) and read best
+//! together; the LLDP format is apart (`lldp.rs`), and so are the tests.
 
 use crate::lldp::{ETH_TYPE_LLDP, Probe, ProbeKey, Rejected};
 use crate::settings::{AppSettings, Settings};

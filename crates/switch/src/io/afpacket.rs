@@ -19,6 +19,10 @@
 //! frames are not supported: turn offloads off (`ethtool -K IF tx off gso
 //! off tso off`) on the interfaces; a frame larger than a ring slot is
 //! counted as a receive error and dropped.
+//!
+//! Why one file of about 700 lines: the RX and TX rings, their memory
+//! maps and the port set around them share one `unsafe` boundary (the
+//! ring frames' headers), which is easier to audit in one place.
 
 use super::netlink::{LinkMonitor, Notice};
 use super::{Backend, update_link};

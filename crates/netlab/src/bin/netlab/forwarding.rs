@@ -32,6 +32,10 @@
 //! its resident memory before and after (memory per flow); and the
 //! 64-byte forwarding rate and CPU per frame with them installed (the
 //! lookup cost against the number of flows, caches included).
+//!
+//! Why one file of about 700 lines: it is one measurement procedure, read
+//! top to bottom (set-up, rounds for each switch, flow-count rows, the
+//! table), and each step uses the lab set up by the one before.
 
 use baton_netlab::{Cmd, Lab, OfVersion, Proc, SwitchOptions, Topology};
 use std::fmt::Write as _;
