@@ -207,8 +207,13 @@ impl Proc {
                 return Ok(());
             }
             let now = Instant::now();
-            if st.status.is_some() || now >= deadline {
-                let why = if st.status.is_some() {
+            // Exited counts once its output is read too: the exit status
+            // can arrive before the reader threads have drained the pipes.
+            let drained =
+                st.open_streams == 0 || st.exited_at.is_some_and(|t| now >= t + OUTPUT_GRACE);
+            let exited = st.status.is_some() && drained;
+            if exited || now >= deadline {
+                let why = if exited {
                     "it exited first"
                 } else {
                     "timed out"
@@ -220,10 +225,17 @@ impl Proc {
                     self.snapshot().describe()
                 )));
             }
+            let until = match st.exited_at {
+                Some(t) => (t + OUTPUT_GRACE).min(deadline),
+                None => deadline,
+            };
+            let wait = until
+                .saturating_duration_since(now)
+                .max(Duration::from_millis(1));
             st = self
                 .shared
                 .changed
-                .wait_timeout(st, deadline - now)
+                .wait_timeout(st, wait)
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }
