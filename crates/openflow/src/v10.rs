@@ -35,7 +35,7 @@ pub use crate::switch_config::SwitchConfig;
 pub use crate::types::PortReason;
 pub use action::{Action, ActionIter, emit_actions};
 pub use flow_mod::{
-    FlowMod, FlowModCommand, FlowModHead, FlowModView, encode_flow_mod, encode_flow_mod_with,
+    FlowMod, FlowModCommand, FlowModHead, FlowModView, encode_flow_mod, encode_flow_mod_mapped,
 };
 pub use messages::{
     ErrorMsg, FlowRemoved, FlowRemovedReason, PacketQueue, QueueProp, SwitchFeatures,

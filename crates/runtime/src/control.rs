@@ -289,7 +289,7 @@ impl Control {
                     out_port,
                     flags: 0,
                 };
-                v10::encode_flow_mod_with(out, xid, &head, |_| {});
+                v10::encode_flow_mod(out, xid, &head, &[]);
             }
             Version::V13 => {
                 let head = v13::FlowModHead {

@@ -73,11 +73,7 @@ pub fn encode_flow_add(out: &mut Vec<u8>, version: Version, xid: Xid, flow: &Flo
                 out_port: PortNo::ANY,
                 flags: flow.flags,
             };
-            v10::encode_flow_mod_with(out, xid, &head, |out| {
-                for a in flow.actions {
-                    a.to_v10().emit(out);
-                }
-            });
+            v10::encode_flow_mod_mapped(out, xid, &head, flow.actions, ActionSpec::to_v10);
         }
         Version::V13 => {
             let head = v13::FlowModHead {
@@ -147,7 +143,7 @@ pub fn encode_flow_delete(
                 out_port,
                 flags: 0,
             };
-            v10::encode_flow_mod_with(out, xid, &head, |_| {});
+            v10::encode_flow_mod(out, xid, &head, &[]);
         }
         Version::V13 => {
             let head = v13::FlowModHead {

@@ -48,6 +48,7 @@ impl MatchSpec {
     }
 
     /// The OpenFlow 1.0 `ofp_match` (1.0.0 §5.2.3).
+    #[inline]
     pub fn to_match10(&self) -> Match10 {
         match self {
             MatchSpec::Exact(k) => Match10::exact(k),

@@ -42,6 +42,8 @@ pub const OFPAT_VENDOR: u16 = 0xffff;
 
 /// Size of `ofp_action_header` and of most actions.
 const ACTION_HEADER_LEN: usize = 8;
+/// Bytes of an `ofp_action_output`.
+pub const ACTION_OUTPUT_LEN: usize = 8;
 
 /// One OpenFlow 1.0 action (1.0.0 §5.2.4).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -123,16 +125,25 @@ impl Action {
         }
     }
 
+    /// The wire bytes of an output action, `None` for any other.
+    #[inline]
+    pub fn output_bytes(&self) -> Option<[u8; ACTION_OUTPUT_LEN]> {
+        let Action::Output { port, max_len } = self else {
+            return None;
+        };
+        let [t0, t1] = OFPAT_OUTPUT.to_be_bytes();
+        let [p0, p1] = port_to_wire(*port).to_be_bytes();
+        let [m0, m1] = max_len.to_be_bytes();
+        Some([t0, t1, 0, 8, p0, p1, m0, m1])
+    }
+
     /// Appends the action. A vendor action too long for the 16-bit length
     /// field is written with a saturated length (the caller's bug).
     #[inline]
     pub fn emit(&self, out: &mut Vec<u8>) {
-        if let Action::Output { port, max_len } = self {
+        if let Some(bytes) = self.output_bytes() {
             // The common case, with one copy.
-            let [t0, t1] = self.action_type().to_be_bytes();
-            let [p0, p1] = port_to_wire(*port).to_be_bytes();
-            let [m0, m1] = max_len.to_be_bytes();
-            out.put_slice(&[t0, t1, 0, 8, p0, p1, m0, m1]);
+            out.put_slice(&bytes);
             return;
         }
         let len = self.wire_len().min(0xfff8) as u16;

@@ -5,7 +5,7 @@
 use crate::error::DecodeError;
 use crate::header::{self, Header, MsgKind, MsgType10, finish_message, header_bytes};
 use crate::types::{BufferId, Cookie, PortNo, Xid};
-use crate::v10::action::{Action, ActionIter, emit_actions};
+use crate::v10::action::{ACTION_OUTPUT_LEN, Action, ActionIter};
 use crate::v10::ofmatch::{MATCH_LEN, Match10, port_to_wire};
 use crate::version::Version;
 use crate::wire::{Put, get_array, get_u16, get_u32, get_u64, set_u16, set_u32, set_u64};
@@ -293,36 +293,93 @@ impl FlowMod {
 /// Appends an OFPT_FLOW_MOD (1.0.0 §5.3.3) with `actions`.
 #[inline]
 pub fn encode_flow_mod(out: &mut Vec<u8>, xid: Xid, head: &FlowModHead, actions: &[Action]) {
-    encode_flow_mod_with(out, xid, head, |out| emit_actions(out, actions));
+    encode_flow_mod_mapped(out, xid, head, actions, |a| a.clone());
 }
 
-/// Appends an OFPT_FLOW_MOD whose actions `write_actions` appends (for
-/// callers that build actions on the fly without a slice; each must be
-/// written with [`Action::emit`]).
+/// Output actions written into the stack buffer with the fixed part, so
+/// that a FLOW_MOD with up to this many (nearly all of them: a learning
+/// switch or a route sends one) is appended with one copy.
+const INLINE_OUTPUTS: usize = 4;
+
+/// Appends an OFPT_FLOW_MOD whose actions are `actions` converted by
+/// `to_v10` (the neutral encoder converts its version-neutral actions on
+/// the fly, without a slice of [`Action`]s). The header, the fixed fields
+/// and the leading output actions are built in one stack array and
+/// appended with one copy; any other actions are appended after it.
 #[inline]
-pub fn encode_flow_mod_with(
+pub fn encode_flow_mod_mapped<A>(
     out: &mut Vec<u8>,
     xid: Xid,
     head: &FlowModHead,
-    write_actions: impl FnOnce(&mut Vec<u8>),
+    actions: &[A],
+    to_v10: impl Fn(&A) -> Action,
 ) {
-    // Header and fixed part in one array, appended with one copy.
     let at = out.len();
-    let mut b = [0u8; FIXED_LEN];
+    let mut b = [0u8; FIXED_LEN + INLINE_OUTPUTS * ACTION_OUTPUT_LEN];
     b[..header::HEADER_LEN].copy_from_slice(&header_bytes(
         Version::V10,
         MsgType10::FlowMod.into(),
         xid,
     ));
-    FlowModView::new_unchecked(&mut b[..]).set_head(head);
-    out.put_slice(&b);
-    write_actions(out);
+    FlowModView::new_unchecked(&mut b[..FIXED_LEN]).set_head(head);
+    let mut len = FIXED_LEN;
+    let mut inline = 0;
+    for a in actions {
+        let Some(bytes) = to_v10(a).output_bytes() else {
+            break;
+        };
+        let Some(dst) = b.get_mut(len..len + ACTION_OUTPUT_LEN) else {
+            break;
+        };
+        dst.copy_from_slice(&bytes);
+        len += ACTION_OUTPUT_LEN;
+        inline += 1;
+    }
+    out.put_slice(&b[..len]);
+    for a in actions.get(inline..).unwrap_or_default() {
+        to_v10(a).emit(out);
+    }
     finish_message(out, at);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn actions_in_and_past_the_stack_buffer_keep_their_order() {
+        let head = FlowModHead {
+            match_: Match10::ALL,
+            cookie: Cookie(1),
+            command: FlowModCommand::Add,
+            idle_timeout: 0,
+            hard_timeout: 0,
+            priority: 1,
+            buffer_id: BufferId::NONE,
+            out_port: PortNo::ANY,
+            flags: 0,
+        };
+        let output = |p| Action::Output {
+            port: PortNo(p),
+            max_len: 0,
+        };
+        // More outputs than fit inline; a non-output action first, in the
+        // middle, and none at all.
+        let many: Vec<Action> = (1..=INLINE_OUTPUTS as u32 + 3).map(output).collect();
+        let led = [Action::SetVlanVid(5), output(1), output(2)];
+        let mixed = [output(1), Action::StripVlan, output(2), output(3)];
+        for actions in [&many[..], &led[..], &mixed[..], &[]] {
+            let mut out = vec![0xee; 3];
+            encode_flow_mod(&mut out, Xid(2), &head, actions);
+            let v = FlowModView::new_checked(&out[3..]).unwrap();
+            assert_eq!(v.head(), head);
+            assert_eq!(v.actions().collect_vec().unwrap(), actions);
+            assert_eq!(
+                usize::from(u16::from_be_bytes([out[5], out[6]])),
+                out.len() - 3
+            );
+        }
+    }
 
     #[test]
     fn flow_mod_view_offsets() {

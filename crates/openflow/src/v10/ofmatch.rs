@@ -281,6 +281,7 @@ impl Match10 {
     /// IPv4 other than TCP, UDP and ICMP, whose type and code go in
     /// `tp_src` / `tp_dst`. IPv6 and SCTP, which 1.0 cannot match, are
     /// matched on `dl_type` / `nw_proto` only.
+    #[inline]
     pub fn exact(key: &FlowKey) -> Match10 {
         let mut m = Match10 {
             wildcards: 0,
