@@ -19,9 +19,31 @@
 //!
 //! Open addressing with linear probing, power-of-two capacity, at most
 //! half full; it grows by doubling (an allocation only when it grows) and
-//! is cleared when it would pass its bound.
+//! is cleared when it would pass its bound. Tables of 2 MiB or more live on
+//! huge pages ([`storage`]), so that their lookups do not also miss the
+//! TLB.
 
-use baton_openflow::{MacAddr, PortNo};
+mod storage;
+
+use baton_openflow::{DatapathId, MacAddr, PortNo};
+use storage::Slots;
+pub use storage::Zeroable;
+
+// SAFETY: integers inside.
+#[allow(unsafe_code)]
+unsafe impl Zeroable for PortNo {}
+// SAFETY: an integer inside.
+#[allow(unsafe_code)]
+unsafe impl Zeroable for DatapathId {}
+// SAFETY: an integer.
+#[allow(unsafe_code)]
+unsafe impl Zeroable for u8 {}
+// SAFETY: each field is zero-valid, and padding may hold anything.
+#[allow(unsafe_code)]
+unsafe impl<A: Zeroable, B: Zeroable> Zeroable for (A, B) {}
+// SAFETY: an integer and a zero-valid value.
+#[allow(unsafe_code)]
+unsafe impl<V: Zeroable> Zeroable for Slot<V> {}
 
 /// An occupied slot has this bit set in its key.
 const OCCUPIED: u64 = 1 << 63;
@@ -37,8 +59,8 @@ struct Slot<V> {
 /// MAC -> `V` (a port, or a switch and port), for one switch or one shard
 /// of a shared table.
 #[derive(Debug, Clone)]
-pub struct MacTable<V = PortNo> {
-    slots: Vec<Slot<V>>,
+pub struct MacTable<V: Zeroable = PortNo> {
+    slots: Slots<Slot<V>>,
     len: usize,
     max_len: usize,
 }
@@ -67,12 +89,12 @@ fn prefetch_read<T>(value: &T) {
     let _ = value;
 }
 
-impl<V: Copy + Default> MacTable<V> {
+impl<V: Zeroable + Default> MacTable<V> {
     /// An empty table that holds at most `max_len` entries before it is
     /// cleared.
     pub fn new(max_len: usize) -> MacTable<V> {
         MacTable {
-            slots: vec![Slot::default(); 64],
+            slots: Slots::zeroed(64),
             len: 0,
             max_len: max_len.max(1),
         }
@@ -164,10 +186,10 @@ impl<V: Copy + Default> MacTable<V> {
     /// Keeps only the entries for which `keep` holds (rebuilds the table).
     pub fn retain(&mut self, mut keep: impl FnMut(&V) -> bool) {
         let n = self.slots.len();
-        let old = std::mem::replace(&mut self.slots, vec![Slot::default(); n]);
+        let old = std::mem::replace(&mut self.slots, Slots::zeroed(n));
         self.len = 0;
         let mask = self.slots.len() - 1;
-        for s in old.into_iter().filter(|s| s.key != 0 && keep(&s.value)) {
+        for &s in old.iter().filter(|s| s.key != 0 && keep(&s.value)) {
             let mut i = self.home(s.key);
             while self.slots[i].key != 0 {
                 i = (i + 1) & mask;
@@ -179,9 +201,9 @@ impl<V: Copy + Default> MacTable<V> {
 
     fn grow(&mut self) {
         let n = self.slots.len() * 2;
-        let old = std::mem::replace(&mut self.slots, vec![Slot::default(); n]);
+        let old = std::mem::replace(&mut self.slots, Slots::zeroed(n));
         let mask = self.slots.len() - 1;
-        for s in old.into_iter().filter(|s| s.key != 0) {
+        for &s in old.iter().filter(|s| s.key != 0) {
             let mut i = self.home(s.key);
             while self.slots[i].key != 0 {
                 i = (i + 1) & mask;
@@ -249,5 +271,62 @@ mod tests {
         assert_eq!(t.len(), 200);
         assert_eq!(t.get(&mac(1)), None);
         assert_eq!(t.get(&mac(3)), Some((0, PortNo(3))));
+    }
+
+    #[test]
+    fn a_large_table_moves_onto_aligned_mapped_memory_and_keeps_its_entries() {
+        let mut t: MacTable = MacTable::new(200_000);
+        assert!(!t.slots.is_mapped(), "a small table stays on the heap");
+        for i in 0..150_000 {
+            t.insert(&mac(i * 7919), PortNo((i % 48) as u32));
+        }
+        // 150,000 entries at most half full: 2^19 slots of 16 bytes.
+        let storage::Slots::Mapped(m) = &t.slots else {
+            panic!("a table of {} slots should be mapped", t.slots.len());
+        };
+        assert_eq!(m.addr() % (2 << 20), 0, "2 MiB-aligned");
+        let copy = t.clone();
+        for i in 0..150_000 {
+            assert_eq!(copy.get(&mac(i * 7919)), Some(PortNo((i % 48) as u32)));
+        }
+        t.retain(|p| p.0 % 2 == 0);
+        assert_eq!(t.len(), 75_000);
+        assert_eq!(t.get(&mac(7919)), None);
+        assert_eq!(t.get(&mac(2 * 7919)), Some(PortNo(2)));
+        t.clear();
+        assert!(t.is_empty());
+        assert_eq!(t.get(&mac(2 * 7919)), None);
+        assert_eq!(copy.len(), 150_000, "the clone is its own memory");
+    }
+
+    /// How much of four cbench-sized tables the kernel put on huge pages
+    /// (`AnonHugePages` of their mappings); prints, asserts nothing, as
+    /// transparent huge pages may be off. `cargo test -p baton-apps
+    /// huge_pages -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "reports the kernel's choice; run by hand"]
+    fn huge_pages_in_use() {
+        let tables: Vec<MacTable> = (0..4u64)
+            .map(|s| {
+                let mut t = MacTable::new(1 << 20);
+                for i in 0..100_000 {
+                    t.insert(&mac((s << 32) | i), PortNo(1));
+                }
+                t
+            })
+            .collect();
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap_or_default();
+        for t in &tables {
+            let storage::Slots::Mapped(m) = &t.slots else {
+                continue;
+            };
+            let mut lines = smaps.lines().skip_while(|l| {
+                let range = l.split(' ').next().unwrap_or("");
+                let (a, _) = range.split_once('-').unwrap_or(("", ""));
+                usize::from_str_radix(a, 16).ok() != Some(m.addr())
+            });
+            let huge = lines.find(|l| l.starts_with("AnonHugePages:"));
+            println!("{} slots at {:#x}: {huge:?}", t.slots.len(), m.addr());
+        }
     }
 }
