@@ -74,15 +74,21 @@ impl Batch {
     /// then the events through the pipeline (packet-ins in runs, other
     /// events between them where they arrived). Empties the batch.
     pub fn process(&mut self, switches: &mut dyn BatchSwitches, pipeline: &Pipeline, now: Instant) {
-        // A switch's messages lie together in the batch: its span is
-        // entered once per run of them, not per message.
+        // The session logs only at debug level (malformed messages), in
+        // its switch's span: entered once per run of the switch's messages,
+        // and only when debug lines can be printed at all. Entering and
+        // leaving a span costs the fmt subscriber about 600 instructions,
+        // as much as handling a dozen messages: the default scheduler's
+        // small quanta made it 45 instructions per response (BENCHMARKS.md,
+        // "Fair as fast as static").
+        let spans = tracing::level_enabled!(tracing::Level::DEBUG);
         let mut entered: Option<(u32, tracing::span::EnteredSpan)> = None;
         for i in 0..self.msgs.len() {
             let m = self.msgs[i];
             let Some(conn) = switches.get(m.conn as usize) else {
                 continue;
             };
-            if entered.as_ref().is_none_or(|(c, _)| *c != m.conn) {
+            if spans && entered.as_ref().is_none_or(|(c, _)| *c != m.conn) {
                 drop(entered.take());
                 entered = Some((m.conn, conn.span.clone().entered()));
             }
