@@ -77,10 +77,10 @@ impl Batch {
         // The session logs only at debug level (malformed messages), in
         // its switch's span: entered once per run of the switch's messages,
         // and only when debug lines can be printed at all. Entering and
-        // leaving a span costs the fmt subscriber about 600 instructions,
-        // as much as handling a dozen messages: the default scheduler's
-        // small quanta made it 45 instructions per response (BENCHMARKS.md,
-        // "Fair as fast as static").
+        // leaving a span costs the fmt subscriber hundreds of instructions,
+        // and the default scheduler's small quanta (a dozen messages per
+        // run at 64 switches) made it 32 of the 1,351 instructions per
+        // response (BENCHMARKS.md, "Fair as fast as static").
         let spans = tracing::level_enabled!(tracing::Level::DEBUG);
         let mut entered: Option<(u32, tracing::span::EnteredSpan)> = None;
         for i in 0..self.msgs.len() {
