@@ -90,6 +90,11 @@ pub fn encode_flow_add(out: &mut Vec<u8>, version: Version, xid: Xid, flow: &Flo
     }
 }
 
+/// Output actions written into the stack buffer with the rest of a 1.3
+/// FLOW_MOD (as the 1.0 encoder does), so that the common flow (a port or
+/// a few) is appended with one copy.
+const INLINE_OUTPUTS13: usize = 4;
+
 /// A 1.3 FLOW_MOD with `match_` and one APPLY_ACTIONS instruction.
 fn encode_flow_mod13(
     out: &mut Vec<u8>,
@@ -98,16 +103,34 @@ fn encode_flow_mod13(
     match_: &MatchSpec,
     actions: &[ActionSpec],
 ) {
+    use v13::action::{ACTION_OUTPUT_LEN, output_bytes};
     use v13::instruction::{InstructionType, actions_instruction_head, finish_actions_instruction};
-    // The header, the fixed fields, the match and the instruction's first
-    // bytes are built on the stack at constant offsets where they have
-    // them and appended with one copy, as the 1.0 FLOW_MOD is; the actions
-    // follow.
+    // The header, the fixed fields, the match, the instruction's head and
+    // up to four output actions are built on the stack at constant
+    // offsets where they have them and appended with one copy; other
+    // actions follow.
     let at = out.len();
-    let mut b = Fixed::<{ v13::FLOW_MOD_HEAD_LEN + MATCH_BUF + 8 }>::new();
+    let mut b = Fixed::<
+        { v13::FLOW_MOD_HEAD_LEN + MATCH_BUF + 8 + INLINE_OUTPUTS13 * ACTION_OUTPUT_LEN },
+    >::new();
     b.put_array(v13::flow_mod_head_bytes(xid, head));
     match_.put_oxm_match(&mut b);
+    let outputs_only = actions.len() <= INLINE_OUTPUTS13
+        && actions
+            .iter()
+            .all(|a| matches!(a, ActionSpec::Output { .. }));
     if actions.is_empty() {
+        out.put_slice(b.as_slice());
+    } else if outputs_only {
+        let mut instruction = actions_instruction_head(InstructionType::ApplyActions);
+        let len = (8 + actions.len() * ACTION_OUTPUT_LEN) as u16;
+        instruction[2..4].copy_from_slice(&len.to_be_bytes());
+        b.put_array(instruction);
+        for a in actions {
+            if let ActionSpec::Output { port, max_len } = *a {
+                b.put_array(output_bytes(port, max_len));
+            }
+        }
         out.put_slice(b.as_slice());
     } else {
         let instruction = at + b.as_slice().len();

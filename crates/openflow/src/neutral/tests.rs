@@ -505,3 +505,42 @@ fn flow_delete_by_cookie_v13() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn output_lists_inline_and_past_the_stack_buffer_in_both_versions() {
+    let key = FlowKey::extract(PortNo(3), &arp_frame());
+    for n in [1u32, 2, 4, 5, 9] {
+        let actions: Vec<ActionSpec> = (1..=n).map(|p| ActionSpec::output(PortNo(p))).collect();
+        let flow = FlowSpec::new(MatchSpec::exact(&key), &actions);
+        let mut out = Vec::new();
+        encode_flow_add(&mut out, Version::V13, Xid(6), &flow);
+        let (_, m) = decode13(&out);
+        let v13::Message::FlowMod(fm) = m else {
+            panic!("{m:?}")
+        };
+        let want: Vec<v13::Action> = (1..=n)
+            .map(|p| v13::Action::Output {
+                port: PortNo(p),
+                max_len: 0xffff,
+            })
+            .collect();
+        assert_eq!(
+            fm.instructions,
+            vec![Instruction::ApplyActions(want)],
+            "{n}"
+        );
+        let mut out = Vec::new();
+        encode_flow_add(&mut out, Version::V10, Xid(6), &flow);
+        let (_, m) = decode10(&out);
+        let v10::Message::FlowMod(fm) = m else {
+            panic!("{m:?}")
+        };
+        let want: Vec<v10::Action> = (1..=n)
+            .map(|p| v10::Action::Output {
+                port: PortNo(p),
+                max_len: 0xffff,
+            })
+            .collect();
+        assert_eq!(fm.actions, want, "{n}");
+    }
+}

@@ -113,6 +113,19 @@ pub enum Action {
     },
 }
 
+/// Bytes of an `ofp_action_output`.
+pub const ACTION_OUTPUT_LEN: usize = 16;
+
+/// The wire bytes of an output action (`ofp_action_output`, 1.3.5
+/// §7.2.5).
+#[inline]
+pub fn output_bytes(port: PortNo, max_len: u16) -> [u8; ACTION_OUTPUT_LEN] {
+    let [t0, t1] = u16::from(ActionType::Output).to_be_bytes();
+    let [p0, p1, p2, p3] = port.0.to_be_bytes();
+    let [m0, m1] = max_len.to_be_bytes();
+    [t0, t1, 0, 16, p0, p1, p2, p3, m0, m1, 0, 0, 0, 0, 0, 0]
+}
+
 impl Action {
     /// The action's type code.
     pub fn action_type(&self) -> ActionType {
@@ -159,12 +172,7 @@ impl Action {
         // `ofp_action_header` with length 8, then a 4-byte body.
         let short = |b: [u8; 4]| [t[0], t[1], 0, 8, b[0], b[1], b[2], b[3]];
         match self {
-            Action::Output { port, max_len } => {
-                // `ofp_action_output` (1.3.5 §7.2.5): 16 bytes.
-                let [p0, p1, p2, p3] = port.0.to_be_bytes();
-                let [m0, m1] = max_len.to_be_bytes();
-                out.put_slice(&[t[0], t[1], 0, 16, p0, p1, p2, p3, m0, m1, 0, 0, 0, 0, 0, 0]);
-            }
+            Action::Output { port, max_len } => out.put_slice(&output_bytes(*port, *max_len)),
             Action::CopyTtlOut
             | Action::CopyTtlIn
             | Action::DecMplsTtl
