@@ -14,14 +14,18 @@
 //! rather than a plain load: a load that misses holds up retirement, so a
 //! loop of loads keeps only the misses of the few iterations that fit in
 //! the reorder window in flight; measured, 3.55 M -> 4.85 M responses/s
-//! (BENCHMARKS.md, "Third session: prefetching the tables"). This is the
-//! crate's only `unsafe`, one instruction that cannot fault.
+//! (BENCHMARKS.md, "Third session: prefetching the tables"). That is one
+//! of the crate's two uses of `unsafe`, one instruction that cannot fault;
+//! the other is the table's memory (`storage.rs`: the mapping, and the
+//! [`Zeroable`] promise that lets zero-filled memory be read as slots).
 //!
 //! Open addressing with linear probing, power-of-two capacity, at most
 //! half full; it grows by doubling (an allocation only when it grows) and
 //! is cleared when it would pass its bound. Tables of 2 MiB or more live on
-//! huge pages ([`storage`]), so that their lookups do not also miss the
-//! TLB.
+//! huge pages (`storage.rs`), so that their lookups do not also miss the
+//! TLB: 16 tables of 4 MiB on 4 KiB pages are 16k pages against the ~2k
+//! entries of a second-level TLB, on 2 MiB pages 32. Smaller tables stay
+//! on the heap, so many switches with few hosts cost no huge pages.
 
 mod storage;
 
