@@ -8,6 +8,7 @@ use crate::v13::oxm::MATCH_BUF;
 use crate::version::Version;
 use crate::wire::{Fixed, Put};
 use crate::{v10, v13};
+use std::borrow::Cow;
 
 /// Flow-mod flag common to both versions: send FLOW_REMOVED when the flow
 /// expires or is deleted (`OFPFF_SEND_FLOW_REM`).
@@ -73,7 +74,7 @@ pub fn encode_flow_add(out: &mut Vec<u8>, version: Version, xid: Xid, flow: &Flo
                 out_port: PortNo::ANY,
                 flags: flow.flags,
             };
-            v10::encode_flow_mod_mapped(out, xid, &head, flow.actions, ActionSpec::to_v10);
+            v10::encode_flow_mod_mapped(out, xid, &head, flow.actions, |a| Cow::Owned(a.to_v10()));
         }
         Version::V13 => {
             let head = v13::FlowModHead {

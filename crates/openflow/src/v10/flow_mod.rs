@@ -9,6 +9,7 @@ use crate::v10::action::{ACTION_OUTPUT_LEN, Action, ActionIter};
 use crate::v10::ofmatch::{MATCH_LEN, Match10, port_to_wire};
 use crate::version::Version;
 use crate::wire::{Put, get_array, get_u16, get_u32, get_u64, set_u16, set_u32, set_u64};
+use std::borrow::Cow;
 
 crate::wire_enum! {
     /// `ofp_flow_mod_command` (1.0.0 §5.3.3).
@@ -293,7 +294,7 @@ impl FlowMod {
 /// Appends an OFPT_FLOW_MOD (1.0.0 §5.3.3) with `actions`.
 #[inline]
 pub fn encode_flow_mod(out: &mut Vec<u8>, xid: Xid, head: &FlowModHead, actions: &[Action]) {
-    encode_flow_mod_mapped(out, xid, head, actions, |a| a.clone());
+    encode_flow_mod_mapped(out, xid, head, actions, |a| Cow::Borrowed(a));
 }
 
 /// Output actions written into the stack buffer with the fixed part, so
@@ -303,7 +304,8 @@ const INLINE_OUTPUTS: usize = 4;
 
 /// Appends an OFPT_FLOW_MOD whose actions are `actions` converted by
 /// `to_v10` (the neutral encoder converts its version-neutral actions on
-/// the fly, without a slice of [`Action`]s). The header, the fixed fields
+/// the fly, without a slice of [`Action`]s; [`encode_flow_mod`] borrows,
+/// so a vendor action is not copied). The header, the fixed fields
 /// and the leading output actions are built in one stack array and
 /// appended with one copy; any other actions are appended after it.
 #[inline]
@@ -312,7 +314,7 @@ pub fn encode_flow_mod_mapped<A>(
     xid: Xid,
     head: &FlowModHead,
     actions: &[A],
-    to_v10: impl Fn(&A) -> Action,
+    to_v10: impl Fn(&A) -> Cow<'_, Action>,
 ) {
     let at = out.len();
     let mut b = [0u8; FIXED_LEN + INLINE_OUTPUTS * ACTION_OUTPUT_LEN];
