@@ -17,11 +17,13 @@ fn show_and_app_as_tables_and_json() {
         Some("tok"),
     );
     let _s = SoftSwitch::connect(c.openflow(), 0x2a, Version::V13, 2);
-    wait_for("the switch", || {
+    // A 1.3 switch is listed once its FEATURES_REPLY is in, its ports
+    // when its port description follows: wait for both.
+    wait_for("the switch and its ports", || {
         c.get("/api/v1/switches")
             .1
             .as_array()
-            .is_some_and(|s| s.len() == 1)
+            .is_some_and(|s| s.len() == 1 && s[0]["ports"].as_array().is_some_and(|p| p.len() == 2))
     });
     let api = c.api().to_string();
     let reader = Client::new(&api, None);

@@ -12,13 +12,20 @@ fn metrics_name_each_switch_worker_and_application() {
         None,
     );
     let _s = SoftSwitch::connect(c.openflow(), 0xa, Version::V13, 2);
-    wait_for("the switch", || {
-        c.get("/api/v1/switches")
-            .1
-            .as_array()
-            .is_some_and(|s| s.len() == 1)
-    });
     let url = format!("http://{}/metrics", c.api());
+    // The switch is counted when it connects, in the topology view once
+    // the topology application has published its next version: wait for
+    // both.
+    wait_for("the switch in the metrics", || {
+        let text = ureq::get(&url)
+            .call()
+            .ok()
+            .and_then(|r| r.into_string().ok())
+            .unwrap_or_default();
+        ["baton_switches_connected 1", "baton_topology_switches 1"]
+            .iter()
+            .all(|want| text.lines().any(|l| l == *want))
+    });
     let resp = ureq::get(&url).call().unwrap();
     assert!(resp.content_type().starts_with("text/plain"));
     let text = resp.into_string().unwrap();
