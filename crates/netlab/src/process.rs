@@ -27,9 +27,37 @@ struct Shared {
     changed: Condvar,
 }
 
+impl State {
+    /// It has exited and its output is read (or [`OUTPUT_GRACE`] has
+    /// passed since it exited): the exit status can arrive before the
+    /// reader threads have drained the pipes.
+    fn finished(&self, now: Instant) -> bool {
+        let drained =
+            self.open_streams == 0 || self.exited_at.is_some_and(|t| now >= t + OUTPUT_GRACE);
+        self.status.is_some() && drained
+    }
+}
+
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Waits for a change, at most until `deadline`, and no later than
+    /// the end of the output grace after an exit (when
+    /// [`State::finished`] turns true without a change).
+    fn wait<'a>(&self, st: MutexGuard<'a, State>, deadline: Instant) -> MutexGuard<'a, State> {
+        let until = match st.exited_at {
+            Some(t) => (t + OUTPUT_GRACE).min(deadline),
+            None => deadline,
+        };
+        let wait = until
+            .saturating_duration_since(Instant::now())
+            .max(Duration::from_millis(1));
+        self.changed
+            .wait_timeout(st, wait)
+            .unwrap_or_else(|e| e.into_inner())
+            .0
     }
 }
 
@@ -207,11 +235,7 @@ impl Proc {
                 return Ok(());
             }
             let now = Instant::now();
-            // Exited counts once its output is read too: the exit status
-            // can arrive before the reader threads have drained the pipes.
-            let drained =
-                st.open_streams == 0 || st.exited_at.is_some_and(|t| now >= t + OUTPUT_GRACE);
-            let exited = st.status.is_some() && drained;
+            let exited = st.finished(now);
             if exited || now >= deadline {
                 let why = if exited {
                     "it exited first"
@@ -225,19 +249,7 @@ impl Proc {
                     self.snapshot().describe()
                 )));
             }
-            let until = match st.exited_at {
-                Some(t) => (t + OUTPUT_GRACE).min(deadline),
-                None => deadline,
-            };
-            let wait = until
-                .saturating_duration_since(now)
-                .max(Duration::from_millis(1));
-            st = self
-                .shared
-                .changed
-                .wait_timeout(st, wait)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+            st = self.shared.wait(st, deadline);
         }
     }
 
@@ -285,27 +297,13 @@ impl Proc {
         let mut st = self.shared.lock();
         loop {
             let now = Instant::now();
-            let drained =
-                st.open_streams == 0 || st.exited_at.is_some_and(|t| now >= t + OUTPUT_GRACE);
-            if st.status.is_some() && drained {
+            if st.finished(now) {
                 return true;
             }
             if now >= deadline {
                 return st.status.is_some();
             }
-            let until = match st.exited_at {
-                Some(t) => (t + OUTPUT_GRACE).min(deadline),
-                None => deadline,
-            };
-            let wait = until
-                .saturating_duration_since(now)
-                .max(Duration::from_millis(1));
-            st = self
-                .shared
-                .changed
-                .wait_timeout(st, wait)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+            st = self.shared.wait(st, deadline);
         }
     }
 
