@@ -122,14 +122,9 @@ fn the_openapi_document_lists_every_route_with_its_own_operation_id() {
 
 /// The flow on `dpid` with `priority`, if any.
 fn flow_with(c: &Controller, dpid: &str, priority: u64) -> Option<Value> {
-    let (code, flows) = c.get(&format!("/api/v1/switches/{dpid}/flows"));
-    assert_eq!(code, 200, "{flows}");
-    flows["flows"]
-        .as_array()
-        .unwrap()
-        .iter()
+    c.flows(dpid)
+        .into_iter()
         .find(|f| f["priority"] == priority)
-        .cloned()
 }
 
 #[test]

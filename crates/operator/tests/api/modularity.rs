@@ -71,14 +71,9 @@ impl Drop for Traffic {
 
 /// The flows on `dpid` that `app` installed.
 fn flows_of(c: &Controller, dpid: &str, app: &str) -> Vec<Value> {
-    let (code, flows) = c.get(&format!("/api/v1/switches/{dpid}/flows"));
-    assert_eq!(code, 200, "{flows}");
-    flows["flows"]
-        .as_array()
-        .unwrap()
-        .iter()
+    c.flows(dpid)
+        .into_iter()
         .filter(|f| f["installed_by"] == app)
-        .cloned()
         .collect()
 }
 

@@ -137,6 +137,13 @@ impl Controller {
     pub fn get(&self, path: &str) -> (u16, Value) {
         self.call("GET", path, None)
     }
+
+    /// The flows the API reads from switch `dpid` (asserting a 200).
+    pub fn flows(&self, dpid: &str) -> Vec<Value> {
+        let (code, flows) = self.get(&format!("/api/v1/switches/{dpid}/flows"));
+        assert_eq!(code, 200, "{flows}");
+        flows["flows"].as_array().cloned().expect("a flows array")
+    }
 }
 
 /// A software switch on its own thread with in-process ports `1..=n`.
