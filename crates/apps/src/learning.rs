@@ -14,7 +14,7 @@
 
 use crate::mac_table::MacTable;
 use crate::settings::{AppSettings, Settings};
-use baton_openflow::neutral::{ActionSpec, FlowSpec, MatchSpec, PacketOut, Payload};
+use baton_openflow::neutral::{ActionSpec, FlowSpec, PacketOut, Payload};
 use baton_openflow::{Cookie, DatapathId, MacAddr, PortNo};
 use baton_runtime::{App, PacketIn, PacketInBatch, SwitchCtx, SwitchInfo};
 use serde::{Deserialize, Serialize};
@@ -96,7 +96,7 @@ fn respond(
         (&output[..], cfg.idle_timeout, cfg.hard_timeout)
     };
     sw.add_flow(&FlowSpec {
-        match_: MatchSpec::exact(pi.key()),
+        match_: pi.exact_match(),
         priority: cfg.priority,
         idle_timeout,
         hard_timeout,

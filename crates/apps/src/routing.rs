@@ -201,7 +201,7 @@ fn routes_len(routes: &Routes, from: DatapathId, to: DatapathId) -> Option<usize
 }
 
 /// The match of routing's flows towards host `mac`.
-fn towards(mac: MacAddr) -> MatchSpec {
+fn towards(mac: MacAddr) -> MatchSpec<'static> {
     MatchSpec::Fields(MatchFields {
         eth_dst: Some(mac),
         ..MatchFields::ANY

@@ -28,12 +28,19 @@
 //!
 //! The key knows nothing of either version's match: the version modules
 //! turn it into their exact match ([`crate::v10::Match10::exact`],
-//! [`crate::v13::oxm::emit_exact_match`]).
+//! [`crate::v13::oxm::emit_exact_match`]). For the common frame whose
+//! fields lie at fixed offsets ([`PlainIpv4`]) they write the match from
+//! the frame without a key ([`crate::v10::Match10::exact_frame`],
+//! [`crate::v13::oxm::put_exact_match_frame`]).
 //!
 //! Cost: etherparse is not a bottleneck here. `benches/hot_path.rs`
 //! measures about 19 ns to extract the key of cbench's 60-byte TCP frame
 //! or of an ARP request (2-core x86 VM), against about 50 ns (1.0) and
 //! 110 ns (1.3) for the whole packet-in -> flow-mod request.
+
+mod plain;
+
+pub use plain::PlainIpv4;
 
 use crate::types::{MacAddr, PortNo};
 use etherparse::{

@@ -255,6 +255,16 @@ fn hot_path_allocates_nothing() {
                 neutral::encode_flow_add(&mut out, v, Xid(2), &flow);
             });
             check(format!("{v}: flow-mod exact, {name}"), n);
+
+            let n = allocations(|| {
+                out.clear();
+                let flow = FlowSpec {
+                    buffer_id: Some(BufferId(0x100)),
+                    ..FlowSpec::new(MatchSpec::exact_frame(PortNo(1), black_box(frame)), &output)
+                };
+                neutral::encode_flow_add(&mut out, v, Xid(2), &flow);
+            });
+            check(format!("{v}: flow-mod exact from the frame, {name}"), n);
         }
 
         let msg = packet_in(v, &frames[0].1);

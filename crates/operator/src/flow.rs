@@ -178,7 +178,7 @@ pub struct FlowDeletion {
 /// A checked [`NewFlow`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct ValidFlow {
-    match_: MatchSpec,
+    match_: MatchSpec<'static>,
     actions: Vec<ActionSpec>,
     priority: u16,
     idle_timeout: u16,
@@ -207,7 +207,7 @@ impl ValidFlow {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ValidDeletion {
     /// The match.
-    pub match_: MatchSpec,
+    pub match_: MatchSpec<'static>,
     /// Covered or exactly.
     pub which: FlowSelection,
     /// Only flows that output here ([`PortNo::ANY`]: any).

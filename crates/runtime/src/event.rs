@@ -7,7 +7,7 @@
 //! those fields; the frame's [`FlowKey`] is computed the first time anyone
 //! asks for it and kept for the others.
 
-use baton_openflow::neutral;
+use baton_openflow::neutral::{self, MatchSpec};
 use baton_openflow::packet::FlowKey;
 use std::cell::{Cell, OnceCell};
 use std::ops::Deref;
@@ -71,6 +71,19 @@ impl<'a> PacketIn<'a> {
     pub fn key(&self) -> &'a FlowKey {
         let fields = self.fields;
         self.record.key.get_or_init(|| fields.key())
+    }
+
+    /// The exact match of the frame, for a flow that takes exactly this
+    /// packet's flow: the shared key's if an application already asked
+    /// for it ([`PacketIn::key`]), else written from the frame when the
+    /// flow is encoded ([`MatchSpec::ExactFrame`], which needs no key for
+    /// the usual TCP or UDP over IPv4 frame).
+    #[inline]
+    pub fn exact_match(&self) -> MatchSpec<'a> {
+        match self.record.key.get() {
+            Some(key) => MatchSpec::Exact(*key),
+            None => MatchSpec::exact_frame(self.fields.in_port(), self.fields.data()),
+        }
     }
 
     /// Consumes the packet-in: applications later in the pipeline do not

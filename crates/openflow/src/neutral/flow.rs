@@ -21,7 +21,7 @@ pub const FLOW_CHECK_OVERLAP: u16 = 1 << 1;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct FlowSpec<'a> {
     /// The match.
-    pub match_: MatchSpec,
+    pub match_: MatchSpec<'a>,
     /// Priority (higher wins).
     pub priority: u16,
     /// Seconds without a hit before removal (0: never).
@@ -42,7 +42,7 @@ pub struct FlowSpec<'a> {
 impl<'a> FlowSpec<'a> {
     /// A flow with `match_` and `actions`, priority 0x8000 (both versions'
     /// default), no timeouts, cookie 0, no buffer, no flags.
-    pub const fn new(match_: MatchSpec, actions: &'a [ActionSpec]) -> FlowSpec<'a> {
+    pub const fn new(match_: MatchSpec<'a>, actions: &'a [ActionSpec]) -> FlowSpec<'a> {
         FlowSpec {
             match_,
             priority: 0x8000,

@@ -21,29 +21,46 @@ use crate::v10::ofmatch::{
 };
 use crate::v13::oxm::{
     MATCH_BUF, OFPVID_NONE, OFPVID_PRESENT, Oxm, for_each_exact_oxm, put_exact_match,
-    put_match_with,
+    put_exact_match_frame, put_match_with,
 };
 use crate::wire::{Fixed, Put};
 use std::net::Ipv4Addr;
 
 /// What a flow matches, for either version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum MatchSpec {
+pub enum MatchSpec<'a> {
     /// Exactly the packets whose [`FlowKey`] is this one
     /// ([`Match10::exact`], [`for_each_exact_oxm`]).
     Exact(FlowKey),
+    /// Exactly the packets whose [`FlowKey`] is that of this frame, which
+    /// arrived on `in_port`: the same match as [`MatchSpec::Exact`] of
+    /// `FlowKey::extract(in_port, frame)`, written from the frame's bytes
+    /// without building the key when the frame is a plain one
+    /// ([`crate::packet::PlainIpv4`]); the flow request's usual match.
+    ExactFrame {
+        /// The port the frame arrived on.
+        in_port: PortNo,
+        /// The frame (as a PACKET_IN carries it, perhaps truncated).
+        frame: &'a [u8],
+    },
     /// The packets with these fields; absent fields are wildcards.
     Fields(MatchFields),
 }
 
-impl MatchSpec {
+impl<'a> MatchSpec<'a> {
     /// The exact match of `key`.
-    pub fn exact(key: &FlowKey) -> MatchSpec {
+    pub fn exact(key: &FlowKey) -> MatchSpec<'a> {
         MatchSpec::Exact(*key)
     }
 
+    /// The exact match of the `frame` that arrived on `in_port` (see
+    /// [`MatchSpec::ExactFrame`]).
+    pub fn exact_frame(in_port: PortNo, frame: &'a [u8]) -> MatchSpec<'a> {
+        MatchSpec::ExactFrame { in_port, frame }
+    }
+
     /// The match-everything match.
-    pub const fn all() -> MatchSpec {
+    pub const fn all() -> MatchSpec<'a> {
         MatchSpec::Fields(MatchFields::ANY)
     }
 
@@ -52,6 +69,7 @@ impl MatchSpec {
     pub fn to_match10(&self) -> Match10 {
         match self {
             MatchSpec::Exact(k) => Match10::exact(k),
+            MatchSpec::ExactFrame { in_port, frame } => Match10::exact_frame(*in_port, frame),
             MatchSpec::Fields(f) => f.to_match10(),
         }
     }
@@ -61,6 +79,9 @@ impl MatchSpec {
     pub fn for_each_oxm(&self, f: impl FnMut(Oxm)) {
         match self {
             MatchSpec::Exact(k) => for_each_exact_oxm(k, f),
+            MatchSpec::ExactFrame { in_port, frame } => {
+                for_each_exact_oxm(&FlowKey::extract(*in_port, frame), f)
+            }
             MatchSpec::Fields(m) => m.for_each_oxm(f),
         }
     }
@@ -80,6 +101,7 @@ impl MatchSpec {
     pub fn put_oxm_match<const N: usize>(&self, b: &mut Fixed<N>) {
         match self {
             MatchSpec::Exact(k) => put_exact_match(b, k),
+            MatchSpec::ExactFrame { in_port, frame } => put_exact_match_frame(b, *in_port, frame),
             MatchSpec::Fields(m) => put_match_with(b, |b| m.for_each_oxm(|o| o.emit(b))),
         }
     }

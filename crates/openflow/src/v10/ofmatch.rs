@@ -6,7 +6,8 @@
 //! except for the padding bytes, which are written as zeros.
 
 use crate::error::DecodeError;
-use crate::packet::{FlowKey, Network, Transport};
+use crate::packet::consts::ETH_TYPE_IPV4;
+use crate::packet::{FlowKey, Network, PlainIpv4, Transport};
 use crate::types::{MacAddr, PortNo};
 use crate::wire::{Put, Reader};
 use std::net::Ipv4Addr;
@@ -334,6 +335,31 @@ impl Match10 {
             Network::Ipv6(_) | Network::Other => m.wildcards |= NO_NW | NO_TP,
         }
         m
+    }
+
+    /// The exact match of the `frame` that arrived on `in_port`: equal to
+    /// `Match10::exact(&FlowKey::extract(in_port, frame))`, written
+    /// straight from the frame's bytes when it is a [`PlainIpv4`] frame.
+    #[inline]
+    pub fn exact_frame(in_port: PortNo, frame: &[u8]) -> Match10 {
+        let Some(f) = PlainIpv4::new(frame) else {
+            return Match10::exact(&FlowKey::extract(in_port, frame));
+        };
+        Match10 {
+            wildcards: OFPFW_DL_VLAN_PCP,
+            in_port,
+            dl_src: MacAddr(f.eth_src()),
+            dl_dst: MacAddr(f.eth_dst()),
+            dl_vlan: OFP_VLAN_NONE,
+            dl_vlan_pcp: 0,
+            dl_type: ETH_TYPE_IPV4,
+            nw_tos: f.tos() & 0xfc,
+            nw_proto: f.proto(),
+            nw_src: Ipv4Addr::from(f.ipv4_src()),
+            nw_dst: Ipv4Addr::from(f.ipv4_dst()),
+            tp_src: f.tp_src(),
+            tp_dst: f.tp_dst(),
+        }
     }
 }
 

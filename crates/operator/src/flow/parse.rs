@@ -152,7 +152,7 @@ fn agree<T: PartialEq + fmt::Display + Copy>(
 
 impl FlowMatch {
     /// The match both versions express the same way.
-    pub fn check(&self) -> Result<MatchSpec, String> {
+    pub fn check(&self) -> Result<MatchSpec<'static>, String> {
         let u8_of = |f: &str, v: &Option<Scalar>, max: u64| -> Result<Option<u8>, String> {
             v.as_ref()
                 .map(|v| int(f, v, max).map(|n| n as u8))

@@ -8,7 +8,8 @@ use super::ofmatch::{MATCH_BUF, Match13, put_match_with};
 use super::tlv::OxmIter;
 use super::value::Oxm;
 use crate::packet::consts::*;
-use crate::packet::{FlowKey, Network, Transport};
+use crate::packet::{FlowKey, Network, PlainIpv4, Transport};
+use crate::types::PortNo;
 use crate::wire::{Fixed, Put};
 
 /// Calls `f` with each OXM TLV of the exact match of a frame's `key`, in an
@@ -50,6 +51,30 @@ pub fn emit_exact_match(out: &mut Vec<u8>, key: &FlowKey) {
 #[inline]
 pub fn put_exact_match<const N: usize>(b: &mut Fixed<N>, key: &FlowKey) {
     put_match_with(b, |b| exact_tlvs(key, b));
+}
+
+/// Writes the exact `ofp_match` of the `frame` that arrived on `in_port`
+/// into `b`: the bytes [`put_exact_match`] writes for
+/// `FlowKey::extract(in_port, frame)`, written straight from the frame's
+/// bytes when it is a [`PlainIpv4`] frame.
+#[inline]
+pub fn put_exact_match_frame<const N: usize>(b: &mut Fixed<N>, in_port: PortNo, frame: &[u8]) {
+    use OxmField as F;
+    let Some(f) = PlainIpv4::new(frame) else {
+        return put_exact_match(b, &FlowKey::extract(in_port, frame));
+    };
+    put_match_with(b, |b| {
+        eth_tlvs(b, in_port, f.eth_dst(), f.eth_src(), ETH_TYPE_IPV4);
+        untagged_tlv(b);
+        let tos = f.tos();
+        ipv4_tlvs(b, tos >> 2, tos & 3, f.proto(), f.ipv4_src(), f.ipv4_dst());
+        let fields = if f.is_tcp() {
+            [F::TcpSrc, F::TcpDst]
+        } else {
+            [F::UdpSrc, F::UdpDst]
+        };
+        ports(b, fields, f.tp_src(), f.tp_dst());
+    });
 }
 
 impl Match13 {
@@ -117,12 +142,7 @@ const fn t(n: usize) -> usize {
 #[inline]
 fn exact_tlvs<const N: usize>(key: &FlowKey, b: &mut Fixed<N>) {
     use OxmField as F;
-    Run::<{ t(4) + t(6) + t(6) + t(2) }>::new()
-        .tlv(F::InPort, key.in_port.0.to_be_bytes())
-        .tlv(F::EthDst, key.eth_dst.0)
-        .tlv(F::EthSrc, key.eth_src.0)
-        .tlv(F::EthType, key.eth_type.to_be_bytes())
-        .put(b);
+    eth_tlvs(b, key.in_port, key.eth_dst.0, key.eth_src.0, key.eth_type);
     match key.vlan {
         Some(tag) => Run::<{ t(2) + t(1) }>::new()
             .tlv(
@@ -131,9 +151,7 @@ fn exact_tlvs<const N: usize>(key: &FlowKey, b: &mut Fixed<N>) {
             )
             .tlv(F::VlanPcp, [tag.pcp])
             .put(b),
-        None => Run::<{ t(2) }>::new()
-            .tlv(F::VlanVid, OFPVID_NONE.to_be_bytes())
-            .put(b),
+        None => untagged_tlv(b),
     }
     match &key.network {
         Network::Other => {}
@@ -145,13 +163,8 @@ fn exact_tlvs<const N: usize>(key: &FlowKey, b: &mut Fixed<N>) {
             .tlv(F::ArpTha, arp.tha.0)
             .put(b),
         Network::Ipv4(ip) => {
-            Run::<{ t(1) + t(1) + t(1) + t(4) + t(4) }>::new()
-                .tlv(F::IpDscp, [ip.dscp])
-                .tlv(F::IpEcn, [ip.ecn])
-                .tlv(F::IpProto, [ip.proto])
-                .tlv(F::Ipv4Src, ip.src.octets())
-                .tlv(F::Ipv4Dst, ip.dst.octets())
-                .put(b);
+            let (src, dst) = (ip.src.octets(), ip.dst.octets());
+            ipv4_tlvs(b, ip.dscp, ip.ecn, ip.proto, src, dst);
             transport_tlvs(ip.transport, b);
         }
         Network::Ipv6(ip) => {
@@ -168,17 +181,65 @@ fn exact_tlvs<const N: usize>(key: &FlowKey, b: &mut Fixed<N>) {
     }
 }
 
+/// The Ethernet TLVs that start every exact match (see [`exact_tlvs`]).
+#[inline(always)]
+fn eth_tlvs<const N: usize>(
+    b: &mut Fixed<N>,
+    in_port: PortNo,
+    dst: [u8; 6],
+    src: [u8; 6],
+    eth_type: u16,
+) {
+    use OxmField as F;
+    Run::<{ t(4) + t(6) + t(6) + t(2) }>::new()
+        .tlv(F::InPort, in_port.0.to_be_bytes())
+        .tlv(F::EthDst, dst)
+        .tlv(F::EthSrc, src)
+        .tlv(F::EthType, eth_type.to_be_bytes())
+        .put(b);
+}
+
+/// `VLAN_VID = OFPVID_NONE`: the frame has no VLAN tag.
+#[inline(always)]
+fn untagged_tlv<const N: usize>(b: &mut Fixed<N>) {
+    Run::<{ t(2) }>::new()
+        .tlv(OxmField::VlanVid, OFPVID_NONE.to_be_bytes())
+        .put(b);
+}
+
+/// The IPv4 TLVs (see [`exact_tlvs`]).
+#[inline(always)]
+fn ipv4_tlvs<const N: usize>(
+    b: &mut Fixed<N>,
+    dscp: u8,
+    ecn: u8,
+    proto: u8,
+    src: [u8; 4],
+    dst: [u8; 4],
+) {
+    use OxmField as F;
+    Run::<{ t(1) + t(1) + t(1) + t(4) + t(4) }>::new()
+        .tlv(F::IpDscp, [dscp])
+        .tlv(F::IpEcn, [ecn])
+        .tlv(F::IpProto, [proto])
+        .tlv(F::Ipv4Src, src)
+        .tlv(F::Ipv4Dst, dst)
+        .put(b);
+}
+
+/// A pair of 2-byte transport ports.
+#[inline(always)]
+fn ports<const N: usize>(b: &mut Fixed<N>, fs: [OxmField; 2], src: u16, dst: u16) {
+    Run::<{ t(2) + t(2) }>::new()
+        .tlv(fs[0], src.to_be_bytes())
+        .tlv(fs[1], dst.to_be_bytes())
+        .put(b);
+}
+
 /// The transport's TLVs (see [`exact_tlvs`]).
 #[inline]
 fn transport_tlvs<const N: usize>(tp: Transport, b: &mut Fixed<N>) {
     use OxmField as F;
-    /// A pair of 2-byte ports.
-    fn ports<const N: usize>(b: &mut Fixed<N>, fs: [OxmField; 2], src: u16, dst: u16) {
-        Run::<{ t(2) + t(2) }>::new()
-            .tlv(fs[0], src.to_be_bytes())
-            .tlv(fs[1], dst.to_be_bytes())
-            .put(b);
-    }
     /// A pair of 1-byte ICMP fields.
     fn icmp<const N: usize>(b: &mut Fixed<N>, fs: [OxmField; 2], ty: u8, code: u8) {
         Run::<{ t(1) + t(1) }>::new()

@@ -1,0 +1,227 @@
+//! [`PlainIpv4`]: the frame a flow request is usually about, whose exact
+//! match lies at fixed offsets, so a FLOW_MOD's match can be written from
+//! the frame's bytes without building a [`FlowKey`] first.
+//!
+//! Most packet-ins of a busy network (and all of cbench's) carry an
+//! untagged Ethernet II frame with an IPv4 header without options, not a
+//! fragment, and a TCP or UDP header whose ports are readable. For those
+//! the match's fields are bytes at known offsets; building the 96-byte
+//! [`FlowKey`], copying it and converting it cost more than the flow
+//! request's whole encoding (BENCHMARKS.md, "Seventh session"). Every
+//! other frame is left to [`FlowKey::extract`]: this module recognises
+//! only frames on which both give the same match, and the tests check
+//! that over every frame shape [`FlowKey`] knows.
+
+#[cfg(doc)]
+use super::FlowKey;
+use super::consts::{ETH_TYPE_IPV4, IP_PROTO_TCP, IP_PROTO_UDP};
+
+/// Ethernet header, IPv4 header without options, and the 4 bytes of
+/// transport ports: the bytes every field of the match comes from.
+const FIXED_LEN: usize = 14 + 20 + 4;
+
+/// An untagged Ethernet II / IPv4 (no options, not a fragment) / TCP or
+/// UDP frame, checked once by [`PlainIpv4::new`]; its fields are read at
+/// fixed offsets.
+#[derive(Debug, Clone, Copy)]
+pub struct PlainIpv4<'a> {
+    h: &'a [u8; FIXED_LEN],
+}
+
+impl<'a> PlainIpv4<'a> {
+    /// `frame` if it is such a frame, read as [`FlowKey::extract`] reads
+    /// it: a TCP header needs 20 bytes within the IPv4 total length (or
+    /// the bytes present, if fewer) and a data offset of at least 5, a UDP
+    /// header 8 bytes.
+    #[inline]
+    pub fn new(frame: &'a [u8]) -> Option<PlainIpv4<'a>> {
+        let h: &[u8; FIXED_LEN] = frame.get(..FIXED_LEN)?.try_into().ok()?;
+        let eth_type = u16::from_be_bytes([h[12], h[13]]);
+        // Version 4, header length 5 words; no more-fragments flag and no
+        // fragment offset.
+        if eth_type != ETH_TYPE_IPV4 || h[14] != 0x45 || h[20] & 0x3f != 0 || h[21] != 0 {
+            return None;
+        }
+        // The transport header ends where the IPv4 total length says, or
+        // where the bytes end.
+        let total_len = usize::from(u16::from_be_bytes([h[16], h[17]]));
+        let body_len = total_len.clamp(20, frame.len() - 14) - 20;
+        let readable = match h[23] {
+            IP_PROTO_TCP => body_len >= 20 && frame.get(14 + 20 + 12).is_some_and(|b| b >> 4 >= 5),
+            IP_PROTO_UDP => body_len >= 8,
+            _ => false,
+        };
+        readable.then_some(PlainIpv4 { h })
+    }
+
+    /// Ethernet destination.
+    #[inline]
+    pub fn eth_dst(&self) -> [u8; 6] {
+        [
+            self.h[0], self.h[1], self.h[2], self.h[3], self.h[4], self.h[5],
+        ]
+    }
+
+    /// Ethernet source.
+    #[inline]
+    pub fn eth_src(&self) -> [u8; 6] {
+        [
+            self.h[6], self.h[7], self.h[8], self.h[9], self.h[10], self.h[11],
+        ]
+    }
+
+    /// The IPv4 ToS byte (DSCP in its upper 6 bits, ECN in the lower 2).
+    #[inline]
+    pub fn tos(&self) -> u8 {
+        self.h[15]
+    }
+
+    /// The IPv4 protocol: TCP or UDP.
+    #[inline]
+    pub fn proto(&self) -> u8 {
+        self.h[23]
+    }
+
+    /// Whether the transport is TCP (else UDP).
+    #[inline]
+    pub fn is_tcp(&self) -> bool {
+        self.h[23] == IP_PROTO_TCP
+    }
+
+    /// IPv4 source.
+    #[inline]
+    pub fn ipv4_src(&self) -> [u8; 4] {
+        [self.h[26], self.h[27], self.h[28], self.h[29]]
+    }
+
+    /// IPv4 destination.
+    #[inline]
+    pub fn ipv4_dst(&self) -> [u8; 4] {
+        [self.h[30], self.h[31], self.h[32], self.h[33]]
+    }
+
+    /// Transport source port.
+    #[inline]
+    pub fn tp_src(&self) -> u16 {
+        u16::from_be_bytes([self.h[34], self.h[35]])
+    }
+
+    /// Transport destination port.
+    #[inline]
+    pub fn tp_dst(&self) -> u16 {
+        u16::from_be_bytes([self.h[36], self.h[37]])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::FlowKey;
+    use crate::packet::tests::*;
+    use crate::types::PortNo;
+    use crate::v10::Match10;
+    use crate::v13::oxm::{MATCH_BUF, put_exact_match, put_exact_match_frame};
+    use crate::wire::Fixed;
+
+    /// Both versions' exact match of `frame`, written from the frame,
+    /// equals the one written from its key.
+    fn assert_same_match(frame: &[u8]) {
+        let port = PortNo(3);
+        let key = FlowKey::extract(port, frame);
+        assert_eq!(
+            Match10::exact_frame(port, frame),
+            Match10::exact(&key),
+            "1.0 match of {frame:02x?}"
+        );
+        let (mut from_frame, mut from_key) = (Fixed::<MATCH_BUF>::new(), Fixed::<MATCH_BUF>::new());
+        put_exact_match_frame(&mut from_frame, port, frame);
+        put_exact_match(&mut from_key, &key);
+        assert_eq!(
+            from_frame.as_slice(),
+            from_key.as_slice(),
+            "1.3 match of {frame:02x?}"
+        );
+    }
+
+    #[test]
+    fn tcp_and_udp_over_plain_ipv4_are_plain_and_others_are_not() {
+        assert!(PlainIpv4::new(&tcp_frame()).is_some_and(|f| f.is_tcp()));
+        assert!(PlainIpv4::new(&udp_frame()).is_some_and(|f| !f.is_tcp()));
+        for other in [
+            arp_frame(),
+            icmp_frame(),
+            vlan_udp_frame(),
+            ipv6_tcp_frame(),
+            ipv6_ns_frame(),
+        ] {
+            assert!(PlainIpv4::new(&other).is_none(), "{other:02x?}");
+        }
+    }
+
+    #[test]
+    fn every_frame_shape_and_truncation_gets_the_match_of_its_key() {
+        for frame in [
+            tcp_frame(),
+            udp_frame(),
+            arp_frame(),
+            icmp_frame(),
+            vlan_udp_frame(),
+            ipv6_tcp_frame(),
+            ipv6_ns_frame(),
+        ] {
+            for len in 0..=frame.len() {
+                assert_same_match(&frame[..len]);
+            }
+        }
+    }
+
+    #[test]
+    fn header_fields_that_decide_plainness_agree_with_the_key() {
+        // Version/IHL, fragment flags and offset, total length, protocol
+        // and TCP data offset: each value on either side of what makes a
+        // frame plain.
+        for base in [tcp_frame(), udp_frame()] {
+            for ver_ihl in [0x45, 0x46, 0x44, 0x55] {
+                for (flags, offset) in [(0x00, 0), (0x40, 0), (0x20, 0), (0x00, 1), (0x01, 0)] {
+                    for total_len in [0u16, 19, 20, 27, 28, 39, 40, 41, 0xffff] {
+                        for proto in [6u8, 17, 1, 132] {
+                            for data_offset in [0x00u8, 0x40, 0x50, 0xf0] {
+                                let mut f = base.clone();
+                                f[14] = ver_ihl;
+                                // DSCP 46, ECN 1: 1.0 keeps the DSCP bits.
+                                f[15] = 0xb9;
+                                f[20] = flags;
+                                f[21] = offset;
+                                f[16..18].copy_from_slice(&total_len.to_be_bytes());
+                                f[23] = proto;
+                                if let Some(b) = f.get_mut(46) {
+                                    *b = data_offset;
+                                }
+                                assert_same_match(&f);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_ipv4_looking_bytes_get_the_match_of_their_key(
+            mut bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..100),
+            ihl in proptest::sample::select(vec![0x45u8, 0x46]),
+            proto in proptest::sample::select(vec![6u8, 17, 1]),
+        ) {
+            // Steer toward plain frames: IPv4 ethertype, IHL 5, not a
+            // fragment, TCP or UDP (the test above varies the fragment
+            // fields).
+            for (i, v) in [(12, 0x08), (13, 0x00), (14, ihl), (20, 0), (21, 0), (23, proto)] {
+                if let Some(b) = bytes.get_mut(i) {
+                    *b = v;
+                }
+            }
+            assert_same_match(&bytes);
+        }
+    }
+}
