@@ -40,7 +40,7 @@
 
 mod plain;
 
-pub use plain::PlainIpv4;
+pub use plain::{PlainIpv4, PlainTransport};
 
 use crate::types::{MacAddr, PortNo};
 use etherparse::{

@@ -2,9 +2,10 @@
 //! match lies at fixed offsets, so a FLOW_MOD's match can be written from
 //! the frame's bytes without building a [`FlowKey`] first.
 //!
-//! Most packet-ins of a busy network (and all of cbench's) carry an
-//! untagged Ethernet II frame with an IPv4 header without options, not a
-//! fragment, and a TCP or UDP header whose ports are readable. For those
+//! Most packet-ins of a busy network carry an untagged Ethernet II frame
+//! with an IPv4 header without options, not a fragment, and a TCP or UDP
+//! header whose ports are readable, or a protocol whose header no match
+//! reads (cbench's frames are IP protocol 255). For those
 //! the match's fields are bytes at known offsets; building the 96-byte
 //! [`FlowKey`], copying it and converting it cost more than the flow
 //! request's whole encoding (BENCHMARKS.md, "Seventh session"). Every
@@ -14,18 +15,32 @@
 
 #[cfg(doc)]
 use super::FlowKey;
-use super::consts::{ETH_TYPE_IPV4, IP_PROTO_TCP, IP_PROTO_UDP};
+use super::consts::{ETH_TYPE_IPV4, IP_PROTO_ICMP, IP_PROTO_SCTP, IP_PROTO_TCP, IP_PROTO_UDP};
 
 /// Ethernet header, IPv4 header without options, and the 4 bytes of
 /// transport ports: the bytes every field of the match comes from.
 const FIXED_LEN: usize = 14 + 20 + 4;
 
-/// An untagged Ethernet II / IPv4 (no options, not a fragment) / TCP or
-/// UDP frame, checked once by [`PlainIpv4::new`]; its fields are read at
-/// fixed offsets.
+/// The transport of a [`PlainIpv4`] frame, as its exact match has it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlainTransport {
+    /// TCP: the ports are matched.
+    Tcp,
+    /// UDP: the ports are matched.
+    Udp,
+    /// A protocol whose header neither version's match reads (not TCP,
+    /// UDP, SCTP or ICMP): no transport fields.
+    Unmatched,
+}
+
+/// An untagged Ethernet II / IPv4 (no options, not a fragment) frame
+/// carrying TCP or UDP with readable ports, or a protocol no match reads,
+/// checked once by [`PlainIpv4::new`]; its fields are read at fixed
+/// offsets.
 #[derive(Debug, Clone, Copy)]
 pub struct PlainIpv4<'a> {
     h: &'a [u8; FIXED_LEN],
+    transport: PlainTransport,
 }
 
 impl<'a> PlainIpv4<'a> {
@@ -46,12 +61,18 @@ impl<'a> PlainIpv4<'a> {
         // where the bytes end.
         let total_len = usize::from(u16::from_be_bytes([h[16], h[17]]));
         let body_len = total_len.clamp(20, frame.len() - 14) - 20;
-        let readable = match h[23] {
-            IP_PROTO_TCP => body_len >= 20 && frame.get(14 + 20 + 12).is_some_and(|b| b >> 4 >= 5),
-            IP_PROTO_UDP => body_len >= 8,
-            _ => false,
+        let transport = match h[23] {
+            IP_PROTO_TCP
+                if body_len >= 20 && frame.get(14 + 20 + 12).is_some_and(|b| b >> 4 >= 5) =>
+            {
+                PlainTransport::Tcp
+            }
+            IP_PROTO_UDP if body_len >= 8 => PlainTransport::Udp,
+            // Short TCP / UDP headers, SCTP and ICMP: left to the key.
+            IP_PROTO_TCP | IP_PROTO_UDP | IP_PROTO_SCTP | IP_PROTO_ICMP => return None,
+            _ => PlainTransport::Unmatched,
         };
-        readable.then_some(PlainIpv4 { h })
+        Some(PlainIpv4 { h, transport })
     }
 
     /// Ethernet destination.
@@ -76,16 +97,16 @@ impl<'a> PlainIpv4<'a> {
         self.h[15]
     }
 
-    /// The IPv4 protocol: TCP or UDP.
+    /// The IPv4 protocol.
     #[inline]
     pub fn proto(&self) -> u8 {
         self.h[23]
     }
 
-    /// Whether the transport is TCP (else UDP).
+    /// The transport, as the match has it.
     #[inline]
-    pub fn is_tcp(&self) -> bool {
-        self.h[23] == IP_PROTO_TCP
+    pub fn transport(&self) -> PlainTransport {
+        self.transport
     }
 
     /// IPv4 source.
@@ -100,13 +121,13 @@ impl<'a> PlainIpv4<'a> {
         [self.h[30], self.h[31], self.h[32], self.h[33]]
     }
 
-    /// Transport source port.
+    /// Transport source port (TCP and UDP).
     #[inline]
     pub fn tp_src(&self) -> u16 {
         u16::from_be_bytes([self.h[34], self.h[35]])
     }
 
-    /// Transport destination port.
+    /// Transport destination port (TCP and UDP).
     #[inline]
     pub fn tp_dst(&self) -> u16 {
         u16::from_be_bytes([self.h[36], self.h[37]])
@@ -144,9 +165,14 @@ mod tests {
     }
 
     #[test]
-    fn tcp_and_udp_over_plain_ipv4_are_plain_and_others_are_not() {
-        assert!(PlainIpv4::new(&tcp_frame()).is_some_and(|f| f.is_tcp()));
-        assert!(PlainIpv4::new(&udp_frame()).is_some_and(|f| !f.is_tcp()));
+    fn tcp_udp_and_unmatched_protocols_over_plain_ipv4_are_plain_and_others_are_not() {
+        let transport = |f: &[u8]| PlainIpv4::new(f).map(|p| p.transport());
+        assert_eq!(transport(&tcp_frame()), Some(PlainTransport::Tcp));
+        assert_eq!(transport(&udp_frame()), Some(PlainTransport::Udp));
+        // cbench's frame: IPv4 protocol 255, no transport header.
+        let mut cbench = tcp_frame();
+        cbench[23] = 255;
+        assert_eq!(transport(&cbench), Some(PlainTransport::Unmatched));
         for other in [
             arp_frame(),
             icmp_frame(),
@@ -184,7 +210,7 @@ mod tests {
             for ver_ihl in [0x45, 0x46, 0x44, 0x55] {
                 for (flags, offset) in [(0x00, 0), (0x40, 0), (0x20, 0), (0x00, 1), (0x01, 0)] {
                     for total_len in [0u16, 19, 20, 27, 28, 39, 40, 41, 0xffff] {
-                        for proto in [6u8, 17, 1, 132] {
+                        for proto in [6u8, 17, 1, 132, 58, 255] {
                             for data_offset in [0x00u8, 0x40, 0x50, 0xf0] {
                                 let mut f = base.clone();
                                 f[14] = ver_ihl;
@@ -211,7 +237,7 @@ mod tests {
         fn any_ipv4_looking_bytes_get_the_match_of_their_key(
             mut bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..100),
             ihl in proptest::sample::select(vec![0x45u8, 0x46]),
-            proto in proptest::sample::select(vec![6u8, 17, 1]),
+            proto in proptest::sample::select(vec![6u8, 17, 1, 255]),
         ) {
             // Steer toward plain frames: IPv4 ethertype, IHL 5, not a
             // fragment, TCP or UDP (the test above varies the fragment

@@ -7,7 +7,7 @@
 
 use crate::error::DecodeError;
 use crate::packet::consts::ETH_TYPE_IPV4;
-use crate::packet::{FlowKey, Network, PlainIpv4, Transport};
+use crate::packet::{FlowKey, Network, PlainIpv4, PlainTransport, Transport};
 use crate::types::{MacAddr, PortNo};
 use crate::wire::{Put, Reader};
 use std::net::Ipv4Addr;
@@ -345,8 +345,14 @@ impl Match10 {
         let Some(f) = PlainIpv4::new(frame) else {
             return Match10::exact(&FlowKey::extract(in_port, frame));
         };
+        let (wildcards, tp_src, tp_dst) = match f.transport() {
+            PlainTransport::Tcp | PlainTransport::Udp => {
+                (OFPFW_DL_VLAN_PCP, f.tp_src(), f.tp_dst())
+            }
+            PlainTransport::Unmatched => (OFPFW_DL_VLAN_PCP | OFPFW_TP_SRC | OFPFW_TP_DST, 0, 0),
+        };
         Match10 {
-            wildcards: OFPFW_DL_VLAN_PCP,
+            wildcards,
             in_port,
             dl_src: MacAddr(f.eth_src()),
             dl_dst: MacAddr(f.eth_dst()),
@@ -357,8 +363,8 @@ impl Match10 {
             nw_proto: f.proto(),
             nw_src: Ipv4Addr::from(f.ipv4_src()),
             nw_dst: Ipv4Addr::from(f.ipv4_dst()),
-            tp_src: f.tp_src(),
-            tp_dst: f.tp_dst(),
+            tp_src,
+            tp_dst,
         }
     }
 }

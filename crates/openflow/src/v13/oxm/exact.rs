@@ -8,7 +8,7 @@ use super::ofmatch::{MATCH_BUF, Match13, put_match_with};
 use super::tlv::OxmIter;
 use super::value::Oxm;
 use crate::packet::consts::*;
-use crate::packet::{FlowKey, Network, PlainIpv4, Transport};
+use crate::packet::{FlowKey, Network, PlainIpv4, PlainTransport, Transport};
 use crate::types::PortNo;
 use crate::wire::{Fixed, Put};
 
@@ -68,12 +68,11 @@ pub fn put_exact_match_frame<const N: usize>(b: &mut Fixed<N>, in_port: PortNo, 
         untagged_tlv(b);
         let tos = f.tos();
         ipv4_tlvs(b, tos >> 2, tos & 3, f.proto(), f.ipv4_src(), f.ipv4_dst());
-        let fields = if f.is_tcp() {
-            [F::TcpSrc, F::TcpDst]
-        } else {
-            [F::UdpSrc, F::UdpDst]
-        };
-        ports(b, fields, f.tp_src(), f.tp_dst());
+        match f.transport() {
+            PlainTransport::Tcp => ports(b, [F::TcpSrc, F::TcpDst], f.tp_src(), f.tp_dst()),
+            PlainTransport::Udp => ports(b, [F::UdpSrc, F::UdpDst], f.tp_src(), f.tp_dst()),
+            PlainTransport::Unmatched => {}
+        }
     });
 }
 
