@@ -29,6 +29,14 @@ pub(crate) struct Connection {
     /// Replies produced for this switch in the current batch, written
     /// with one system call when the batch is flushed (Beacon Alg. 2).
     pub out: Vec<u8>,
+    /// How much of `out` has been counted by message type (`counted`
+    /// bytes, `counted_msgs` messages): counted while the bytes are still
+    /// in the cache, at the end of the batch that staged them, rather
+    /// than when they are written, perhaps several services later
+    /// (BENCHMARKS.md, "Seventh session").
+    pub counted: usize,
+    /// Messages in `out[..counted]`.
+    pub counted_msgs: u64,
     /// Per-application state, by pipeline position.
     pub states: Vec<AppSwitchState>,
     /// The pipeline generation the states match.
@@ -53,6 +61,8 @@ impl Connection {
             session,
             recv: RecvBuffer::default(),
             out: Vec::new(),
+            counted: 0,
+            counted_msgs: 0,
             states: Vec::new(),
             generation: 0,
             span,

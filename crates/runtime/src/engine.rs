@@ -342,6 +342,7 @@ impl Engine {
                 *lock(&slot.ports) = std::sync::Arc::from(ports);
             }
         }
+        self.count_staged();
         self.flush();
         let flushed = Instant::now();
         for &(since, n) in &self.waits {
@@ -417,6 +418,19 @@ impl Engine {
         }
     }
 
+    /// Counts by type the replies the batch staged for each held switch,
+    /// while they are still in the cache: a switch's staged output may
+    /// wait several services to be written ([`WRITE_BATCH`]), by when
+    /// walking it again costs a cache miss per message.
+    fn count_staged(&mut self) {
+        for h in &mut self.held {
+            let conn = &mut h.conn;
+            let new = conn.out.get(conn.counted..).unwrap_or_default();
+            conn.counted_msgs += self.tx_types.count_all(new);
+            conn.counted = conn.out.len();
+        }
+    }
+
     /// Writes each held switch's staged output with one system call
     /// (Beacon Alg. 2). A switch whose output lock another thread holds
     /// is skipped and revisited after the others (Maestro thesis
@@ -439,19 +453,16 @@ impl Engine {
                 continue;
             }
             let slot = &table.slots[h.idx];
-            let tally = &mut self.tx_types;
             match slot.out.try_lock() {
-                Ok(mut q) => write_staged(&table, h, &mut q, tally),
-                Err(TryLockError::Poisoned(p)) => {
-                    write_staged(&table, h, &mut p.into_inner(), tally)
-                }
+                Ok(mut q) => write_staged(&table, h, &mut q),
+                Err(TryLockError::Poisoned(p)) => write_staged(&table, h, &mut p.into_inner()),
                 Err(TryLockError::WouldBlock) => self.deferred.push(i),
             }
         }
         for k in 0..self.deferred.len() {
             let h = &mut self.held[self.deferred[k]];
             let mut q = lock(&table.slots[h.idx].out);
-            write_staged(&table, h, &mut q, &mut self.tx_types);
+            write_staged(&table, h, &mut q);
         }
     }
 
@@ -505,13 +516,18 @@ impl Engine {
     }
 }
 
-fn write_staged(table: &SwitchTable, h: &mut Held, q: &mut OutQueue, tally: &mut Tally) {
+/// Writes `h`'s staged output, which [`Engine::count_staged`] counted.
+fn write_staged(table: &SwitchTable, h: &mut Held, q: &mut OutQueue) {
     let slot = &table.slots[h.idx];
-    let id = h.conn.id;
-    if table.write_locked(id, slot, q, &h.conn.out, tally).is_err() && h.closing.is_none() {
+    let conn = &mut h.conn;
+    let written = table.write_locked(conn.id, slot, q, &conn.out, conn.counted_msgs);
+    if written.is_err() && h.closing.is_none() {
         h.closing = Some(slot.killed().unwrap_or(CloseReason::WriteFailed));
     }
-    h.conn.out.clear();
+    let conn = &mut h.conn;
+    conn.out.clear();
+    conn.counted = 0;
+    conn.counted_msgs = 0;
     // A one-off burst should not pin a large buffer to an idle switch.
     if h.conn.out.capacity() > 1 << 20 {
         h.conn.out = Vec::new();

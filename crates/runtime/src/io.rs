@@ -140,21 +140,22 @@ impl SwitchTable {
         }
         let mut q = lock(&slot.out);
         let mut tally = Tally::default();
-        let sent = self.write_locked(id, slot, &mut q, bytes, &mut tally);
+        let msgs = tally.count_all(bytes);
+        let sent = self.write_locked(id, slot, &mut q, bytes, msgs);
         tally.drain_into(&self.sent_elsewhere.tx);
         sent
     }
 
     /// [`SwitchTable::send`] for a caller that already holds the output
-    /// lock; the messages are counted by type into `tally` (`bytes` holds
-    /// only whole messages: what the runtime writes).
+    /// lock and has counted the messages of `bytes` by type: `msgs` of
+    /// them (`bytes` holds only whole messages: what the runtime writes).
     pub fn write_locked(
         &self,
         id: SwitchId,
         slot: &Slot,
         q: &mut OutQueue,
         bytes: &[u8],
-        tally: &mut Tally,
+        msgs: u64,
     ) -> Result<(), SendError> {
         if bytes.is_empty() {
             return Ok(());
@@ -162,9 +163,7 @@ impl SwitchTable {
         let Some(stream) = q.stream.clone() else {
             return Err(SendError::Gone);
         };
-        slot.counters
-            .tx_msgs
-            .fetch_add(tally.count_all(bytes), Ordering::Relaxed);
+        slot.counters.tx_msgs.fetch_add(msgs, Ordering::Relaxed);
         let written = match &*stream {
             Transport::Tcp(tcp) => write_plain(tcp, slot, &mut q.pending, bytes),
             Transport::Tls(tls) => tls.send(

@@ -138,6 +138,64 @@ fn switches_are_listed_with_their_ports_and_weights_can_change() {
 }
 
 #[test]
+fn each_message_sent_is_counted_once_per_switch_and_by_type() {
+    // Small reads keep the switch busy, so its replies stay staged over
+    // several batches before they are written: each must be counted once.
+    let cfg = Config {
+        listen: vec!["127.0.0.1:0".parse().unwrap()],
+        workers: 1,
+        min_read: 256,
+        max_read: 256,
+        echo_interval: Duration::from_secs(60),
+        echo_timeout: Duration::from_secs(120),
+        ..Config::default()
+    };
+    let rt = Runtime::start(cfg, vec![AnyApp::new(Flow::default())]).expect("runtime starts");
+    let control = rt.control();
+    let mut sw = TestSwitch::connect(rt.local_addrs()[0], Version::V10, 0x21);
+    // The flow installed at switch-up has been written once it arrives.
+    loop {
+        match sw.recv() {
+            Some(Msg::V10(v10::Message::FlowMod(_))) => break,
+            Some(_) => continue,
+            None => panic!("no flow at switch-up"),
+        }
+    }
+    let sent = |kind: &str| {
+        control
+            .stats()
+            .messages
+            .iter()
+            .find(|m| m.kind == kind)
+            .map_or(0, |m| m.sent)
+    };
+    let tx = || control.switches().first().map_or(0, |s| s.tx_msgs);
+    wait_for("the flow-mod counted", || sent("flow_mod") == 1);
+    let before = tx();
+    const N: u64 = 300;
+    for _ in 0..N {
+        sw.packet_in(1, &tcp_frame(mac(1), mac(2)), true);
+    }
+    let mut outs = 0;
+    while outs < N {
+        match sw.recv() {
+            Some(Msg::V10(v10::Message::PacketOut(_))) => outs += 1,
+            Some(_) => continue,
+            None => panic!("{outs} packet-outs of {N}"),
+        }
+    }
+    wait_for("every packet-out counted", || sent("packet_out") == N);
+    assert_eq!(tx(), before + N, "per-switch count");
+    assert!(sw.silent_for(Duration::from_millis(100)));
+    assert_eq!(
+        (sent("packet_out"), sent("flow_mod"), tx()),
+        (N, 1, before + N),
+        "no message counted twice"
+    );
+    rt.stop();
+}
+
+#[test]
 fn flows_are_read_from_the_switch_in_both_versions() {
     let rt = start(vec![AnyApp::new(Flow::default())]);
     let control = rt.control();
