@@ -9,7 +9,7 @@ mod support;
 
 use baton_openflow::neutral::{ActionSpec, FlowSpec, MatchSpec, PacketOut, PortDesc};
 use baton_openflow::v13::multipart::{MultipartReply, MultipartReplyBody};
-use baton_openflow::{Cookie, DatapathId, PortNo, Version, Xid, v10, v13};
+use baton_openflow::{BufferId, Cookie, DatapathId, PortNo, Version, Xid, v10, v13};
 use baton_runtime::control::{ControlError, FlowSelection};
 use baton_runtime::pipeline::Lifecycle;
 use baton_runtime::requests::RequestError;
@@ -172,10 +172,15 @@ fn each_message_sent_is_counted_once_per_switch_and_by_type() {
     let tx = || control.switches().first().map_or(0, |s| s.tx_msgs);
     wait_for("the flow-mod counted", || sent("flow_mod") == 1);
     let before = tx();
+    // All in one write, so the controller finds them waiting and serves
+    // them 256 bytes at a time.
     const N: u64 = 300;
-    for _ in 0..N {
-        sw.packet_in(1, &tcp_frame(mac(1), mac(2)), true);
+    let mut burst = Vec::new();
+    for i in 0..N {
+        let frame = tcp_frame(mac(1), mac(2));
+        sw.encode_packet_in(&mut burst, BufferId(i as u32 + 1), 1, &frame);
     }
+    sw.send(&burst);
     let mut outs = 0;
     while outs < N {
         match sw.recv() {
