@@ -519,17 +519,16 @@ impl Engine {
 /// Writes `h`'s staged output, which [`Engine::count_staged`] counted.
 fn write_staged(table: &SwitchTable, h: &mut Held, q: &mut OutQueue) {
     let slot = &table.slots[h.idx];
-    let conn = &mut h.conn;
+    let conn = &mut *h.conn;
     let written = table.write_locked(conn.id, slot, q, &conn.out, conn.counted_msgs);
     if written.is_err() && h.closing.is_none() {
         h.closing = Some(slot.killed().unwrap_or(CloseReason::WriteFailed));
     }
-    let conn = &mut h.conn;
     conn.out.clear();
     conn.counted = 0;
     conn.counted_msgs = 0;
     // A one-off burst should not pin a large buffer to an idle switch.
-    if h.conn.out.capacity() > 1 << 20 {
-        h.conn.out = Vec::new();
+    if conn.out.capacity() > 1 << 20 {
+        conn.out = Vec::new();
     }
 }
