@@ -143,7 +143,9 @@ struct SwitchArgs {
     /// Controller to connect to, tcp:ADDR:PORT (repeatable).
     #[arg(long = "controller", value_name = "tcp:ADDR:PORT")]
     controllers: Vec<baton_switch::io::Target>,
-    /// Listen for controllers and tools, ptcp:PORT[:ADDR] (repeatable).
+    /// Listen for controllers and tools, ptcp:PORT[:ADDR] (repeatable);
+    /// as in Open vSwitch, these get asynchronous messages only after a
+    /// SET_CONFIG with a nonzero miss_send_len or a SET_ASYNC.
     #[arg(long = "listen", value_name = "ptcp:PORT[:ADDR]")]
     listen: Vec<baton_switch::io::Target>,
     /// Interfaces, in port order from 1.

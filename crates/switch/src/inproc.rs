@@ -129,10 +129,21 @@ impl Network {
     /// Attaches a controller connection to switch `sw` (its HELLO is
     /// waiting in [`Network::recv`]).
     pub fn connect(&mut self, sw: SwitchId) -> ControllerId {
+        self.attach(sw, false)
+    }
+
+    /// Attaches a service connection, as one accepted on a passive
+    /// listener (see [`Connection::into_service`]).
+    pub fn connect_service(&mut self, sw: SwitchId) -> ControllerId {
+        self.attach(sw, true)
+    }
+
+    fn attach(&mut self, sw: SwitchId, service: bool) -> ControllerId {
         let now = self.now;
         let node = &mut self.nodes[sw.0];
         let c = Connection::new(&mut node.sw, now);
-        node.conns.push(Some(c));
+        node.conns
+            .push(Some(if service { c.into_service() } else { c }));
         ControllerId {
             switch: sw,
             index: node.conns.len() - 1,

@@ -4,6 +4,7 @@
 
 use baton_openflow::Version;
 use baton_openflow::hello::Hello;
+use baton_openflow::switch_config::SwitchConfig;
 use baton_openflow::types::{PortNo, Xid};
 use baton_openflow::{frame, v13};
 use baton_switch::io::shared::shared_ports;
@@ -93,7 +94,14 @@ fn a_passive_listener_serves_a_controller_that_forwards_frames() {
             max_len: 0,
         }])],
     );
+    // A connection accepted on the listener is a service connection: as
+    // controllers do, this one asks for asynchronous messages.
     let mut b = Vec::new();
+    let config = SwitchConfig {
+        flags: 0,
+        miss_send_len: 128,
+    };
+    v13::Message::SetConfig(config).encode(Xid(2), &mut b);
     v13::Message::FlowMod(fm).encode(Xid(3), &mut b);
     v13::Message::BarrierRequest.encode(Xid(4), &mut b);
     s.write_all(&b).unwrap();

@@ -281,6 +281,11 @@ impl<B: Backend> Runner<B> {
             tracing::info!(%peer, "controller connection open");
         }
         let conn = Connection::with_keepalive(&mut self.sw, now, self.opts.keepalive);
+        let conn = if active.is_some() {
+            conn
+        } else {
+            conn.into_service()
+        };
         let key = entry.key();
         entry.insert(Ctrl {
             stream,

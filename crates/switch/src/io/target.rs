@@ -10,7 +10,9 @@ use std::time::Duration;
 pub enum Target {
     /// `tcp:ADDR:PORT`: connect to a controller, reconnecting with backoff.
     Active(SocketAddr),
-    /// `ptcp:PORT[:ADDR]`: listen for controllers and tools (`ovs-ofctl`).
+    /// `ptcp:PORT[:ADDR]`: listen for controllers and tools (`ovs-ofctl`);
+    /// what it accepts are service connections
+    /// ([`Connection::into_service`](crate::proto::Connection::into_service)).
     Passive(SocketAddr),
 }
 

@@ -18,6 +18,13 @@
 //! for what to write, [`Connection::handle_timeout`] at
 //! [`Connection::poll_timeout`], and [`Connection::deliver`] for each of
 //! the switch's [`Event`]s.
+//!
+//! A connection accepted on a passive listener is a *service* connection
+//! ([`Connection::into_service`]), as Open vSwitch calls them: tools such
+//! as `ovs-ofctl` open one per command and read only their own replies,
+//! so it receives no asynchronous message until it asks for them with a
+//! SET_CONFIG carrying a nonzero `miss_send_len` or (1.3) a SET_ASYNC,
+//! as Open vSwitch's DESIGN "Asynchronous Messages" describes.
 
 mod features13;
 mod multipart13;
@@ -130,6 +137,10 @@ pub struct Connection {
     probe_sent: Option<Instant>,
     next_xid: u32,
     async_config: AsyncConfig,
+    /// Accepted on a passive listener (see the module doc).
+    service: bool,
+    /// A service connection that has not asked for asynchronous messages.
+    quiet: bool,
     events: VecDeque<ConnEvent>,
 }
 
@@ -154,6 +165,8 @@ impl Connection {
             probe_sent: None,
             next_xid: 1,
             async_config: DEFAULT_ASYNC,
+            service: false,
+            quiet: false,
             events: VecDeque::new(),
         };
         // Offer only the switch's version (bitmap and header).
@@ -165,6 +178,29 @@ impl Connection {
         let xid = c.xid();
         hello.encode(version, xid, &mut c.out);
         c
+    }
+
+    /// The same connection as a service connection: no asynchronous
+    /// messages until it asks for them (see the module doc).
+    pub fn into_service(mut self) -> Connection {
+        self.service = true;
+        self.quiet = true;
+        self
+    }
+
+    /// A SET_CONFIG arrived: a service connection receives asynchronous
+    /// messages while its `miss_send_len` is nonzero.
+    pub(crate) fn config_set(&mut self, miss_send_len: u16) {
+        if self.service {
+            self.quiet = miss_send_len == 0;
+        }
+    }
+
+    /// A SET_ASYNC arrived: its masks apply from now on, also to a
+    /// service connection.
+    pub(crate) fn async_set(&mut self, config: AsyncConfig) {
+        self.async_config = config;
+        self.quiet = false;
     }
 
     /// Its handle with the switch.
@@ -354,7 +390,7 @@ impl Connection {
     /// Encodes one of the switch's events for this controller, if its
     /// role and asynchronous configuration want it.
     pub fn deliver(&mut self, sw: &Switch, ev: &Event) {
-        if self.state != State::Ready {
+        if self.state != State::Ready || self.quiet {
             return;
         }
         let xid = self.xid();

@@ -74,6 +74,7 @@ pub(super) fn handle(
         Message::SetConfig(cfg) => {
             sw.dp.config_flags = cfg.flags;
             sw.dp.miss_send_len = cfg.miss_send_len;
+            c.config_set(cfg.miss_send_len);
             Ok(())
         }
         Message::FlowMod(fm) => flow_mod(sw, now, fm, tx),

@@ -119,6 +119,7 @@ fn dispatch(
             }
             sw.dp.config_flags = cfg.flags;
             sw.dp.miss_send_len = cfg.miss_send_len;
+            c.config_set(cfg.miss_send_len);
         }
         Message::FlowMod(fm) => flow_mod(sw, now, fm, tx)?,
         Message::GroupMod(gm) => {
@@ -179,7 +180,7 @@ fn dispatch(
             c.send13(xid, &Message::RoleReply(reply));
         }
         Message::GetAsyncRequest => c.send13(xid, &Message::GetAsyncReply(c.async_config)),
-        Message::SetAsync(a) => c.async_config = a,
+        Message::SetAsync(a) => c.async_set(a),
         Message::FeaturesReply(_)
         | Message::GetConfigReply(_)
         | Message::PacketIn(_)

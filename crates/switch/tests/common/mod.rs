@@ -56,14 +56,26 @@ impl Harness {
             version,
             xid: 100,
         };
-        let hello = h.net.recv(ctl);
-        assert_eq!(hello[0], version.wire(), "switch HELLO version");
+        h.handshake(ctl);
+        h
+    }
+
+    /// A second connection, as a tool such as `ovs-ofctl` opens on a
+    /// passive listener, after its handshake.
+    pub fn connect_service(&mut self) -> ControllerId {
+        let c = self.net.connect_service(self.sw);
+        self.handshake(c);
+        c
+    }
+
+    fn handshake(&mut self, c: ControllerId) {
+        let hello = self.net.recv(c);
+        assert_eq!(hello[0], self.version.wire(), "switch HELLO version");
         assert_eq!(hello[1], 0, "switch sends HELLO first");
         let mut b = Vec::new();
-        Hello::baton().encode(version, Xid(1), &mut b);
-        h.net.send(ctl, &b);
-        assert!(h.net.connection(ctl).unwrap().version().is_some());
-        h
+        Hello::baton().encode(self.version, Xid(1), &mut b);
+        self.net.send(c, &b);
+        assert!(self.net.connection(c).unwrap().version().is_some());
     }
 
     /// Moves the clock and, as a live controller would, says something
