@@ -45,6 +45,11 @@ mod field {
     pub const PAD_AFTER_MATCH: usize = 2;
 }
 
+/// The head of an `ofp_match` holding only OXM_OF_IN_PORT: type OXM,
+/// length 12 (padded to 16), the TLV header (class OPENFLOW_BASIC, field
+/// IN_PORT, no mask, 4 bytes).
+const IN_PORT_ONLY_MATCH: [u8; 8] = [0, 1, 0, 12, 0x80, 0, 0, 4];
+
 crate::header::message_view! {
     /// A view of an OFPT_PACKET_IN in a buffer (1.3.5 §7.4.1).
     ///
@@ -64,10 +69,9 @@ impl<T: AsRef<[u8]>> PacketInView<T> {
     pub fn new_checked(buffer: T) -> Result<Self, DecodeError> {
         let b = buffer.as_ref();
         Header::check_kind(b, Version::V13, &[MsgKind::PacketIn])?;
-        let mut r = Reader::new(b);
-        r.skip(field::MATCH, "ofp_packet_in")?;
-        MatchRef::parse(&mut r)?;
-        r.skip(field::PAD_AFTER_MATCH, "ofp_packet_in.pad")?;
+        if !in_port_only(b) {
+            check_match(b)?;
+        }
         Ok(PacketInView { buffer })
     }
 
@@ -120,6 +124,26 @@ impl<T: AsRef<[u8]>> PacketInView<T> {
         let len = usize::from(self.match_len());
         field::MATCH + len + pad8(len) + field::PAD_AFTER_MATCH
     }
+}
+
+/// True if the PACKET_IN in `b` has the match switches send for a table
+/// miss (Open vSwitch, for a frame without tunnel metadata), IN_PORT
+/// alone, and room for the padding before the frame: what
+/// [`check_match`] accepts whatever the port, checked in one compare.
+#[inline]
+fn in_port_only(b: &[u8]) -> bool {
+    b.get(field::MATCH..field::OXMS + 4) == Some(&IN_PORT_ONLY_MATCH[..])
+        && b.len() >= field::MATCH + 16 + field::PAD_AFTER_MATCH
+}
+
+/// Checks the match of the PACKET_IN in `b` as [`MatchRef::parse`] does,
+/// then the 2 bytes after it.
+fn check_match(b: &[u8]) -> Result<(), DecodeError> {
+    let mut r = Reader::new(b);
+    r.skip(field::MATCH, "ofp_packet_in")?;
+    MatchRef::parse(&mut r)?;
+    r.skip(field::PAD_AFTER_MATCH, "ofp_packet_in.pad")?;
+    Ok(())
 }
 
 /// The match of the PACKET_IN in `b`, whose `length` field is `len`.
@@ -332,6 +356,78 @@ mod tests {
             (v.table_id(), v.cookie(), v.data()),
             (9, Cookie(1), &b"Frame"[..])
         );
+    }
+
+    fn in_port_only_sample(port: u32, frame: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let oxms = [Oxm::InPort(PortNo(port))];
+        encode_packet_in(
+            &mut out,
+            Xid(3),
+            BufferId::NONE,
+            64,
+            PacketInReason::NoMatch,
+            0,
+            Cookie(0),
+            &oxms,
+            frame,
+        );
+        out
+    }
+
+    #[test]
+    fn the_in_port_only_check_accepts_what_the_match_check_accepts() {
+        let out = in_port_only_sample(0xfffffffe, b"frame");
+        assert!(in_port_only(&out));
+        let v = PacketInView::new_checked(&out[..]).unwrap();
+        assert_eq!(
+            (v.in_port(), v.data()),
+            (Some(PortNo(0xfffffffe)), &b"frame"[..])
+        );
+        // Every byte of the match and the pad after it changed, and every
+        // truncation: the one-compare check never accepts what the general
+        // check refuses.
+        for at in field::MATCH..field::MATCH + 18 {
+            for v in [0u8, 1, 4, 12, 16, 0x7f, 0x80, 0xff] {
+                let mut b = out.clone();
+                b[at] = v;
+                if in_port_only(&b) {
+                    assert!(check_match(&b).is_ok(), "byte {at} = {v}");
+                }
+            }
+        }
+        for len in 0..out.len() {
+            if in_port_only(&out[..len]) {
+                assert!(check_match(&out[..len]).is_ok(), "cut at {len}");
+            }
+        }
+        // Without a frame, the pad after the match is the end.
+        let empty = in_port_only_sample(1, b"");
+        assert_eq!(empty.len(), field::MATCH + 16 + field::PAD_AFTER_MATCH);
+        assert!(in_port_only(&empty) && check_match(&empty).is_ok());
+        assert!(!in_port_only(&empty[..empty.len() - 1]));
+        assert!(check_match(&empty[..empty.len() - 1]).is_err());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn in_port_only_implies_a_valid_match(
+            head in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..24),
+            port in proptest::prelude::any::<u32>(),
+            cut in 0usize..64,
+        ) {
+            let mut b = in_port_only_sample(port, &[0xab; 20]);
+            // Random bytes over the start of the match.
+            for (i, x) in head.iter().enumerate() {
+                if i % 3 == 0 {
+                    b[field::MATCH + i] = *x;
+                }
+            }
+            b.truncate(b.len().saturating_sub(cut));
+            if in_port_only(&b) {
+                proptest::prop_assert!(check_match(&b).is_ok());
+            }
+        }
     }
 
     #[test]
