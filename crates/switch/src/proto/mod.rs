@@ -20,11 +20,11 @@
 //! the switch's [`Event`]s.
 //!
 //! A connection accepted on a passive listener is a *service* connection
-//! ([`Connection::into_service`]), as Open vSwitch calls them: tools such
-//! as `ovs-ofctl` open one per command and read only their own replies,
-//! so it receives no asynchronous message until it asks for them with a
-//! SET_CONFIG carrying a nonzero `miss_send_len` or (1.3) a SET_ASYNC,
-//! as Open vSwitch's DESIGN "Asynchronous Messages" describes.
+//! ([`Connection::into_service`]): tools such as `ovs-ofctl` open one per
+//! command and read only their own replies, so it receives no
+//! asynchronous message until it asks with a SET_CONFIG carrying a
+//! nonzero `miss_send_len` or (1.3) a SET_ASYNC, the rule of Open
+//! vSwitch's DESIGN, "Asynchronous Messages".
 
 mod features13;
 mod multipart13;
