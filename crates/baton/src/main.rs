@@ -208,7 +208,8 @@ struct RunArgs {
     #[arg(long, value_parser = |s: &str| s.parse::<Batching>())]
     batching: Option<Batching>,
     /// Fix the bytes served from a switch per service chance (adaptive
-    /// batching); by default it adapts between 1 KB and 64 KB.
+    /// batching); by default it adapts between 16 KB (fair; 1 KB for the
+    /// other adaptive schedulers) and 64 KB.
     #[arg(long)]
     read_size: Option<usize>,
     /// Applications, in pipeline order [default: learning-switch].

@@ -58,6 +58,22 @@ impl SchedulerKind {
             _ => Batching::Adaptive,
         }
     }
+
+    /// The smallest quantum (bytes served per service chance) a scheduler
+    /// uses unless told otherwise. Maestro read a fixed 2 KB, and its
+    /// designs here keep a 1 KB floor: their rounds must stay short for a
+    /// light switch's delay, since it waits for a round (BENCHMARKS.md,
+    /// "Fairness under overload"). `fair` lets a switch that has not had
+    /// its turn in a round in at the head of the queue, so a light switch
+    /// waits for a service and not a round; its quantum can then be 16 KB,
+    /// which spends less per switch served and frames input while it is
+    /// still in the cache (BENCHMARKS.md, "Ninth session").
+    pub fn default_min_read(self) -> usize {
+        match self {
+            SchedulerKind::Fair => 16 * 1024,
+            _ => 1024,
+        }
+    }
 }
 
 impl fmt::Display for SchedulerKind {
@@ -126,11 +142,9 @@ pub struct Config {
     pub batching: Option<Batching>,
     /// Batching-delay upper bound for IBT (§3.3); default 1 ms.
     pub bdu: Duration,
-    /// Fewest bytes served per service chance with adaptive batching. Maestro
-    /// read a fixed 2 KB; reads are now decoupled from the quantum (busy
-    /// switches are read ahead), and 1 KB keeps a round over 32 overloaded
-    /// switches short enough for the probe-delay bound (BENCHMARKS.md).
-    pub min_read: usize,
+    /// Fewest bytes served per service chance with adaptive batching;
+    /// `None` takes the scheduler's default ([`SchedulerKind::default_min_read`]).
+    pub min_read: Option<usize>,
     /// Most bytes served per service chance with adaptive batching. Between
     /// the two, the quantum adapts so that one round over the ready
     /// switches takes about one BDU (see `Engine::quantum`). Also the size
@@ -168,7 +182,7 @@ impl Default for Config {
             scheduler: SchedulerKind::Fair,
             batching: None,
             bdu: Duration::from_millis(1),
-            min_read: 1024,
+            min_read: None,
             max_read: 64 * 1024,
             static_read_size: 64 * 1024,
             max_output: 4 << 20,
@@ -188,6 +202,12 @@ impl Config {
     pub fn batching(&self) -> Batching {
         self.batching
             .unwrap_or_else(|| self.scheduler.default_batching())
+    }
+
+    /// The fewest bytes served per service chance in force.
+    pub fn min_read(&self) -> usize {
+        self.min_read
+            .unwrap_or_else(|| self.scheduler.default_min_read())
     }
 }
 

@@ -171,10 +171,10 @@ impl Engine {
     /// Static batching serves `static_read_size` (Beacon's 64 KB read).
     /// Adaptive batching sizes the quantum so that one round over the
     /// `ready` switches takes about one BDU at this worker's measured input
-    /// rate, within `[min_read, max_read]`: under overload with many
-    /// switches this is Maestro's small quantum (fine-grained rounds,
-    /// bounded delay for a low-rate switch); with few busy switches it
-    /// grows towards a large one. Either way a busy switch is read ahead
+    /// rate, within `[min_read, max_read]` (the floor is the scheduler's,
+    /// [`crate::SchedulerKind::default_min_read`]): under overload with many
+    /// switches this is the floor, Maestro's small quantum (fine-grained
+    /// rounds); with few busy switches it grows towards a large one. Either way a busy switch is read ahead
     /// in large reads (see [`Engine::fill`]), so small quanta do not cost a
     /// system call each.
     pub fn quantum(&self, ready: usize) -> usize {
@@ -184,7 +184,8 @@ impl Engine {
         }
         let per_round = self.input_rate * self.ctl.bdu().as_secs_f64();
         let q = per_round / ready.max(1) as f64;
-        (q as usize).clamp(cfg.min_read, cfg.max_read.max(cfg.min_read))
+        let min_read = cfg.min_read();
+        (q as usize).clamp(min_read, cfg.max_read.max(min_read))
     }
 
     /// Serves switch `idx`, whose task the caller took by moving its

@@ -219,7 +219,7 @@ fn input_arriving_while_a_switch_is_served_from_its_buffer_is_not_lost() {
         let cfg = Config {
             // A quantum of a few messages: the first burst takes about a
             // hundred 1 ms services.
-            min_read: 256,
+            min_read: Some(256),
             bdu: Duration::from_micros(1),
             // No keepalive traffic that would wake the switch up.
             echo_interval: Duration::from_secs(60),

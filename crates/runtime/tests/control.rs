@@ -144,7 +144,7 @@ fn each_message_sent_is_counted_once_per_switch_and_by_type() {
     let cfg = Config {
         listen: vec!["127.0.0.1:0".parse().unwrap()],
         workers: 1,
-        min_read: 256,
+        min_read: Some(256),
         max_read: 256,
         echo_interval: Duration::from_secs(60),
         echo_timeout: Duration::from_secs(120),

@@ -164,7 +164,7 @@ impl Sourced {
             scheduler: l.scheduler.map_or(defaults.scheduler, |p| p.0),
             batching: l.batching.map(|p| p.0),
             bdu: get(&l.bdu, defaults.bdu),
-            min_read: l.read_size.unwrap_or(defaults.min_read),
+            min_read: l.read_size.or(defaults.min_read),
             max_read: l.read_size.unwrap_or(defaults.max_read),
             max_output: l.max_output.unwrap_or(defaults.max_output),
             echo_interval: get(&l.echo_interval, defaults.echo_interval),

@@ -19,6 +19,13 @@
 //!   queue while the entry at its head is due in the current round; when
 //!   it has nothing due, it takes due entries from the heads of other
 //!   workers' queues; when no queue has anything due, the round advances.
+//!   A switch that becomes ready and has not been served in the current
+//!   round joins its queue at the head; one served already joins at the
+//!   tail, due in the next round. So a light switch (idle between
+//!   requests, below its fair share) waits for the service in progress
+//!   and not for a whole round, as new flows do in fq_codel (RFC 8290
+//!   §4.1), and the rounds can use a larger quantum
+//!   ([`crate::SchedulerKind::default_min_read`]).
 //!   So every ready switch gets its `weight` chances per round whichever
 //!   worker it sits on (weighted max-min fairness, as Maestro-Round-Robin),
 //!   while most services stay on the switch's own core (the throughput of
@@ -83,10 +90,19 @@ impl RunQueues {
     /// Queues a switch on worker `w`, waking it (or, when stealing is on,
     /// another sleeping worker) if needed.
     pub fn push(&self, w: usize, e: Entry) {
+        self.push_at(w, e, false);
+    }
+
+    /// As [`RunQueues::push`], at the head of the queue when `first`.
+    fn push_at(&self, w: usize, e: Entry, first: bool) {
         let w = w % self.queues.len();
         let len = {
             let mut q = lock(&self.queues[w]);
-            q.push_back(e);
+            if first {
+                q.push_front(e);
+            } else {
+                q.push_back(e);
+            }
             q.len()
         };
         self.lens[w].store(len, Ordering::Release);
@@ -177,12 +193,23 @@ impl RunQueues {
             return;
         };
         if slot.notify() {
+            // Fair: a switch not yet served in this round joins at the
+            // head (its turn in the round is still to come, and a light
+            // switch is answered after the service in progress); one
+            // served already waits for the next round, so it gets no more
+            // than its share.
+            let round = self.current_round();
+            let first = self.steal && slot.round.load(Ordering::Relaxed) < round;
             let entry = Entry {
                 idx: idx as u32,
                 generation: slot.generation.load(Ordering::Acquire),
-                round: self.current_round(),
+                round: if self.steal && !first {
+                    round + 1
+                } else {
+                    round
+                },
             };
-            self.push(slot.home.load(Ordering::Acquire), entry);
+            self.push_at(slot.home.load(Ordering::Acquire), entry, first);
         }
     }
 }
@@ -239,6 +266,9 @@ pub(crate) fn run_worker(ctl: Arc<Controller>, queues: Arc<RunQueues>, w: usize,
             if engine.batch_full() {
                 let pending = queues.has_work_for(w);
                 requeue(&ctl, &queues, w, kind, engine.process(pending));
+                // Poll before the next batch, so that a switch that became
+                // ready meanwhile waits at most about a batch to be queued.
+                break;
             }
         }
         if engine.batch_len() > 0 || !queues.has_work_for(w) {
@@ -426,6 +456,57 @@ mod tests {
         assert_eq!(q.current_round(), 1);
         assert_eq!(q.pop(0), None);
         assert!(!q.has_work_for(0));
+    }
+
+    /// A slot made `Idle` (connected, not queued) that was last served in
+    /// `round`.
+    fn idle_slot(t: &SwitchTable, round: u64) -> usize {
+        let i = t.allocate().unwrap();
+        let slot = &t.slots[i];
+        slot.state.store(TaskState::Idle as u8, Ordering::Release);
+        slot.round.store(round, Ordering::Relaxed);
+        i
+    }
+
+    fn busy_entry(idx: u32, round: u64) -> Entry {
+        Entry {
+            idx,
+            generation: 0,
+            round,
+        }
+    }
+
+    #[test]
+    fn fair_lets_a_switch_that_has_not_had_its_turn_in_first() {
+        let t = SwitchTable::new(8, Vec::new(), 1024);
+        let q = RunQueues::new(1, Vec::new(), true);
+        // Advance to round 2 with two busy switches queued, due now.
+        q.round.store(2, Ordering::Release);
+        q.push(0, busy_entry(6, 2));
+        q.push(0, busy_entry(7, 2));
+        let light = idle_slot(&t, 1);
+        let served = idle_slot(&t, 2);
+        q.ready(&t, served);
+        q.ready(&t, light);
+        // The light switch (last served in round 1) comes first, the busy
+        // ones keep their order, and the switch served in this round
+        // already waits for round 3.
+        let order: Vec<(usize, u64)> = std::iter::from_fn(|| q.pop(0))
+            .map(|e| (e.idx as usize, e.round))
+            .collect();
+        assert_eq!(order, vec![(light, 2), (6, 2), (7, 2), (served, 3)]);
+        assert_eq!(q.current_round(), 3);
+    }
+
+    #[test]
+    fn partitions_queue_a_ready_switch_at_the_tail() {
+        let t = SwitchTable::new(8, Vec::new(), 1024);
+        let q = RunQueues::new(1, Vec::new(), false);
+        q.push(0, busy_entry(7, 0));
+        let light = idle_slot(&t, 0);
+        q.ready(&t, light);
+        assert_eq!(q.pop(0).map(|e| e.idx), Some(7));
+        assert_eq!(q.pop(0).map(|e| e.idx as usize), Some(light));
     }
 
     #[test]
