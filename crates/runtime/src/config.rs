@@ -66,8 +66,8 @@ impl SchedulerKind {
     /// "Fairness under overload"). `fair` lets a switch that has not had
     /// its turn in a round in at the head of the queue, so a light switch
     /// waits for a service and not a round; its quantum can then be 16 KB,
-    /// which spends less per switch served and frames input while it is
-    /// still in the cache (BENCHMARKS.md, "Ninth session").
+    /// which costs less per response than many small turns (BENCHMARKS.md,
+    /// "Ninth session").
     pub fn default_min_read(self) -> usize {
         match self {
             SchedulerKind::Fair => 16 * 1024,

@@ -172,11 +172,11 @@ impl Engine {
     /// Adaptive batching sizes the quantum so that one round over the
     /// `ready` switches takes about one BDU at this worker's measured input
     /// rate, within `[min_read, max_read]` (the floor is the scheduler's,
-    /// [`crate::SchedulerKind::default_min_read`]): under overload with many
-    /// switches this is the floor, Maestro's small quantum (fine-grained
-    /// rounds); with few busy switches it grows towards a large one. Either way a busy switch is read ahead
-    /// in large reads (see [`Engine::fill`]), so small quanta do not cost a
-    /// system call each.
+    /// [`crate::SchedulerKind::default_min_read`]): under overload with
+    /// many switches this is the floor, fine-grained rounds as Maestro's;
+    /// with few busy switches it grows towards a large one. Either way a
+    /// busy switch is read ahead in large reads (see [`Engine::fill`]), so
+    /// small quanta do not cost a system call each.
     pub fn quantum(&self, ready: usize) -> usize {
         let cfg = &self.ctl.config;
         if cfg.batching() == Batching::Static {

@@ -266,9 +266,12 @@ pub(crate) fn run_worker(ctl: Arc<Controller>, queues: Arc<RunQueues>, w: usize,
             if engine.batch_full() {
                 let pending = queues.has_work_for(w);
                 requeue(&ctl, &queues, w, kind, engine.process(pending));
-                // Poll before the next batch, so that a switch that became
-                // ready meanwhile waits at most about a batch to be queued.
-                break;
+                // Fair polls before the next batch, so that a switch that
+                // became ready meanwhile is queued (at the head) after
+                // about a batch rather than after a pass over the queue.
+                if kind == SchedulerKind::Fair {
+                    break;
+                }
             }
         }
         if engine.batch_len() > 0 || !queues.has_work_for(w) {
