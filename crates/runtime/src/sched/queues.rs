@@ -199,15 +199,17 @@ impl RunQueues {
             // served already waits for the next round, so it gets no more
             // than its share.
             let round = self.current_round();
-            let first = self.steal && slot.round.load(Ordering::Relaxed) < round;
+            let (first, due) = if !self.steal {
+                (false, round)
+            } else if slot.round.load(Ordering::Relaxed) < round {
+                (true, round)
+            } else {
+                (false, round + 1)
+            };
             let entry = Entry {
                 idx: idx as u32,
                 generation: slot.generation.load(Ordering::Acquire),
-                round: if self.steal && !first {
-                    round + 1
-                } else {
-                    round
-                },
+                round: due,
             };
             self.push_at(slot.home.load(Ordering::Acquire), entry, first);
         }
