@@ -7,10 +7,11 @@
 //!   topology version they were computed from; paths towards the switches
 //!   that have hosts are computed then, others when first needed.
 //! - A packet-in for a known host installs, on every switch of the
-//!   shortest path, a flow for the host's Ethernet address towards it, the
-//!   last hop first, so the packet never outruns its flows; the first hop's
-//!   flow carries the packet's buffer (or the packet follows in a
-//!   PACKET_OUT). Packet-ins read the routes of one snapshot: while new
+//!   shortest path, a flow for the packet's pair of Ethernet source and
+//!   destination towards the host, the last hop first, so the packet never
+//!   outruns its flows; the first hop's flow carries the packet's buffer
+//!   (or the packet follows in a PACKET_OUT). Flows per pair let every
+//!   host that sends reach the controller once, so `devices` learns it. Packet-ins read the routes of one snapshot: while new
 //!   routes are computed they use the previous, consistent ones, and
 //!   switch to the new ones at once (Maestro's stall-free RouteFlowApp).
 //! - Broadcasts and packets for unknown hosts go over the spanning tree of
@@ -103,47 +104,78 @@ struct Counters {
     computations: AtomicU64,
 }
 
-/// The flows routing installed: which switches have a flow towards which
-/// host, and the links each one's path crosses from that switch on.
+/// The flows routing installed, per switch and destination host: the
+/// sources that have a flow there and the links their paths cross from
+/// that switch on.
 #[derive(Default)]
 struct Installed {
-    flows: HashMap<(DatapathId, MacAddr), Vec<Link>>,
+    flows: HashMap<(DatapathId, MacAddr), Towards>,
     by_link: HashMap<Link, HashSet<(DatapathId, MacAddr)>>,
     by_mac: HashMap<MacAddr, HashSet<DatapathId>>,
 }
 
+/// The flows on one switch towards one host.
+#[derive(Default)]
+struct Towards {
+    /// The source of each flow.
+    sources: HashSet<MacAddr>,
+    /// Every link their paths cross (paths computed from different
+    /// topologies may differ).
+    links: BTreeSet<Link>,
+    /// The longest of their paths, in links.
+    longest: usize,
+}
+
 impl Installed {
-    fn add(&mut self, dpid: DatapathId, mac: MacAddr, links: Vec<Link>) {
-        self.remove(dpid, mac);
-        for l in &links {
+    fn add(&mut self, dpid: DatapathId, src: MacAddr, dst: MacAddr, links: Vec<Link>) {
+        let t = self.flows.entry((dpid, dst)).or_default();
+        t.sources.insert(src);
+        t.longest = t.longest.max(links.len());
+        for l in links {
+            t.links.insert(l.canonical());
             self.by_link
                 .entry(l.canonical())
                 .or_default()
-                .insert((dpid, mac));
+                .insert((dpid, dst));
         }
-        self.by_mac.entry(mac).or_default().insert(dpid);
-        self.flows.insert((dpid, mac), links);
+        self.by_mac.entry(dst).or_default().insert(dpid);
     }
 
-    fn remove(&mut self, dpid: DatapathId, mac: MacAddr) -> bool {
-        let Some(links) = self.flows.remove(&(dpid, mac)) else {
+    /// Forgets the flows towards `dst` on `dpid`, whatever their source.
+    fn remove(&mut self, dpid: DatapathId, dst: MacAddr) -> bool {
+        let Some(t) = self.flows.remove(&(dpid, dst)) else {
             return false;
         };
-        for l in links {
-            if let Some(s) = self.by_link.get_mut(&l.canonical()) {
-                s.remove(&(dpid, mac));
+        for l in t.links {
+            if let Some(s) = self.by_link.get_mut(&l) {
+                s.remove(&(dpid, dst));
                 if s.is_empty() {
-                    self.by_link.remove(&l.canonical());
+                    self.by_link.remove(&l);
                 }
             }
         }
-        if let Some(s) = self.by_mac.get_mut(&mac) {
+        if let Some(s) = self.by_mac.get_mut(&dst) {
             s.remove(&dpid);
             if s.is_empty() {
-                self.by_mac.remove(&mac);
+                self.by_mac.remove(&dst);
             }
         }
         true
+    }
+
+    /// Forgets the flow from `src` towards `dst` on `dpid` (it expired).
+    fn expired(&mut self, dpid: DatapathId, src: MacAddr, dst: MacAddr) {
+        let Some(t) = self.flows.get_mut(&(dpid, dst)) else {
+            return;
+        };
+        t.sources.remove(&src);
+        if t.sources.is_empty() {
+            self.remove(dpid, dst);
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.flows.values().map(|t| t.sources.len()).sum()
     }
 }
 
@@ -191,7 +223,7 @@ impl RoutingApp {
 
     /// How many flows routing believes are installed.
     pub fn installed_flows(&self) -> usize {
-        lock(&self.inner.installed).flows.len()
+        lock(&self.inner.installed).len()
     }
 }
 
@@ -200,7 +232,8 @@ fn routes_len(routes: &Routes, from: DatapathId, to: DatapathId) -> Option<usize
     routes.path(from, to).map(|p| p.len())
 }
 
-/// The match of routing's flows towards host `mac`.
+/// The match of every flow of routing's towards host `mac`, whatever its
+/// source (a non-strict delete with it removes them all).
 fn towards(mac: MacAddr) -> MatchSpec<'static> {
     MatchSpec::Fields(MatchFields {
         eth_dst: Some(mac),
@@ -208,10 +241,23 @@ fn towards(mac: MacAddr) -> MatchSpec<'static> {
     })
 }
 
+/// The match of routing's flow from host `src` to host `dst`. Flows are
+/// per pair, as Floodlight's Forwarding installs them, so that every host
+/// that sends is seen once by the controller (and `devices` learns it):
+/// with flows per destination only, a host that only answers hosts that
+/// already have flows towards them would never be learnt.
+fn between(src: MacAddr, dst: MacAddr) -> MatchSpec<'static> {
+    MatchSpec::Fields(MatchFields {
+        eth_src: Some(src),
+        eth_dst: Some(dst),
+        ..MatchFields::ANY
+    })
+}
+
 impl Inner {
-    fn flow<'a>(&self, mac: MacAddr, actions: &'a [ActionSpec]) -> FlowSpec<'a> {
+    fn flow<'a>(&self, src: MacAddr, dst: MacAddr, actions: &'a [ActionSpec]) -> FlowSpec<'a> {
         FlowSpec {
-            match_: towards(mac),
+            match_: between(src, dst),
             priority: self.settings.get().priority,
             idle_timeout: self.settings.get().idle_timeout,
             hard_timeout: 0,
@@ -262,10 +308,10 @@ impl Inner {
             let Some(routes) = net.view::<Routes>() else {
                 return;
             };
-            for (&(dpid, mac), links) in &installed.flows {
+            for (&(dpid, mac), t) in &installed.flows {
                 let at = hosts.as_ref().and_then(|h| h.get(&mac)).map(|h| h.at.dpid);
                 let shortest = at.and_then(|to| routes_len(&routes, dpid, to));
-                if shortest.is_some_and(|n| n < links.len()) {
+                if shortest.is_some_and(|n| n < t.longest) {
                     doomed.insert((dpid, mac));
                 }
             }
@@ -333,7 +379,7 @@ impl Inner {
         sw: &mut SwitchCtx<'_>,
         pi: &PacketIn<'_>,
         routes: &Routes,
-        dst: MacAddr,
+        (src, dst): (MacAddr, MacAddr),
         at: PortRef,
     ) {
         let here = sw.dpid();
@@ -353,12 +399,12 @@ impl Inner {
         let mut installed = lock(&self.installed);
         for (i, hop) in hops.iter().enumerate().rev() {
             let links = routes.path_links(&path[i.min(path.len())..]);
-            installed.add(hop.dpid, dst, links);
+            installed.add(hop.dpid, src, dst, links);
             let output = [ActionSpec::output(hop.port)];
             if i == 0 {
                 let flow = FlowSpec {
                     buffer_id: pi.buffer_id(),
-                    ..self.flow(dst, &output)
+                    ..self.flow(src, dst, &output)
                 };
                 sw.add_flow(&flow);
                 if pi.buffer_id().is_none() {
@@ -369,7 +415,7 @@ impl Inner {
                     });
                 }
             } else if let Some(s) = topo.switches.get(&hop.dpid) {
-                let _ = net.add_flow(s.id, &self.flow(dst, &output));
+                let _ = net.add_flow(s.id, &self.flow(src, dst, &output));
             }
         }
         self.counters.paths.fetch_add(1, Ordering::Relaxed);
@@ -490,7 +536,7 @@ impl App for RoutingApp {
         // The hosts published by `devices` in this very batch are newer
         // than the snapshot; read the latest when a destination is unknown.
         batch.for_each(|sw, _, pi| {
-            let Some(dst) = pi.eth_dst() else {
+            let (Some(src), Some(dst)) = (pi.eth_src(), pi.eth_dst()) else {
                 sw.drop_packet(pi);
                 return;
             };
@@ -512,7 +558,7 @@ impl App for RoutingApp {
                 return;
             }
             match hosts.as_ref().and_then(|h| h.get(&dst)) {
-                Some(h) => inner.forward(sw, pi, &routes, dst, h.at),
+                Some(h) => inner.forward(sw, pi, &routes, (src, dst), h.at),
                 None => inner.flood(sw, pi, &routes),
             }
         });
@@ -523,22 +569,30 @@ impl App for RoutingApp {
         let Some((cookie, mask)) = sw.net().own_cookie() else {
             return Verdict::Continue;
         };
-        let (flow_cookie, dst) = match msg {
-            Message::V10(v10::Message::FlowRemoved(f)) => (f.cookie, Some(f.match_.dl_dst)),
-            Message::V13(v13::Message::FlowRemoved(f)) => (
-                f.cookie,
-                f.match_.fields.iter().find_map(|o| match o {
+        let (flow_cookie, pair) = match msg {
+            Message::V10(v10::Message::FlowRemoved(f)) => {
+                (f.cookie, Some((f.match_.dl_src, f.match_.dl_dst)))
+            }
+            Message::V13(v13::Message::FlowRemoved(f)) => {
+                let exact =
+                    |want: fn(&v13::Oxm) -> Option<MacAddr>| f.match_.fields.iter().find_map(want);
+                let src = exact(|o| match o {
+                    v13::Oxm::EthSrc { value, mask: None } => Some(*value),
+                    _ => None,
+                });
+                let dst = exact(|o| match o {
                     v13::Oxm::EthDst { value, mask: None } => Some(*value),
                     _ => None,
-                }),
-            ),
+                });
+                (f.cookie, src.zip(dst))
+            }
             _ => return Verdict::Continue,
         };
         if flow_cookie.0 & mask != cookie.0 {
             return Verdict::Continue;
         }
-        if let Some(dst) = dst {
-            lock(&self.inner.installed).remove(sw.dpid(), dst);
+        if let Some((src, dst)) = pair {
+            lock(&self.inner.installed).expired(sw.dpid(), src, dst);
         }
         Verdict::Stop
     }

@@ -237,6 +237,36 @@ fn flows_are_installed_last_hop_first_and_carry_the_packet() {
     assert!(n.routing.installed_flows() >= 3);
 }
 
+/// A host that only sends along paths other hosts already have flows for
+/// still reaches the controller once, and is learnt (flows are per pair
+/// of source and destination, not per destination).
+#[test]
+fn a_host_that_sends_along_installed_flows_is_learnt() {
+    for version in BOTH {
+        let (mut n, _) = chain(version);
+        // Hosts 0 and 2 talk across s2, which gets flows towards both.
+        assert_eq!(n.talk(0, 2, 1), 1);
+        assert_eq!(n.talk(2, 0, 2), 1);
+        let hosts = n.tb.harness().snapshot().get::<Hosts>().unwrap();
+        assert!(
+            hosts.get(&mac(1)).is_none(),
+            "{version}: host 1 said nothing yet"
+        );
+        // Host 1, on s2, sends to host 0 without asking (its ARP cache
+        // learnt host 0 from the flooded request).
+        n.tb.clear_received();
+        let frame = udp(mac(1), ip(1), mac(0), ip(0), 3);
+        n.tb.send(n.hosts[1], &frame);
+        assert_eq!(n.tb.received(n.hosts[0]), vec![frame], "{version}");
+        let hosts = n.tb.harness().snapshot().get::<Hosts>().unwrap();
+        assert_eq!(
+            hosts.get(&mac(1)).map(|h| h.at),
+            Some(PortRef::new(DatapathId(2), PortNo(1))),
+            "{version}: host 1 learnt where it is"
+        );
+    }
+}
+
 #[test]
 fn a_host_that_moves_is_found_at_its_new_port() {
     let (mut n, _) = chain(Version::V10);
