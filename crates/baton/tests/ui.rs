@@ -151,8 +151,7 @@ fn the_web_ui_draws_the_network_follows_a_cut_link_and_steers_applications() {
         "the switch table"
     );
 
-    // Hosts appear once they talk (each of them: a reply can follow
-    // flows routing installed towards the asker without reaching baton).
+    // Hosts appear once they talk.
     for i in 1..=4 {
         let to = format!("10.0.0.{}", i % 4 + 1);
         lab.wait_reachable(&format!("h{i}"), to, 10 * SECOND)
@@ -290,10 +289,22 @@ while True:
 fn lifecycle_from_the_buttons(lab: &Lab, b: &mut Browser, baton: &baton_netlab::Proc) {
     for (action, state) in [("stop", "stopped"), ("start", "running")] {
         let t = Instant::now();
+        // The button is held while a snapshot re-renders the table, as a
+        // person's click may be: the click must still count.
+        let held = |b: &mut Browser| {
+            let seen = b.eval("window.baton.snapshots")?;
+            b.wait_until(
+                "a snapshot rendered while the button is held",
+                &format!("window.baton.snapshots > {seen} || null"),
+                5 * SECOND,
+            )
+            .map(drop)
+        };
         check(
-            b.click(&format!(
-                "button[data-app='routing'][data-action='{action}']"
-            )),
+            b.click(
+                &format!("button[data-app='routing'][data-action='{action}']"),
+                held,
+            ),
             baton,
         );
         check(

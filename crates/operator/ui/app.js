@@ -94,21 +94,46 @@ function counters(app) {
     .join(" · ") || "–";
 }
 
+/**
+ * The applications' table. Rows and buttons are updated in place, not
+ * rebuilt: the feed re-renders every snapshot, and a button replaced
+ * between a mouse press and its release would lose the click.
+ */
 function renderApps(apps) {
+  const tbody = $("#apps tbody");
   const rows = apps.map((a) => {
+    const row = tbody.querySelector(`tr[data-app="${CSS.escape(a.name)}"]`) || appRow(a.name);
     const running = a.state === "running";
     const action = running ? "stop" : "start";
+    row.dataset.state = a.state;
     const failure = a.error ? el("div", { class: "error" }, `panicked: ${a.error}`) : null;
     const panics = a.panics > 0 && !a.error ? el("div", { class: "error" }, `${a.panics} panic(s) before`) : null;
-    return el("tr", { dataset: { app: a.name, state: a.state } },
-      el("td", {}, el("strong", {}, a.name)),
-      el("td", {}, el("span", { class: `state ${a.state}` }, a.state), failure, panics),
-      el("td", { class: "counters" }, counters(a)),
-      el("td", {},
-        el("button", { type: "button", dataset: { action, app: a.name }, onclick: () => lifecycle(a.name, action) },
-          running ? "Stop" : "Start")));
+    row.cells[1].replaceChildren(
+      ...[el("span", { class: `state ${a.state}` }, a.state), failure, panics].filter((c) => c));
+    setText(row.cells[2], counters(a));
+    const button = row.querySelector("button");
+    button.dataset.action = action;
+    setText(button, running ? "Stop" : "Start");
+    return row;
   });
-  $("#apps tbody").replaceChildren(...rows);
+  const inOrder = rows.length === tbody.children.length && rows.every((r, i) => tbody.children[i] === r);
+  if (!inOrder) tbody.replaceChildren(...rows);
+}
+
+/** A new row for application `name`; its button acts on its current state. */
+function appRow(name) {
+  const button = el("button", { type: "button", dataset: { app: name } });
+  button.addEventListener("click", () => lifecycle(name, button.dataset.action));
+  return el("tr", { dataset: { app: name } },
+    el("td", {}, el("strong", {}, name)),
+    el("td", {}),
+    el("td", { class: "counters" }),
+    el("td", {}, button));
+}
+
+/** Sets an element's text only when it changed. */
+function setText(e, text) {
+  if (e.textContent !== text) e.textContent = text;
 }
 
 // -------------------------------------------------------------- actions

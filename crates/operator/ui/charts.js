@@ -70,8 +70,10 @@ export class SchedulerCharts {
   update(live) {
     if (live.sample === this.lastSample) return;
     this.lastSample = live.sample;
-    if (live.interval_secs === 0) return; // a feed's first: no rates yet
+    // Built with the first snapshot, so the page does not move under the
+    // reader's mouse a second later.
     if (live.workers.length !== this.workers) this.build(live.workers.length);
+    if (live.interval_secs === 0) return; // a feed's first: no rates yet
     const t = Date.now() / 1000;
     const w = live.workers;
     this.throughput.push(t, [live.rx_per_sec, live.tx_per_sec, ...w.map((x) => x.msg_per_sec)]);

@@ -312,9 +312,15 @@ impl Browser {
         }
     }
 
-    /// Clicks the element `selector` names as a person would: scrolled
-    /// into view, a mouse press and release at its centre.
-    pub fn click(&mut self, selector: &str) -> Result<(), String> {
+    /// Clicks the element `selector` finds as a person would: scrolled
+    /// into view, a mouse press and release at its centre, with `between`
+    /// run while the button is held down (a person's click takes a tenth
+    /// of a second, and the page may change meanwhile).
+    pub fn click(
+        &mut self,
+        selector: &str,
+        between: impl FnOnce(&mut Self) -> Result<(), String>,
+    ) -> Result<(), String> {
         let sel = serde_json::to_string(selector).unwrap();
         let rect = self.eval(&format!(
             "(() => {{ const e = document.querySelector({sel}); if (!e) return null; \
@@ -324,13 +330,17 @@ impl Browser {
         if rect.is_null() {
             return Err(format!("nothing to click: no {selector}"));
         }
-        for kind in ["mouseMoved", "mousePressed", "mouseReleased"] {
-            self.call(
+        let mouse = |b: &mut Self, kind: &str| {
+            b.call(
                 "Input.dispatchMouseEvent",
                 json!({ "type": kind, "x": rect["x"], "y": rect["y"], "button": "left", "clickCount": 1 }),
-            )?;
-        }
-        Ok(())
+            )
+            .map(drop)
+        };
+        mouse(self, "mouseMoved")?;
+        mouse(self, "mousePressed")?;
+        between(self)?;
+        mouse(self, "mouseReleased")
     }
 
     /// A PNG of the whole page, written to `path`.
