@@ -131,13 +131,7 @@ fn udp_and_tcp_follow_exact_flows(version: OfVersion) {
     lab.exec(python("h1", TCP_TX)).unwrap();
     assert_eq!(printed(tcp), "100000", "TCP bytes received");
 
-    let flows = lab.dump_flows("s1", version).unwrap();
-    let used = |want: &[&str]| {
-        flows
-            .iter()
-            .any(|f| want.iter().all(|w| f.contains(w)) && !f.contains("n_packets=0,"))
-    };
-    for want in [
+    let wanted: [&[&str]; 3] = [
         &[
             "udp,",
             "in_port=1",
@@ -145,7 +139,7 @@ fn udp_and_tcp_follow_exact_flows(version: OfVersion) {
             "tp_src=5000",
             "tp_dst=6000",
             "actions=output:2",
-        ][..],
+        ],
         &[
             "tcp,",
             "in_port=1",
@@ -160,9 +154,26 @@ fn udp_and_tcp_follow_exact_flows(version: OfVersion) {
             "tp_src=7000",
             "actions=output:1",
         ],
-    ] {
+    ];
+    let used = |flows: &[String], want: &[&str]| {
+        flows
+            .iter()
+            .any(|f| want.iter().all(|w| f.contains(w)) && !f.contains("n_packets=0,"))
+    };
+    // Open vSwitch's revalidators copy the datapath's counters into the
+    // flows' every 500 ms or so: a flow installed a moment ago may show no
+    // packets yet.
+    let start = Instant::now();
+    let flows = loop {
+        let flows = lab.dump_flows("s1", version).unwrap();
+        if wanted.iter().all(|w| used(&flows, w)) || start.elapsed() > 5 * SECOND {
+            break flows;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    for want in wanted {
         assert!(
-            used(want),
+            used(&flows, want),
             "no flow with packets matching {want:?}:\n{flows:#?}"
         );
     }
