@@ -112,13 +112,18 @@ struct Installed {
     flows: HashMap<(DatapathId, MacAddr), Towards>,
     by_link: HashMap<Link, HashSet<(DatapathId, MacAddr)>>,
     by_mac: HashMap<MacAddr, HashSet<DatapathId>>,
+    /// The last path's number, in the low bits of its flows' cookie.
+    generation: u64,
 }
 
 /// The flows on one switch towards one host.
 #[derive(Default)]
 struct Towards {
-    /// The source of each flow.
-    sources: HashSet<MacAddr>,
+    /// The source of each flow, and the number of the path that installed
+    /// it: a switch reports a flow removed some time after it removed it,
+    /// and the report of a deleted flow must not make routing forget the
+    /// flow that replaced it.
+    sources: HashMap<MacAddr, u64>,
     /// Every link their paths cross (paths computed from different
     /// topologies may differ).
     links: BTreeSet<Link>,
@@ -126,10 +131,26 @@ struct Towards {
     longest: usize,
 }
 
+/// The bits of a cookie that are the application's own (the runtime
+/// tags the top 16).
+const GENERATION_BITS: u64 = (1 << 48) - 1;
+
 impl Installed {
-    fn add(&mut self, dpid: DatapathId, src: MacAddr, dst: MacAddr, links: Vec<Link>) {
+    /// A number for a new path's flows.
+    fn next_generation(&mut self) -> u64 {
+        self.generation = (self.generation + 1) & GENERATION_BITS;
+        self.generation
+    }
+
+    fn add(
+        &mut self,
+        dpid: DatapathId,
+        (src, dst): (MacAddr, MacAddr),
+        links: Vec<Link>,
+        generation: u64,
+    ) {
         let t = self.flows.entry((dpid, dst)).or_default();
-        t.sources.insert(src);
+        t.sources.insert(src, generation);
         t.longest = t.longest.max(links.len());
         for l in links {
             t.links.insert(l.canonical());
@@ -163,11 +184,16 @@ impl Installed {
         true
     }
 
-    /// Forgets the flow from `src` towards `dst` on `dpid` (it expired).
-    fn expired(&mut self, dpid: DatapathId, src: MacAddr, dst: MacAddr) {
+    /// Forgets the flow from `src` towards `dst` on `dpid` that path
+    /// `generation` installed (the switch removed it), unless a newer one
+    /// replaced it.
+    fn removed(&mut self, dpid: DatapathId, (src, dst): (MacAddr, MacAddr), generation: u64) {
         let Some(t) = self.flows.get_mut(&(dpid, dst)) else {
             return;
         };
+        if t.sources.get(&src) != Some(&generation) {
+            return;
+        }
         t.sources.remove(&src);
         if t.sources.is_empty() {
             self.remove(dpid, dst);
@@ -255,13 +281,18 @@ fn between(src: MacAddr, dst: MacAddr) -> MatchSpec<'static> {
 }
 
 impl Inner {
-    fn flow<'a>(&self, src: MacAddr, dst: MacAddr, actions: &'a [ActionSpec]) -> FlowSpec<'a> {
+    fn flow<'a>(
+        &self,
+        (src, dst): (MacAddr, MacAddr),
+        generation: u64,
+        actions: &'a [ActionSpec],
+    ) -> FlowSpec<'a> {
         FlowSpec {
             match_: between(src, dst),
             priority: self.settings.get().priority,
             idle_timeout: self.settings.get().idle_timeout,
             hard_timeout: 0,
-            cookie: Cookie(0),
+            cookie: Cookie(generation),
             buffer_id: None,
             flags: FLOW_SEND_FLOW_REM,
             actions,
@@ -295,7 +326,7 @@ impl Inner {
         }
         let mut installed = lock(&self.installed);
         let mut doomed: BTreeSet<(DatapathId, MacAddr)> = BTreeSet::new();
-        for l in gone {
+        for l in &gone {
             if let Some(flows) = installed.by_link.get(l) {
                 doomed.extend(flows.iter().copied());
             }
@@ -315,6 +346,14 @@ impl Inner {
                     doomed.insert((dpid, mac));
                 }
             }
+        }
+        if !doomed.is_empty() {
+            tracing::info!(
+                links_gone = gone.len(),
+                link_came = came,
+                switches_and_hosts = doomed.len(),
+                "flows off the new shortest paths deleted"
+            );
         }
         for (dpid, mac) in doomed {
             installed.remove(dpid, mac);
@@ -397,14 +436,15 @@ impl Inner {
         let topo = routes.topology();
         let net = sw.net().clone();
         let mut installed = lock(&self.installed);
+        let generation = installed.next_generation();
         for (i, hop) in hops.iter().enumerate().rev() {
             let links = routes.path_links(&path[i.min(path.len())..]);
-            installed.add(hop.dpid, src, dst, links);
+            installed.add(hop.dpid, (src, dst), links, generation);
             let output = [ActionSpec::output(hop.port)];
             if i == 0 {
                 let flow = FlowSpec {
                     buffer_id: pi.buffer_id(),
-                    ..self.flow(src, dst, &output)
+                    ..self.flow((src, dst), generation, &output)
                 };
                 sw.add_flow(&flow);
                 if pi.buffer_id().is_none() {
@@ -415,7 +455,7 @@ impl Inner {
                     });
                 }
             } else if let Some(s) = topo.switches.get(&hop.dpid) {
-                let _ = net.add_flow(s.id, &self.flow(src, dst, &output));
+                let _ = net.add_flow(s.id, &self.flow((src, dst), generation, &output));
             }
         }
         self.counters.paths.fetch_add(1, Ordering::Relaxed);
@@ -591,9 +631,48 @@ impl App for RoutingApp {
         if flow_cookie.0 & mask != cookie.0 {
             return Verdict::Continue;
         }
-        if let Some((src, dst)) = pair {
-            lock(&self.inner.installed).expired(sw.dpid(), src, dst);
+        if let Some(pair) = pair {
+            lock(&self.inner.installed).removed(sw.dpid(), pair, flow_cookie.0 & !mask);
         }
         Verdict::Stop
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A: MacAddr = MacAddr([2, 0, 0, 0, 0, 1]);
+    const B: MacAddr = MacAddr([2, 0, 0, 0, 0, 2]);
+
+    #[test]
+    fn a_removed_report_of_a_replaced_flow_is_ignored() {
+        let mut installed = Installed::default();
+        let s1 = DatapathId(1);
+        let old = installed.next_generation();
+        installed.add(s1, (A, B), Vec::new(), old);
+        // Deleted, then installed again before the switch's report of the
+        // deletion arrives.
+        assert!(installed.remove(s1, B));
+        let new = installed.next_generation();
+        installed.add(s1, (A, B), Vec::new(), new);
+        installed.removed(s1, (A, B), old);
+        assert_eq!(installed.len(), 1, "the new flow is still known");
+        installed.removed(s1, (A, B), new);
+        assert_eq!(installed.len(), 0);
+        assert!(installed.flows.is_empty() && installed.by_mac.is_empty());
+    }
+
+    #[test]
+    fn each_source_towards_a_host_is_forgotten_on_its_own() {
+        let mut installed = Installed::default();
+        let s1 = DatapathId(1);
+        let g = installed.next_generation();
+        installed.add(s1, (A, B), Vec::new(), g);
+        let h = installed.next_generation();
+        installed.add(s1, (MacAddr([2, 0, 0, 0, 0, 3]), B), Vec::new(), h);
+        installed.removed(s1, (A, B), g);
+        assert_eq!(installed.len(), 1);
+        assert!(installed.by_mac.contains_key(&B));
     }
 }
