@@ -11,9 +11,10 @@
 //!   destination towards the host, the last hop first, so the packet never
 //!   outruns its flows; the first hop's flow carries the packet's buffer
 //!   (or the packet follows in a PACKET_OUT). Flows per pair let every
-//!   host that sends reach the controller once, so `devices` learns it. Packet-ins read the routes of one snapshot: while new
-//!   routes are computed they use the previous, consistent ones, and
-//!   switch to the new ones at once (Maestro's stall-free RouteFlowApp).
+//!   host that sends reach the controller once, so `devices` learns it.
+//!   Packet-ins read the routes of one snapshot: while new routes are
+//!   computed they use the previous, consistent ones, and switch to the
+//!   new ones at once (Maestro's stall-free RouteFlowApp).
 //! - Broadcasts and packets for unknown hosts go over the spanning tree of
 //!   the routes to every edge port exactly once, so a network with loops
 //!   has no storm; an ARP request for a known host is answered by proxy.
@@ -124,10 +125,12 @@ struct Towards {
     /// and the report of a deleted flow must not make routing forget the
     /// flow that replaced it.
     sources: HashMap<MacAddr, u64>,
-    /// Every link their paths cross (paths computed from different
-    /// topologies may differ).
+    /// Every link their paths have crossed since the first of them was
+    /// installed (paths computed from different topologies may differ; a
+    /// flow that expired leaves its links here until all of them go, which
+    /// at worst deletes a flow more than needed).
     links: BTreeSet<Link>,
-    /// The longest of their paths, in links.
+    /// The longest of those paths, in links.
     longest: usize,
 }
 
