@@ -8,7 +8,7 @@
 //! modules this one calls, once.
 
 use crate::batch::{Batch, MsgRef};
-use crate::config::Batching;
+use crate::config::{Batching, SchedulerKind};
 use crate::conn::Connection;
 use crate::context::BatchSwitches;
 use crate::controller::Controller;
@@ -25,6 +25,9 @@ use baton_openflow::neutral::Message;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, TryLockError};
 use std::time::{Duration, Instant};
+use surplus::Chance;
+
+mod surplus;
 
 /// Staged output a switch with input waiting may accumulate before it is
 /// written (see [`Engine::flush`]).
@@ -188,6 +191,19 @@ impl Engine {
         (q as usize).clamp(min_read, cfg.max_read.max(min_read))
     }
 
+    /// The most a fair service takes from one switch beyond its quantum
+    /// once the quantum is at its floor (rounds then last longer than a
+    /// BDU, and a switch's read-ahead waits that long and leaves the
+    /// cache; with shorter rounds the quantum alone is served): a whole
+    /// read (`max_read`), but no more than a quarter of a BDU's worth of
+    /// input at the measured rate, so that a switch that becomes ready
+    /// waits at most that long for the service in progress (with an
+    /// expensive application the quantum alone is served).
+    fn whole_read_limit(&self) -> usize {
+        let per_bdu = self.input_rate * self.ctl.bdu().as_secs_f64();
+        ((per_bdu / 4.0) as usize).min(self.ctl.config.max_read)
+    }
+
     /// Serves switch `idx`, whose task the caller took by moving its
     /// state to `Running`: adds up to `quantum` bytes (times the switch's
     /// weight) of its complete messages to the batch, reading first if
@@ -236,25 +252,53 @@ impl Engine {
     /// switch whose last read filled the space offered is *read ahead*, up
     /// to `max_read` bytes at once (what NOX and Beacon read), and the
     /// surplus waits in its buffer for the following rounds.
+    ///
+    /// The fair scheduler serves as Surplus Round Robin does ([`surplus`]):
+    /// when many switches are busy, a busy switch is served a whole read
+    /// (up to [`Engine::whole_read_limit`]) while its bytes are fresh in
+    /// the cache, and what it took beyond its quantum is its surplus, paid
+    /// back one quantum per service chance, during which it is passed
+    /// over. Over a few rounds every busy switch gets its quantum per
+    /// round, as with fine-grained rounds, but each byte is framed soon
+    /// after it is read. A switch found with nothing to serve is forgiven
+    /// its surplus.
     fn fill(&mut self, h: usize, quantum: usize, compact: bool) -> usize {
         let max_read = self.ctl.config.max_read;
-        let slot = &self.ctl.table.slots[self.held[h].idx];
+        let idx = self.held[h].idx;
+        let slot = &self.ctl.table.slots[idx];
         let budget = quantum * slot.weight() as usize;
+        let fair = self.ctl.config.scheduler == SchedulerKind::Fair;
+        let whole_read = if quantum <= self.ctl.config.min_read() {
+            self.whole_read_limit()
+        } else {
+            0
+        };
         let held = &mut self.held[h];
         let recv = &mut held.conn.recv;
+        let (allowance, limit) = if fair && held.closing.is_none() {
+            match surplus::chance(slot.surplus.load(Ordering::Relaxed), budget, whole_read) {
+                Chance::PassOver { surplus } => {
+                    // It was queued because it had input: it stays ready.
+                    held.more = true;
+                    slot.surplus.store(surplus, Ordering::Relaxed);
+                    return 0;
+                }
+                Chance::Serve { allowance, limit } => (allowance, limit),
+            }
+        } else {
+            (budget, budget)
+        };
         let mut read = false;
         let mut added = 0;
         let mut taken = 0;
         let buffered_message = loop {
-            if !read
-                && held.closing.is_none()
-                && (recv.unconsumed() < budget || !recv.has_message())
+            if !read && held.closing.is_none() && (recv.unconsumed() < limit || !recv.has_message())
             {
                 read = true;
                 let want = if recv.busy {
-                    budget.max(max_read)
+                    limit.max(max_read)
                 } else {
-                    budget
+                    limit
                 };
                 // Compacting moves bytes, so only before this switch has
                 // messages in the batch.
@@ -267,7 +311,7 @@ impl Engine {
                     Err(reason) => held.closing = Some(reason),
                 }
             }
-            while held.closing.is_none() && (taken < budget || added == 0) {
+            while held.closing.is_none() && (taken < limit || added == 0) {
                 match recv.next_message() {
                     Ok(Some((at, len))) => {
                         self.rx_types.count(recv.slice(at, len));
@@ -298,6 +342,11 @@ impl Engine {
         // so again) or a complete message is still buffered.
         held.more = recv.busy || buffered_message;
         held.rx += added as u32;
+        if fair {
+            let idle = added == 0 && !held.more;
+            slot.surplus
+                .store(surplus::after(taken, allowance, idle), Ordering::Relaxed);
+        }
         added
     }
 

@@ -121,6 +121,10 @@ pub(crate) struct Slot {
     pub weight: AtomicU32,
     /// The round of the switch's latest service (fair scheduler).
     pub round: AtomicU64,
+    /// Bytes served beyond its quanta, paid back a quantum per service
+    /// chance before it is served again (fair scheduler; see
+    /// `Engine::fill`).
+    pub surplus: AtomicUsize,
     /// Datapath id once the handshake finished.
     pub dpid: AtomicU64,
     pub up: AtomicBool,
@@ -150,6 +154,7 @@ impl Slot {
             registered_with: AtomicUsize::new(0),
             weight: AtomicU32::new(1),
             round: AtomicU64::new(0),
+            surplus: AtomicUsize::new(0),
             dpid: AtomicU64::new(0),
             up: AtomicBool::new(false),
             version: AtomicU8::new(0),
@@ -311,6 +316,7 @@ impl SwitchTable {
         slot.dpid.store(0, Ordering::Release);
         slot.wake_at_ms.store(u64::MAX, Ordering::Release);
         slot.weight.store(1, Ordering::Release);
+        slot.surplus.store(0, Ordering::Relaxed);
         *lock(&slot.out) = OutQueue::default();
         *lock(&slot.peer) = None;
         *lock(&slot.ports) = Arc::from(Vec::new());
