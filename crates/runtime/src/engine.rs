@@ -251,7 +251,7 @@ impl Engine {
     /// round, Maestro §3.2) without paying a system call per quantum: a
     /// switch whose last read filled the space offered is *read ahead*, up
     /// to `max_read` bytes at once (what NOX and Beacon read), and the
-    /// surplus waits in its buffer for the following rounds.
+    /// rest waits in its buffer for the following rounds.
     ///
     /// The fair scheduler serves as Surplus Round Robin does ([`surplus`]):
     /// when many switches are busy, a busy switch is served a whole read
