@@ -617,16 +617,14 @@ impl App for RoutingApp {
                 (f.cookie, Some((f.match_.dl_src, f.match_.dl_dst)))
             }
             Message::V13(v13::Message::FlowRemoved(f)) => {
-                let exact =
-                    |want: fn(&v13::Oxm) -> Option<MacAddr>| f.match_.fields.iter().find_map(want);
-                let src = exact(|o| match o {
-                    v13::Oxm::EthSrc { value, mask: None } => Some(*value),
-                    _ => None,
-                });
-                let dst = exact(|o| match o {
-                    v13::Oxm::EthDst { value, mask: None } => Some(*value),
-                    _ => None,
-                });
+                let (mut src, mut dst) = (None, None);
+                for o in &f.match_.fields {
+                    match o {
+                        v13::Oxm::EthSrc { value, mask: None } => src = Some(*value),
+                        v13::Oxm::EthDst { value, mask: None } => dst = Some(*value),
+                        _ => {}
+                    }
+                }
                 (f.cookie, src.zip(dst))
             }
             _ => return Verdict::Continue,

@@ -268,7 +268,7 @@ impl Engine {
         let slot = &self.ctl.table.slots[idx];
         let budget = quantum * slot.weight() as usize;
         let fair = self.ctl.config.scheduler == SchedulerKind::Fair;
-        let whole_read = if quantum <= self.ctl.config.min_read() {
+        let whole_read = if fair && quantum <= self.ctl.config.min_read() {
             self.whole_read_limit()
         } else {
             0
