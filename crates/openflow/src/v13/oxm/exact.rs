@@ -311,6 +311,17 @@ mod tests {
     }
 
     #[test]
+    fn the_largest_exact_match_fills_match_buf() {
+        let mut k = FlowKey::extract(PortNo(2), &ipv6_ns_frame());
+        k.vlan = Some(crate::packet::VlanTag { vid: 42, pcp: 5 });
+        let mut out = Vec::new();
+        emit_exact_match(&mut out, &k);
+        assert_eq!(out.len(), MATCH_BUF, "nothing dropped, no padding");
+        let oxms = OxmIter::new(&out[4..], 4).map(Result::unwrap).count();
+        assert_eq!(oxms, 16, "every TLV of a tagged neighbour solicitation");
+    }
+
+    #[test]
     fn oxm_tcp() {
         let k = FlowKey::extract(PortNo(7), &tcp_frame());
         let mut want = eth(&k);

@@ -198,9 +198,15 @@ pub fn finish_match(out: &mut Vec<u8>, at: usize) {
 }
 
 /// Room for a match built by [`emit_match_with`]: the largest exact match
-/// of a frame is 147 bytes before padding (IPv6 neighbour discovery under
-/// a VLAN), and the sparse matches of `neutral` are smaller.
-pub const MATCH_BUF: usize = 256;
+/// of a frame, IPv6 neighbour discovery under a VLAN (16 TLVs), is 152
+/// bytes with its header, a multiple of 8 (the exact module's
+/// `the_largest_exact_match_fills_match_buf`), and the sparse matches of
+/// `neutral` are smaller (at most 96).
+///
+/// No larger than that: a buffer of it is zeroed for every FLOW_MOD a
+/// flow request writes, and at 256 bytes that zeroing was a `memset` call,
+/// 35 instructions per 1.3 flow request (BENCHMARKS.md, eleventh session).
+pub const MATCH_BUF: usize = 152;
 
 /// Appends an `ofp_match` whose TLVs `write_oxms` writes, built on the
 /// stack and appended with one copy (see [`crate::wire::Fixed`]). For
