@@ -142,8 +142,8 @@ impl<T: AsRef<[u8]>> PacketInView<T> {
 /// True if `b` is a whole 1.3 PACKET_IN (version 4, type PACKET_IN, its
 /// length field its length) with the table-miss match of [`in_port_only`]:
 /// what the full check accepts, checked with two compares (the fast path
-/// of [`PacketInView::new_checked`], 15 instructions fewer per message than
-/// the header table's check, BENCHMARKS.md "Eleventh session").
+/// of [`PacketInView::new_checked`]; the header table's check cost 15-19
+/// instructions more per message, BENCHMARKS.md "Eleventh session").
 #[inline]
 fn table_miss_fast(b: &[u8]) -> bool {
     matches!(*b, [4, 10, l0, l1, ..] if usize::from(u16::from_be_bytes([l0, l1])) == b.len())
