@@ -151,6 +151,11 @@ pub struct ResponderArgs {
     /// Stop after this many seconds (default: run until killed).
     #[arg(long, value_name = "SECONDS")]
     pub duration: Option<f64>,
+    /// Learn each PACKET_IN's source and look its destination up in a MAC
+    /// table (the learning switch's), and send the FLOW_MOD to the port
+    /// found: the ceiling a learning switch can reach on this machine.
+    #[arg(long)]
+    pub learning: bool,
 }
 
 fn secs(s: f64, what: &str) -> Result<Duration, Error> {
@@ -260,7 +265,7 @@ fn run_main(args: &RunArgs) -> Result<(), Error> {
 
 fn responder_main(args: &ResponderArgs) -> Result<(), Error> {
     let threads = args.threads.unwrap_or_else(default_threads);
-    let r = crate::responder::Responder::start(args.listen, threads)
+    let r = crate::responder::Responder::start(args.listen, threads, args.learning)
         .map_err(|e| Error::new(format!("cannot listen on {}: {e}", args.listen)))?;
     println!(
         "responder listening on {} with {threads} threads",

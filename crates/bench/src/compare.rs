@@ -55,7 +55,8 @@ pub struct CompareArgs {
     pub scenario: Option<String>,
     /// Controllers to compare, the first being the reference for ratios:
     /// `baton[:SCHEDULER][:pin]`, `baton:all` (every scheduler),
-    /// ovs-testcontroller, os-ken, responder, external:HOST:PORT.
+    /// ovs-testcontroller, os-ken, responder, responder:learning (the
+    /// responder with the learning switch's MAC table), external:HOST:PORT.
     #[arg(
         long,
         value_delimiter = ',',

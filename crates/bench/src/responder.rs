@@ -4,9 +4,21 @@
 //! It completes the handshake (HELLO offering 1.0 and 1.3, FEATURES_REQUEST
 //! in the negotiated version), answers ECHO_REQUEST, and answers every
 //! PACKET_IN with a FLOW_MOD built once per connection by the codec, of
-//! which only the xid and buffer_id are patched per answer. The offsets of
-//! those two fields are not hard-coded: they are found by encoding the
-//! template twice with different values ([`Template::new`]).
+//! which only the xid, buffer_id and output port are patched per answer.
+//! The offsets of those fields are not hard-coded: they are found by
+//! encoding the template again with different values ([`Template::new`]).
+//!
+//! With `--learning` it is the ceiling of a *learning switch* instead: each
+//! connection keeps the learning switch's MAC table
+//! ([`baton_apps::mac_table::MacTable`]), every PACKET_IN's source is
+//! learnt and its destination looked up, and the answer goes to the port
+//! found (FLOOD if none). Each read is passed over twice, as the learning
+//! switch passes over a batch: first prefetching the table slots of every
+//! PACKET_IN, then answering. What it leaves out of a controller is
+//! everything but the table: scheduling, applications, the exact match.
+//! With cbench's 100,000 hosts per switch the tables outgrow the caches,
+//! so the gap between the two responders is what the memory costs on the
+//! machine at hand.
 //!
 //! I/O is the best technique we know: one epoll loop per thread (mio), an
 //! acceptor that hands connections round-robin to the threads, large
@@ -15,6 +27,7 @@
 //! written with one `write` per connection per round.
 
 use crate::frames::gateway_port;
+use baton_apps::mac_table::MacTable;
 use baton_openflow::header::{Header, MsgType10, MsgType13};
 use baton_openflow::hello::{self, Hello};
 use baton_openflow::types::{BufferId, Cookie, MacAddr, PortNo, Xid};
@@ -38,97 +51,140 @@ const MAX_PENDING: usize = 4 << 20;
 
 const WAKER: Token = Token(usize::MAX);
 
-/// A pre-encoded FLOW_MOD and where its xid and buffer_id are.
+/// A pre-encoded FLOW_MOD and where its xid, buffer_id and output port
+/// are.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Template {
     bytes: Vec<u8>,
     xid_at: usize,
     buffer_id_at: usize,
+    port_at: usize,
+    /// 2 in 1.0, 4 in 1.3.
+    port_len: usize,
 }
 
 fn first_difference(a: &[u8], b: &[u8]) -> usize {
     a.iter().zip(b).position(|(x, y)| x != y).unwrap_or(0)
 }
 
+/// The FLOW_MOD the responder answers with in `version`: match on one
+/// destination MAC, output to `port`.
+fn encode_answer(version: Version, xid: Xid, buffer_id: BufferId, port: PortNo) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mac = MacAddr([0, 0, 1, 0xff, 0xff, 0xff]);
+    match version {
+        Version::V10 => {
+            let match_ = v10::Match10 {
+                wildcards: v10::ofmatch::OFPFW_ALL & !v10::ofmatch::OFPFW_DL_DST,
+                dl_dst: mac,
+                ..v10::Match10::ALL
+            };
+            let head = v10::FlowModHead {
+                match_,
+                cookie: Cookie(0),
+                command: v10::FlowModCommand::Add,
+                idle_timeout: 10,
+                hard_timeout: 0,
+                priority: 0x8000,
+                buffer_id,
+                out_port: PortNo::ANY,
+                flags: 0,
+            };
+            let actions = [v10::Action::Output { port, max_len: 0 }];
+            v10::encode_flow_mod(&mut out, xid, &head, &actions);
+        }
+        Version::V13 => {
+            let head = v13::FlowModHead {
+                cookie: Cookie(0),
+                cookie_mask: 0,
+                table_id: 0,
+                command: v13::FlowModCommand::Add,
+                idle_timeout: 10,
+                hard_timeout: 0,
+                priority: 0x8000,
+                buffer_id,
+                out_port: PortNo::ANY,
+                out_group: 0xffff_ffff,
+                flags: 0,
+            };
+            let oxms = [v13::Oxm::EthDst {
+                value: mac,
+                mask: None,
+            }];
+            let actions = [v13::Action::Output { port, max_len: 0 }];
+            v13::encode_flow_mod_apply(&mut out, xid, &head, &oxms, &actions);
+        }
+    }
+    out
+}
+
 impl Template {
-    /// The FLOW_MOD the responder sends in `version`: match on the
-    /// destination MAC, output to the gateway port, `buffer_id` patched.
+    /// The responder's FLOW_MOD in `version`, with the offsets of the
+    /// fields [`Template::append`] patches.
     pub fn new(version: Version) -> Template {
-        let encode = |xid: u32, buffer_id: u32| {
-            let mut out = Vec::new();
-            let mac = MacAddr([0, 0, 1, 0xff, 0xff, 0xff]);
-            match version {
-                Version::V10 => {
-                    let match_ = v10::Match10 {
-                        wildcards: v10::ofmatch::OFPFW_ALL & !v10::ofmatch::OFPFW_DL_DST,
-                        dl_dst: mac,
-                        ..v10::Match10::ALL
-                    };
-                    let head = v10::FlowModHead {
-                        match_,
-                        cookie: Cookie(0),
-                        command: v10::FlowModCommand::Add,
-                        idle_timeout: 10,
-                        hard_timeout: 0,
-                        priority: 0x8000,
-                        buffer_id: BufferId(buffer_id),
-                        out_port: PortNo::ANY,
-                        flags: 0,
-                    };
-                    let actions = [v10::Action::Output {
-                        port: gateway_port(),
-                        max_len: 0,
-                    }];
-                    v10::encode_flow_mod(&mut out, Xid(xid), &head, &actions);
-                }
-                Version::V13 => {
-                    let head = v13::FlowModHead {
-                        cookie: Cookie(0),
-                        cookie_mask: 0,
-                        table_id: 0,
-                        command: v13::FlowModCommand::Add,
-                        idle_timeout: 10,
-                        hard_timeout: 0,
-                        priority: 0x8000,
-                        buffer_id: BufferId(buffer_id),
-                        out_port: PortNo::ANY,
-                        out_group: 0xffff_ffff,
-                        flags: 0,
-                    };
-                    let oxms = [v13::Oxm::EthDst {
-                        value: mac,
-                        mask: None,
-                    }];
-                    let actions = [v13::Action::Output {
-                        port: gateway_port(),
-                        max_len: 0,
-                    }];
-                    v13::encode_flow_mod_apply(&mut out, Xid(xid), &head, &oxms, &actions);
-                }
-            }
-            out
+        let (gateway, none) = (gateway_port(), BufferId(0));
+        let base = encode_answer(version, Xid(0), none, gateway);
+        let differs = |xid: u32, buffer_id: u32, port: PortNo| {
+            first_difference(
+                &base,
+                &encode_answer(version, Xid(xid), BufferId(buffer_id), port),
+            )
         };
-        let base = encode(0, 0);
+        // A port whose first byte differs from the gateway's in both
+        // widths (1.0's 16 bits, 1.3's 32).
+        let (probe, port_len) = match version {
+            Version::V10 => (PortNo(0x8000), 2),
+            Version::V13 => (PortNo(0x8000_0000), 4),
+        };
         Template {
-            xid_at: first_difference(&base, &encode(u32::MAX, 0)),
-            buffer_id_at: first_difference(&base, &encode(0, u32::MAX)),
+            xid_at: differs(u32::MAX, 0, gateway),
+            buffer_id_at: differs(0, u32::MAX, gateway),
+            port_at: differs(0, 0, probe),
+            port_len,
             bytes: base,
         }
     }
 
-    /// Appends the FLOW_MOD with `xid` and `buffer_id` to `out`.
+    /// Appends the FLOW_MOD with `xid`, `buffer_id` and output `port` to
+    /// `out`.
     #[inline]
-    pub fn append(&self, out: &mut Vec<u8>, xid: Xid, buffer_id: BufferId) {
+    pub fn append(&self, out: &mut Vec<u8>, xid: Xid, buffer_id: BufferId, port: PortNo) {
         let at = out.len();
         out.extend_from_slice(&self.bytes);
-        let patch = |out: &mut Vec<u8>, off: usize, v: u32| {
-            if let Some(dst) = out.get_mut(at + off..at + off + 4) {
-                dst.copy_from_slice(&v.to_be_bytes());
+        let patch = |out: &mut Vec<u8>, off: usize, len: usize, v: u32| {
+            if let Some(dst) = out.get_mut(at + off..at + off + len) {
+                dst.copy_from_slice(&v.to_be_bytes()[4 - len..]);
             }
         };
-        patch(out, self.xid_at, xid.0);
-        patch(out, self.buffer_id_at, buffer_id.0);
+        patch(out, self.xid_at, 4, xid.0);
+        patch(out, self.buffer_id_at, 4, buffer_id.0);
+        patch(out, self.port_at, self.port_len, port.0);
     }
+}
+
+/// The learning switch's table work on one frame (`baton_apps::learning`):
+/// learn the source behind `in_port` unless it is multicast, and look the
+/// destination up. The port to answer with: the one learnt, the gateway
+/// without a table, or FLOOD for an unknown or multicast destination.
+#[inline]
+fn learn(table: Option<&mut MacTable<PortNo>>, in_port: PortNo, frame: &[u8]) -> PortNo {
+    let Some(table) = table else {
+        return gateway_port();
+    };
+    let (Some(dst), Some(src)) = (mac_at(frame, 0), mac_at(frame, 6)) else {
+        return PortNo::FLOOD;
+    };
+    if !src.is_multicast() {
+        table.insert(&src, in_port);
+    }
+    if dst.is_multicast() {
+        return PortNo::FLOOD;
+    }
+    table.get(&dst).unwrap_or(PortNo::FLOOD)
+}
+
+fn mac_at(frame: &[u8], at: usize) -> Option<MacAddr> {
+    Some(MacAddr(frame.get(at..at + 6)?.try_into().ok()?))
 }
 
 struct RConn {
@@ -142,11 +198,12 @@ struct RConn {
     writable: bool,
     version: Option<Version>,
     template: Option<Template>,
+    table: Option<MacTable<PortNo>>,
     answered: u64,
 }
 
 impl RConn {
-    fn new(stream: TcpStream) -> RConn {
+    fn new(stream: TcpStream, learning: bool) -> RConn {
         let mut wbuf = Vec::with_capacity(64 * 1024);
         Hello::baton().encode(Version::V13, Xid(1), &mut wbuf);
         RConn {
@@ -160,6 +217,7 @@ impl RConn {
             writable: true,
             version: None,
             template: None,
+            table: learning.then(|| MacTable::new(1 << 20)),
             answered: 0,
         }
     }
@@ -186,7 +244,8 @@ impl RConn {
             Version::V10 => match MsgType10::from(h.msg_type) {
                 MsgType10::PacketIn => {
                     if let Ok(p) = v10::PacketInView::new_checked(msg) {
-                        t.append(&mut self.wbuf, p.xid(), p.buffer_id());
+                        let port = learn(self.table.as_mut(), p.in_port(), p.data());
+                        t.append(&mut self.wbuf, p.xid(), p.buffer_id(), port);
                         self.answered += 1;
                     }
                 }
@@ -200,7 +259,9 @@ impl RConn {
             Version::V13 => match MsgType13::from(h.msg_type) {
                 MsgType13::PacketIn => {
                     if let Ok(p) = v13::PacketInView::new_checked(msg) {
-                        t.append(&mut self.wbuf, p.xid(), p.buffer_id());
+                        let in_port = p.in_port().unwrap_or(PortNo::ANY);
+                        let port = learn(self.table.as_mut(), in_port, p.data());
+                        t.append(&mut self.wbuf, p.xid(), p.buffer_id(), port);
                         self.answered += 1;
                     }
                 }
@@ -231,6 +292,7 @@ impl RConn {
                 Ok(0) => return Err("closed".into()),
                 Ok(n) => {
                     self.rend += n;
+                    self.prefetch(self.rstart, self.rend);
                     while let Some(len) = baton_openflow::frame(&self.rbuf[self.rstart..self.rend])
                         .map_err(|e| e.to_string())?
                     {
@@ -257,6 +319,29 @@ impl RConn {
             }
         }
         Ok(())
+    }
+
+    /// The learning responder's first pass over a read (as the learning
+    /// switch's): start loading the table slots of every PACKET_IN's two
+    /// MACs, so their misses overlap.
+    fn prefetch(&self, mut at: usize, end: usize) {
+        let (Some(table), Some(v)) = (self.table.as_ref(), self.version) else {
+            return;
+        };
+        while let Ok(Some(len)) = baton_openflow::frame(&self.rbuf[at..end]) {
+            let msg = &self.rbuf[at..at + len];
+            at += len;
+            let frame = match v {
+                Version::V10 => v10::PacketInView::new_checked(msg).map(|p| p.data()).ok(),
+                Version::V13 => v13::PacketInView::new_checked(msg).map(|p| p.data()).ok(),
+            };
+            if let Some(f) = frame
+                && let (Some(dst), Some(src)) = (mac_at(f, 0), mac_at(f, 6))
+            {
+                table.prefetch(&src);
+                table.prefetch(&dst);
+            }
+        }
     }
 
     fn flush(&mut self) -> Result<(), String> {
@@ -297,7 +382,7 @@ pub struct Responder {
 impl Responder {
     /// Listens on `listen` (port 0 picks a free one) with `threads` I/O
     /// threads.
-    pub fn start(listen: SocketAddr, threads: usize) -> io::Result<Responder> {
+    pub fn start(listen: SocketAddr, threads: usize, learning: bool) -> io::Result<Responder> {
         let threads = threads.max(1);
         let mut listener = TcpListener::bind(listen)?;
         let addr = listener.local_addr()?;
@@ -316,7 +401,7 @@ impl Responder {
             handles.push(
                 std::thread::Builder::new()
                     .name(format!("responder-{id}"))
-                    .spawn(move || worker(poll, rx, stop, answered, id))?,
+                    .spawn(move || worker(poll, rx, stop, answered, id, learning))?,
             );
         }
         let mut poll = Poll::new()?;
@@ -398,6 +483,7 @@ fn worker(
     stop: Arc<AtomicBool>,
     answered: Arc<Vec<AtomicU64>>,
     id: usize,
+    learning: bool,
 ) {
     let mut events = Events::with_capacity(1024);
     let mut conns: Vec<Option<RConn>> = Vec::new();
@@ -443,7 +529,7 @@ fn worker(
                 if slot == conns.len() {
                     conns.push(None);
                 }
-                conns[slot] = Some(RConn::new(s));
+                conns[slot] = Some(RConn::new(s, learning));
             }
         }
         let mut live = 0;
@@ -475,11 +561,64 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_patched_template_is_the_answer_encoded_afresh() {
+        for v in [Version::V10, Version::V13] {
+            let t = Template::new(v);
+            for (xid, buffer_id, port) in [
+                (Xid(0x0102_0304), BufferId(0x0a0b_0c0d), PortNo(3)),
+                (Xid(7), BufferId::NONE, PortNo::FLOOD),
+                (Xid(u32::MAX), BufferId(1), PortNo(0xfeed)),
+            ] {
+                let mut out = vec![0xaa];
+                t.append(&mut out, xid, buffer_id, port);
+                assert_eq!(
+                    out[1..],
+                    encode_answer(v, xid, buffer_id, port),
+                    "{v:?} {port:?}"
+                );
+            }
+        }
+    }
+
+    fn frame(dst: [u8; 6], src: [u8; 6]) -> Vec<u8> {
+        let mut f = [dst, src].concat();
+        f.extend_from_slice(&[0x08, 0x00]);
+        f
+    }
+
+    #[test]
+    fn the_learning_responder_answers_with_the_port_learnt() {
+        let (a, b) = ([2, 0, 0, 0, 0, 0xa], [2, 0, 0, 0, 0, 0xb]);
+        let mut table = MacTable::new(1 << 10);
+        // b is not known yet: flood; a is learnt behind port 1.
+        assert_eq!(
+            learn(Some(&mut table), PortNo(1), &frame(b, a)),
+            PortNo::FLOOD
+        );
+        assert_eq!(learn(Some(&mut table), PortNo(2), &frame(a, b)), PortNo(1));
+        assert_eq!(learn(Some(&mut table), PortNo(1), &frame(b, a)), PortNo(2));
+        // A multicast destination floods, a multicast source is not learnt.
+        let group = [1, 0, 0x5e, 0, 0, 1];
+        assert_eq!(
+            learn(Some(&mut table), PortNo(1), &frame(group, a)),
+            PortNo::FLOOD
+        );
+        assert_eq!(
+            learn(Some(&mut table), PortNo(3), &frame(a, group)),
+            PortNo(1)
+        );
+        assert_eq!(table.get(&MacAddr(group)), None);
+        // A runt frame floods; without a table, the gateway.
+        assert_eq!(learn(Some(&mut table), PortNo(1), &a), PortNo::FLOOD);
+        assert_eq!(learn(None, PortNo(1), &frame(b, a)), gateway_port());
+    }
+
+    #[test]
     fn template_patches_xid_and_buffer_id() {
         for v in [Version::V10, Version::V13] {
             let t = Template::new(v);
             let mut out = Vec::new();
-            t.append(&mut out, Xid(0x0102_0304), BufferId(0x0a0b_0c0d));
+            t.append(&mut out, Xid(0x0102_0304), BufferId(0x0a0b_0c0d), PortNo(3));
             assert_eq!(baton_openflow::frame(&out).unwrap(), Some(out.len()));
             match v {
                 Version::V10 => {

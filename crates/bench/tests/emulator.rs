@@ -65,17 +65,24 @@ fn check_accounting(data: &emulator::RunData, report: &Report) {
 
 #[test]
 fn throughput_against_the_responder_both_versions() {
-    for version in [Version::V10, Version::V13] {
-        let r = Responder::start(localhost0(), 2).unwrap();
+    let cases = [Version::V10, Version::V13].map(|v| [(v, false), (v, true)]);
+    for (version, learning) in cases.into_iter().flatten() {
+        let r = Responder::start(localhost0(), 2, learning).unwrap();
         let data = emulator::run(&config(r.local_addr(), 3, Mode::Throughput, version)).unwrap();
         let report = Report::from_run(&data);
         assert_eq!(data.switches.len(), 3);
         for (i, s) in report.switches.iter().enumerate() {
             assert_eq!(s.dpid, i as u64 + 1);
-            assert!(s.counts.sent > 0, "{version:?} switch {i} sent nothing");
-            assert!(s.counts.responses > 0, "{version:?} switch {i} got nothing");
+            assert!(
+                s.counts.sent > 0,
+                "{version:?} {learning} switch {i} sent nothing"
+            );
+            assert!(
+                s.counts.responses > 0,
+                "{version:?} {learning} switch {i} got nothing"
+            );
             // The responder answers each request with one FLOW_MOD naming
-            // its buffer id.
+            // its buffer id, learning or not.
             assert_eq!(s.counts.packet_outs, 0);
             assert_eq!(s.requests, s.counts.responses);
             assert!(s.ids_echoed);
@@ -96,7 +103,7 @@ fn throughput_against_the_responder_both_versions() {
 
 #[test]
 fn latency_mode_keeps_one_request_in_flight() {
-    let r = Responder::start(localhost0(), 1).unwrap();
+    let r = Responder::start(localhost0(), 1, false).unwrap();
     let data = emulator::run(&config(r.local_addr(), 2, Mode::Latency, Version::V10)).unwrap();
     let report = Report::from_run(&data);
     for s in &report.switches {
@@ -112,7 +119,7 @@ fn latency_mode_keeps_one_request_in_flight() {
 
 #[test]
 fn phases_switch_rates_and_the_probe_reports_delay() {
-    let r = Responder::start(localhost0(), 1).unwrap();
+    let r = Responder::start(localhost0(), 1, false).unwrap();
     let mut c = config(r.local_addr(), 2, Mode::Rate, Version::V10);
     c.probe = true;
     let phases = parse_phases("2000x0.5,200x0.5").unwrap();

@@ -6,8 +6,10 @@
 //! Target names: `baton[:SCHEDULER][:pin]` (the `baton` binary next to the
 //! current executable, or `--baton PATH`), `ovs-testcontroller` (Debian
 //! `openvswitch-testcontroller`), `os-ken` (os-ken's `simple_switch`, from
-//! `scripts/install-peers.sh`), `responder` (this crate's ceiling) and
-//! `external:HOST:PORT` (already running; not started or stopped).
+//! `scripts/install-peers.sh`), `responder` (this crate's ceiling),
+//! `responder:learning` (the ceiling of a learning switch: the responder
+//! with the learning switch's MAC table) and `external:HOST:PORT` (already
+//! running; not started or stopped).
 
 use crate::Error;
 pub use crate::cpus::{parse_cpu_list, pin_current_thread};
@@ -32,8 +34,11 @@ pub enum Target {
     OvsTestController,
     /// os-ken's simple_switch.
     OsKen,
-    /// `baton bench responder`.
-    Responder,
+    /// `baton bench responder [--learning]`.
+    Responder {
+        /// Pass `--learning`.
+        learning: bool,
+    },
     /// A controller that is already running.
     External(String),
 }
@@ -61,9 +66,15 @@ impl std::str::FromStr for Target {
             }
             Some("ovs-testcontroller" | "ovs") => Ok(Target::OvsTestController),
             Some("os-ken" | "osken") => Ok(Target::OsKen),
-            Some("responder") => Ok(Target::Responder),
+            Some("responder") => match parts.next() {
+                None => Ok(Target::Responder { learning: false }),
+                Some("learning") => Ok(Target::Responder { learning: true }),
+                Some(other) => Err(Error::new(format!(
+                    "unknown responder `{other}` in `{s}` (responder, responder:learning)"
+                ))),
+            },
             _ => Err(Error::new(format!(
-                "unknown target `{s}` (baton[:SCHEDULER][:pin], ovs-testcontroller, os-ken, responder, external:HOST:PORT)"
+                "unknown target `{s}` (baton[:SCHEDULER][:pin], ovs-testcontroller, os-ken, responder[:learning], external:HOST:PORT)"
             ))),
         }
     }
@@ -78,7 +89,8 @@ impl Target {
             }
             Target::OvsTestController => "ovs-testcontroller".into(),
             Target::OsKen => "os-ken".into(),
-            Target::Responder => "responder".into(),
+            Target::Responder { learning: false } => "responder".into(),
+            Target::Responder { learning: true } => "responder:learning".into(),
             Target::External(a) => format!("external:{a}"),
         }
     }
@@ -267,7 +279,7 @@ pub fn start(target: &Target, version: Version, p: &Programs, tag: &str) -> Resu
                 ],
             )
         }
-        Target::Responder => {
+        Target::Responder { learning } => {
             let (exe, mut a) = self_responder_args();
             a.extend([
                 "--listen".into(),
@@ -275,6 +287,9 @@ pub fn start(target: &Target, version: Version, p: &Programs, tag: &str) -> Resu
                 "--threads".into(),
                 workers,
             ]);
+            if *learning {
+                a.push("--learning".into());
+            }
             (exe, a)
         }
         Target::External(_) => unreachable!("handled above"),
@@ -403,7 +418,11 @@ mod tests {
         let all = parse_list(&["baton:all:pin".into(), "responder".into()]).unwrap();
         assert_eq!(all.len(), 6);
         assert_eq!(all[2].label(), "baton:static-partition:pin");
-        assert_eq!(all[5], Target::Responder);
+        assert_eq!(all[5], Target::Responder { learning: false });
+        let learning: Target = "responder:learning".parse().unwrap();
+        assert_eq!(learning, Target::Responder { learning: true });
+        assert_eq!(learning.label(), "responder:learning");
+        assert!("responder:hub".parse::<Target>().is_err());
     }
 
     #[test]
