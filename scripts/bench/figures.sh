@@ -49,7 +49,7 @@ for s in "${@:-${all[@]}}"; do
         # exec scripts/bench/figures.sh cbench-16 cbench-64'
         echo "== $s"
         $B bench compare "throughput-${s#cbench-}" --out "docs/bench/$s" \
-            --targets responder,responder:learning,baton:fair,baton:static-partition --workers 1 --runs 11 --duration 5 --warmup 1 \
+            --targets responder,responder:learning,responder:learning-exact,baton:fair,baton:static-partition --workers 1 --runs 11 --duration 5 --warmup 1 \
             --cbench "${CBENCH:-target/peers/cbench}" ;;
     *) run "$s" ;;
     esac

@@ -156,6 +156,22 @@ pub struct ResponderArgs {
     /// found: the ceiling a learning switch can reach on this machine.
     #[arg(long)]
     pub learning: bool,
+    /// With --learning: answer with the learning switch's own FLOW_MOD,
+    /// the frame's exact match built per request by the codec.
+    #[arg(long, requires = "learning")]
+    pub exact_match: bool,
+}
+
+impl ResponderArgs {
+    /// The mode the flags ask for.
+    pub fn mode(&self) -> crate::responder::ResponderMode {
+        use crate::responder::ResponderMode as M;
+        match (self.learning, self.exact_match) {
+            (false, _) => M::Template,
+            (true, false) => M::Learning,
+            (true, true) => M::LearningExact,
+        }
+    }
 }
 
 fn secs(s: f64, what: &str) -> Result<Duration, Error> {
@@ -265,7 +281,7 @@ fn run_main(args: &RunArgs) -> Result<(), Error> {
 
 fn responder_main(args: &ResponderArgs) -> Result<(), Error> {
     let threads = args.threads.unwrap_or_else(default_threads);
-    let r = crate::responder::Responder::start(args.listen, threads, args.learning)
+    let r = crate::responder::Responder::start(args.listen, threads, args.mode())
         .map_err(|e| Error::new(format!("cannot listen on {}: {e}", args.listen)))?;
     println!(
         "responder listening on {} with {threads} threads",
@@ -353,8 +369,20 @@ mod tests {
         let c = b.run.to_config("127.0.0.1:1".parse().unwrap()).unwrap();
         assert_eq!(c.schedule.segments[2].aggregate, Some(1000.0));
 
-        let b = parse(&["responder", "--listen", "127.0.0.1:0"]);
-        assert!(matches!(b.command, Some(BenchCommand::Responder(_))));
+        use crate::responder::ResponderMode as M;
+        for (flags, mode) in [
+            (&[][..], M::Template),
+            (&["--learning"][..], M::Learning),
+            (&["--learning", "--exact-match"][..], M::LearningExact),
+        ] {
+            let b = parse(&[&["responder", "--listen", "127.0.0.1:0"][..], flags].concat());
+            let Some(BenchCommand::Responder(r)) = b.command else {
+                panic!("{flags:?}: not the responder");
+            };
+            assert_eq!(r.mode(), mode);
+        }
+        let exact_alone = ["baton", "bench", "responder", "--exact-match"];
+        assert!(Baton::try_parse_from(exact_alone).is_err());
         let b = parse(&["compare", "throughput-16", "--runs", "2"]);
         assert!(matches!(b.command, Some(BenchCommand::Compare(_))));
     }

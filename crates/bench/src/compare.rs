@@ -56,7 +56,9 @@ pub struct CompareArgs {
     /// Controllers to compare, the first being the reference for ratios:
     /// `baton[:SCHEDULER][:pin]`, `baton:all` (every scheduler),
     /// ovs-testcontroller, os-ken, responder, responder:learning (the
-    /// responder with the learning switch's MAC table), external:HOST:PORT.
+    /// responder with the learning switch's MAC table),
+    /// responder:learning-exact (answering with its exact-match FLOW_MOD),
+    /// external:HOST:PORT.
     #[arg(
         long,
         value_delimiter = ',',

@@ -18,7 +18,10 @@
 //! everything but the table: scheduling, applications, the exact match.
 //! With cbench's 100,000 hosts per switch the tables outgrow the caches,
 //! so the gap between the two responders is what the memory costs on the
-//! machine at hand.
+//! machine at hand. With `--exact-match` as well, the answer is the one
+//! the learning switch sends: an exact-match FLOW_MOD built per request
+//! from the frame by the codec, so the rest of the gap to a learning
+//! switch is the controller around it ([`ResponderMode`]).
 //!
 //! I/O is the best technique we know: one epoll loop per thread (mio), an
 //! acceptor that hands connections round-robin to the threads, large
@@ -30,6 +33,7 @@ use crate::frames::gateway_port;
 use baton_apps::mac_table::MacTable;
 use baton_openflow::header::{Header, MsgType10, MsgType13};
 use baton_openflow::hello::{self, Hello};
+use baton_openflow::neutral::{ActionSpec, FlowSpec, MatchSpec, encode_flow_add};
 use baton_openflow::types::{BufferId, Cookie, MacAddr, PortNo, Xid};
 use baton_openflow::version::Version;
 use baton_openflow::{v10, v13};
@@ -50,6 +54,21 @@ const RBUF_LEN: usize = 256 * 1024;
 const MAX_PENDING: usize = 4 << 20;
 
 const WAKER: Token = Token(usize::MAX);
+
+/// What the responder does with each PACKET_IN.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub enum ResponderMode {
+    /// Answer with the template: the ceiling of any controller.
+    #[default]
+    Template,
+    /// Learn the source and look the destination up in the learning
+    /// switch's MAC table, then answer with the template to the port
+    /// found: the ceiling of a learning switch.
+    Learning,
+    /// As `Learning`, answering with the learning switch's own FLOW_MOD:
+    /// the exact match of the frame, built per request by the codec.
+    LearningExact,
+}
 
 /// A pre-encoded FLOW_MOD and where its xid, buffer_id and output port
 /// are.
@@ -187,6 +206,45 @@ fn mac_at(frame: &[u8], at: usize) -> Option<MacAddr> {
     Some(MacAddr(frame.get(at..at + 6)?.try_into().ok()?))
 }
 
+/// Appends the answer to one PACKET_IN (`pi`: xid, buffer id, input
+/// port, frame) as the connection's [`ResponderMode`] says.
+fn answer(
+    table: Option<&mut MacTable<PortNo>>,
+    exact: bool,
+    out: &mut Vec<u8>,
+    version: Version,
+    template: &Template,
+    pi: (Xid, BufferId, PortNo, &[u8]),
+) {
+    let (xid, buffer_id, in_port, frame) = pi;
+    let port = learn(table, in_port, frame);
+    if exact {
+        append_exact(out, version, pi, port);
+    } else {
+        template.append(out, xid, buffer_id, port);
+    }
+}
+
+/// Appends the FLOW_MOD the learning switch would send for `frame`: its
+/// exact match, the buffered packet, output to `port` (the same
+/// `encode_flow_add` call, with the learning switch's default timeouts
+/// and priority).
+fn append_exact(
+    out: &mut Vec<u8>,
+    version: Version,
+    pi: (Xid, BufferId, PortNo, &[u8]),
+    port: PortNo,
+) {
+    let (xid, buffer_id, in_port, frame) = pi;
+    let actions = [ActionSpec::Output { port, max_len: 0 }];
+    let flow = FlowSpec {
+        buffer_id: Some(buffer_id),
+        idle_timeout: 10,
+        ..FlowSpec::new(MatchSpec::exact_frame(in_port, frame), &actions)
+    };
+    encode_flow_add(out, version, xid, &flow);
+}
+
 struct RConn {
     stream: TcpStream,
     rbuf: Box<[u8]>,
@@ -199,11 +257,12 @@ struct RConn {
     version: Option<Version>,
     template: Option<Template>,
     table: Option<MacTable<PortNo>>,
+    exact: bool,
     answered: u64,
 }
 
 impl RConn {
-    fn new(stream: TcpStream, learning: bool) -> RConn {
+    fn new(stream: TcpStream, mode: ResponderMode) -> RConn {
         let mut wbuf = Vec::with_capacity(64 * 1024);
         Hello::baton().encode(Version::V13, Xid(1), &mut wbuf);
         RConn {
@@ -217,7 +276,8 @@ impl RConn {
             writable: true,
             version: None,
             template: None,
-            table: learning.then(|| MacTable::new(1 << 20)),
+            table: (mode != ResponderMode::Template).then(|| MacTable::new(1 << 20)),
+            exact: mode == ResponderMode::LearningExact,
             answered: 0,
         }
     }
@@ -244,8 +304,8 @@ impl RConn {
             Version::V10 => match MsgType10::from(h.msg_type) {
                 MsgType10::PacketIn => {
                     if let Ok(p) = v10::PacketInView::new_checked(msg) {
-                        let port = learn(self.table.as_mut(), p.in_port(), p.data());
-                        t.append(&mut self.wbuf, p.xid(), p.buffer_id(), port);
+                        let pi = (p.xid(), p.buffer_id(), p.in_port(), p.data());
+                        answer(self.table.as_mut(), self.exact, &mut self.wbuf, v, t, pi);
                         self.answered += 1;
                     }
                 }
@@ -260,8 +320,8 @@ impl RConn {
                 MsgType13::PacketIn => {
                     if let Ok(p) = v13::PacketInView::new_checked(msg) {
                         let in_port = p.in_port().unwrap_or(PortNo::ANY);
-                        let port = learn(self.table.as_mut(), in_port, p.data());
-                        t.append(&mut self.wbuf, p.xid(), p.buffer_id(), port);
+                        let pi = (p.xid(), p.buffer_id(), in_port, p.data());
+                        answer(self.table.as_mut(), self.exact, &mut self.wbuf, v, t, pi);
                         self.answered += 1;
                     }
                 }
@@ -381,8 +441,8 @@ pub struct Responder {
 
 impl Responder {
     /// Listens on `listen` (port 0 picks a free one) with `threads` I/O
-    /// threads.
-    pub fn start(listen: SocketAddr, threads: usize, learning: bool) -> io::Result<Responder> {
+    /// threads, answering as `mode` says.
+    pub fn start(listen: SocketAddr, threads: usize, mode: ResponderMode) -> io::Result<Responder> {
         let threads = threads.max(1);
         let mut listener = TcpListener::bind(listen)?;
         let addr = listener.local_addr()?;
@@ -401,7 +461,7 @@ impl Responder {
             handles.push(
                 std::thread::Builder::new()
                     .name(format!("responder-{id}"))
-                    .spawn(move || worker(poll, rx, stop, answered, id, learning))?,
+                    .spawn(move || worker(poll, rx, stop, answered, id, mode))?,
             );
         }
         let mut poll = Poll::new()?;
@@ -483,7 +543,7 @@ fn worker(
     stop: Arc<AtomicBool>,
     answered: Arc<Vec<AtomicU64>>,
     id: usize,
-    learning: bool,
+    mode: ResponderMode,
 ) {
     let mut events = Events::with_capacity(1024);
     let mut conns: Vec<Option<RConn>> = Vec::new();
@@ -529,7 +589,7 @@ fn worker(
                 if slot == conns.len() {
                     conns.push(None);
                 }
-                conns[slot] = Some(RConn::new(s, learning));
+                conns[slot] = Some(RConn::new(s, mode));
             }
         }
         let mut live = 0;
@@ -584,6 +644,47 @@ mod tests {
         let mut f = [dst, src].concat();
         f.extend_from_slice(&[0x08, 0x00]);
         f
+    }
+
+    #[test]
+    fn the_exact_answer_is_the_learning_switchs_flow() {
+        let (a, b) = ([2, 0, 0, 0, 0, 0xa], [2, 0, 0, 0, 0, 0xb]);
+        let mut f = frame(b, a);
+        // An IPv4 header (TCP, 10.0.0.1 -> 10.0.0.2) and TCP ports.
+        f.extend_from_slice(&[
+            0x45, 0, 0, 40, 0, 0, 0, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
+        ]);
+        f.extend_from_slice(&[
+            0x30, 0x39, 0, 80, 0, 0, 0, 0, 0, 0, 0, 0, 0x50, 0, 0, 0, 0, 0, 0, 0,
+        ]);
+        let mut out = Vec::new();
+        let pi = (Xid(9), BufferId(77), PortNo(1), &f[..]);
+        append_exact(&mut out, Version::V10, pi, PortNo(2));
+        let m = v10::FlowModView::new_checked(&out[..]).unwrap();
+        assert_eq!((m.xid(), m.buffer_id()), (Xid(9), BufferId(77)));
+        let exact = m.match_();
+        // Exact: nothing wildcarded but the priority of a tag the frame
+        // does not have.
+        let wild = exact.wildcards & v10::ofmatch::OFPFW_ALL;
+        assert_eq!(wild, v10::ofmatch::OFPFW_DL_VLAN_PCP);
+        assert_eq!(
+            (exact.in_port, exact.dl_src, exact.dl_dst),
+            (PortNo(1), MacAddr(a), MacAddr(b))
+        );
+        assert_eq!((exact.nw_proto, exact.tp_src, exact.tp_dst), (6, 12345, 80));
+        let actions: Vec<_> = m.actions().collect::<Result<_, _>>().unwrap();
+        assert_eq!(
+            actions,
+            [v10::Action::Output {
+                port: PortNo(2),
+                max_len: 0
+            }]
+        );
+        // 1.3: the same flow, as the 1.3 codec writes it.
+        let mut out13 = Vec::new();
+        append_exact(&mut out13, Version::V13, pi, PortNo(2));
+        let m13 = v13::FlowModView::new_checked(&out13[..]).unwrap();
+        assert_eq!((m13.xid(), m13.buffer_id()), (Xid(9), BufferId(77)));
     }
 
     #[test]

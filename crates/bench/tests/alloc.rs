@@ -6,7 +6,7 @@
 //! more.
 
 use baton_bench::emulator::{self, Config};
-use baton_bench::responder::Responder;
+use baton_bench::responder::{Responder, ResponderMode};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -37,7 +37,7 @@ unsafe impl GlobalAlloc for Counting {
 static GLOBAL: Counting = Counting;
 
 fn run(duration: Duration) -> (u64, u64) {
-    let r = Responder::start("127.0.0.1:0".parse().unwrap(), 1, false).unwrap();
+    let r = Responder::start("127.0.0.1:0".parse().unwrap(), 1, ResponderMode::Template).unwrap();
     let mut c = Config::new(r.local_addr(), 2, duration);
     c.threads = 1;
     c.macs = 10;

@@ -8,7 +8,7 @@
 
 use baton_bench::emulator::{self, Config};
 use baton_bench::report::Report;
-use baton_bench::responder::Responder;
+use baton_bench::responder::{Responder, ResponderMode};
 use baton_bench::spec::{Mode, Rate, RateSpec, Schedule, parse_phases};
 use baton_openflow::header::{Header, MsgType10, MsgType13};
 use baton_openflow::hello::{self, Hello};
@@ -65,9 +65,14 @@ fn check_accounting(data: &emulator::RunData, report: &Report) {
 
 #[test]
 fn throughput_against_the_responder_both_versions() {
-    let cases = [Version::V10, Version::V13].map(|v| [(v, false), (v, true)]);
-    for (version, learning) in cases.into_iter().flatten() {
-        let r = Responder::start(localhost0(), 2, learning).unwrap();
+    let modes = [
+        ResponderMode::Template,
+        ResponderMode::Learning,
+        ResponderMode::LearningExact,
+    ];
+    let cases = [Version::V10, Version::V13].map(|v| modes.map(|m| (v, m)));
+    for (version, mode) in cases.into_iter().flatten() {
+        let r = Responder::start(localhost0(), 2, mode).unwrap();
         let data = emulator::run(&config(r.local_addr(), 3, Mode::Throughput, version)).unwrap();
         let report = Report::from_run(&data);
         assert_eq!(data.switches.len(), 3);
@@ -75,14 +80,14 @@ fn throughput_against_the_responder_both_versions() {
             assert_eq!(s.dpid, i as u64 + 1);
             assert!(
                 s.counts.sent > 0,
-                "{version:?} {learning} switch {i} sent nothing"
+                "{version:?} {mode:?} switch {i} sent nothing"
             );
             assert!(
                 s.counts.responses > 0,
-                "{version:?} {learning} switch {i} got nothing"
+                "{version:?} {mode:?} switch {i} got nothing"
             );
             // The responder answers each request with one FLOW_MOD naming
-            // its buffer id, learning or not.
+            // its buffer id, whatever its mode.
             assert_eq!(s.counts.packet_outs, 0);
             assert_eq!(s.requests, s.counts.responses);
             assert!(s.ids_echoed);
@@ -103,7 +108,7 @@ fn throughput_against_the_responder_both_versions() {
 
 #[test]
 fn latency_mode_keeps_one_request_in_flight() {
-    let r = Responder::start(localhost0(), 1, false).unwrap();
+    let r = Responder::start(localhost0(), 1, ResponderMode::Template).unwrap();
     let data = emulator::run(&config(r.local_addr(), 2, Mode::Latency, Version::V10)).unwrap();
     let report = Report::from_run(&data);
     for s in &report.switches {
@@ -119,7 +124,7 @@ fn latency_mode_keeps_one_request_in_flight() {
 
 #[test]
 fn phases_switch_rates_and_the_probe_reports_delay() {
-    let r = Responder::start(localhost0(), 1, false).unwrap();
+    let r = Responder::start(localhost0(), 1, ResponderMode::Template).unwrap();
     let mut c = config(r.local_addr(), 2, Mode::Rate, Version::V10);
     c.probe = true;
     let phases = parse_phases("2000x0.5,200x0.5").unwrap();

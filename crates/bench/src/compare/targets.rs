@@ -8,11 +8,13 @@
 //! `openvswitch-testcontroller`), `os-ken` (os-ken's `simple_switch`, from
 //! `scripts/install-peers.sh`), `responder` (this crate's ceiling),
 //! `responder:learning` (the ceiling of a learning switch: the responder
-//! with the learning switch's MAC table) and `external:HOST:PORT` (already
-//! running; not started or stopped).
+//! with the learning switch's MAC table), `responder:learning-exact` (the
+//! same, answering with the learning switch's exact-match FLOW_MOD) and
+//! `external:HOST:PORT` (already running; not started or stopped).
 
 use crate::Error;
 pub use crate::cpus::{parse_cpu_list, pin_current_thread};
+use crate::responder::ResponderMode;
 use baton_openflow::Version;
 use std::fs::File;
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -34,11 +36,8 @@ pub enum Target {
     OvsTestController,
     /// os-ken's simple_switch.
     OsKen,
-    /// `baton bench responder [--learning]`.
-    Responder {
-        /// Pass `--learning`.
-        learning: bool,
-    },
+    /// `baton bench responder [--learning [--exact-match]]`.
+    Responder(ResponderMode),
     /// A controller that is already running.
     External(String),
 }
@@ -67,14 +66,15 @@ impl std::str::FromStr for Target {
             Some("ovs-testcontroller" | "ovs") => Ok(Target::OvsTestController),
             Some("os-ken" | "osken") => Ok(Target::OsKen),
             Some("responder") => match parts.next() {
-                None => Ok(Target::Responder { learning: false }),
-                Some("learning") => Ok(Target::Responder { learning: true }),
+                None => Ok(Target::Responder(ResponderMode::Template)),
+                Some("learning") => Ok(Target::Responder(ResponderMode::Learning)),
+                Some("learning-exact") => Ok(Target::Responder(ResponderMode::LearningExact)),
                 Some(other) => Err(Error::new(format!(
-                    "unknown responder `{other}` in `{s}` (responder, responder:learning)"
+                    "unknown responder `{other}` in `{s}` (responder, responder:learning, responder:learning-exact)"
                 ))),
             },
             _ => Err(Error::new(format!(
-                "unknown target `{s}` (baton[:SCHEDULER][:pin], ovs-testcontroller, os-ken, responder[:learning], external:HOST:PORT)"
+                "unknown target `{s}` (baton[:SCHEDULER][:pin], ovs-testcontroller, os-ken, responder[:learning|:learning-exact], external:HOST:PORT)"
             ))),
         }
     }
@@ -89,8 +89,9 @@ impl Target {
             }
             Target::OvsTestController => "ovs-testcontroller".into(),
             Target::OsKen => "os-ken".into(),
-            Target::Responder { learning: false } => "responder".into(),
-            Target::Responder { learning: true } => "responder:learning".into(),
+            Target::Responder(ResponderMode::Template) => "responder".into(),
+            Target::Responder(ResponderMode::Learning) => "responder:learning".into(),
+            Target::Responder(ResponderMode::LearningExact) => "responder:learning-exact".into(),
             Target::External(a) => format!("external:{a}"),
         }
     }
@@ -279,7 +280,7 @@ pub fn start(target: &Target, version: Version, p: &Programs, tag: &str) -> Resu
                 ],
             )
         }
-        Target::Responder { learning } => {
+        Target::Responder(mode) => {
             let (exe, mut a) = self_responder_args();
             a.extend([
                 "--listen".into(),
@@ -287,8 +288,12 @@ pub fn start(target: &Target, version: Version, p: &Programs, tag: &str) -> Resu
                 "--threads".into(),
                 workers,
             ]);
-            if *learning {
-                a.push("--learning".into());
+            match mode {
+                ResponderMode::Template => {}
+                ResponderMode::Learning => a.push("--learning".into()),
+                ResponderMode::LearningExact => {
+                    a.extend(["--learning".into(), "--exact-match".into()]);
+                }
             }
             (exe, a)
         }
@@ -418,10 +423,15 @@ mod tests {
         let all = parse_list(&["baton:all:pin".into(), "responder".into()]).unwrap();
         assert_eq!(all.len(), 6);
         assert_eq!(all[2].label(), "baton:static-partition:pin");
-        assert_eq!(all[5], Target::Responder { learning: false });
-        let learning: Target = "responder:learning".parse().unwrap();
-        assert_eq!(learning, Target::Responder { learning: true });
-        assert_eq!(learning.label(), "responder:learning");
+        assert_eq!(all[5], Target::Responder(ResponderMode::Template));
+        for (name, mode) in [
+            ("responder:learning", ResponderMode::Learning),
+            ("responder:learning-exact", ResponderMode::LearningExact),
+        ] {
+            let t: Target = name.parse().unwrap();
+            assert_eq!(t, Target::Responder(mode));
+            assert_eq!(t.label(), name);
+        }
         assert!("responder:hub".parse::<Target>().is_err());
     }
 
