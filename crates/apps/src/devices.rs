@@ -8,8 +8,16 @@
 //! topology (never a port with a link, nor one still settling), so a frame
 //! that crossed a link never teaches a wrong location. A host seen on
 //! another edge port has moved; one not seen for `host_timeout` is
-//! forgotten; hosts on a port that turns out to carry a link, or that goes
-//! down, are forgotten too.
+//! forgotten; hosts on a port that turns out to carry a link are forgotten
+//! at once.
+//!
+//! A host whose switch disconnected, or whose port went down, is *away*:
+//! it stays listed for `away_grace`, so a switch that reconnects (Open
+//! vSwitch retries within seconds, and keeps its flows meanwhile) or a
+//! port that flaps does not make the hosts behind it vanish while they
+//! talk over the flows they already have. One still away after the grace
+//! is forgotten (within a second), and `routing` then deletes the
+//! flows to and from it, so its next packets teach where it is.
 //!
 //! What only refreshes a host (its last-seen time) does not publish a new
 //! version at each packet: the view's last-seen times are refreshed every
@@ -40,13 +48,23 @@ pub struct DevicesConfig {
     /// (a change applies when the application next starts).
     #[serde(rename = "refresh_ms", with = "crate::settings::millis")]
     pub refresh: Duration,
+    /// How long a host whose switch or port is away (disconnected, down,
+    /// not yet described again) stays listed: longer than a switch takes
+    /// to reconnect (Open vSwitch backs off up to 8 s by default). Checked
+    /// every [`AWAY_CHECK`].
+    #[serde(rename = "away_grace_ms", with = "crate::settings::millis")]
+    pub away_grace: Duration,
 }
+
+/// How often hosts away for longer than the grace are looked for.
+pub const AWAY_CHECK: Duration = Duration::from_secs(1);
 
 impl Default for DevicesConfig {
     fn default() -> Self {
         DevicesConfig {
             host_timeout: Duration::from_secs(300),
             refresh: Duration::from_secs(10),
+            away_grace: Duration::from_secs(10),
         }
     }
 }
@@ -60,7 +78,8 @@ pub struct DevicesCounters {
     pub moved: u64,
     /// Hosts forgotten for silence.
     pub aged: u64,
-    /// Hosts forgotten because their port went down or became a link port.
+    /// Hosts forgotten because their port became a link port, or stayed
+    /// away (switch gone, port down) longer than the grace.
     pub dropped: u64,
 }
 
@@ -104,6 +123,8 @@ struct State {
     /// The latest time each host was seen (the view has it as of the last
     /// refresh).
     last_seen: HashMap<MacAddr, Instant>,
+    /// Since when each away host's switch or port has not been live.
+    away: HashMap<MacAddr, Instant>,
 }
 
 /// The host tracking application.
@@ -164,6 +185,8 @@ impl Inner {
     /// Records `seen` at `at`; true if the view must change.
     fn learn(&self, state: &mut State, seen: Seen, at: PortRef, now: Instant) -> bool {
         state.last_seen.insert(seen.mac, now);
+        // Seen on a live edge port: not away, wherever it was before.
+        state.away.remove(&seen.mac);
         let old = state.hosts.get(&seen.mac).cloned();
         let mut host = match &old {
             Some(h) if h.at == at => Host::clone(h),
@@ -202,28 +225,62 @@ impl Inner {
         true
     }
 
-    /// Forgets hosts on ports that are no longer edge ports.
-    fn follow_topology(&self, topo: &Topology) {
+    /// Follows a new topology: hosts on ports that carry a link are
+    /// forgotten; hosts whose switch or port is not live are away (since
+    /// `now`), and come back from away when it is live again.
+    fn follow_topology(&self, topo: &Topology, now: Instant) {
         let mut state = lock(&self.state);
+        let State { hosts, away, .. } = &mut *state;
+        let mut linked = Vec::new();
+        for h in hosts.by_mac.values() {
+            if topo.is_link_port(h.at) {
+                linked.push(h.mac);
+                continue;
+            }
+            let live = topo
+                .switches
+                .get(&h.at.dpid)
+                .and_then(|s| s.ports.get(&h.at.port))
+                .is_some_and(|p| p.is_live());
+            if live {
+                away.remove(&h.mac);
+            } else {
+                away.entry(h.mac).or_insert(now);
+            }
+        }
+        for mac in &linked {
+            self.forget(&mut state, mac, "its port carries a link");
+        }
+        if !linked.is_empty() {
+            self.publish(&state);
+        }
+    }
+
+    /// Forgets `mac`, saying why.
+    fn forget(&self, state: &mut State, mac: &MacAddr, why: &str) {
+        state.hosts.remove(mac);
+        state.last_seen.remove(mac);
+        state.away.remove(mac);
+        self.counters.dropped.fetch_add(1, Ordering::Relaxed);
+        tracing::info!(%mac, "host forgotten: {why}");
+    }
+
+    /// Forgets the hosts that have been away for longer than the grace.
+    fn expire_away(&self, now: Instant) {
+        let mut state = lock(&self.state);
+        let grace = self.settings.get().away_grace;
         let gone: Vec<MacAddr> = state
-            .hosts
-            .by_mac
-            .values()
-            .filter(|h| {
-                let live = topo
-                    .switches
-                    .get(&h.at.dpid)
-                    .and_then(|s| s.ports.get(&h.at.port))
-                    .is_some_and(|p| p.is_live());
-                !live || topo.is_link_port(h.at)
-            })
-            .map(|h| h.mac)
+            .away
+            .iter()
+            .filter(|&(_, &since)| now.saturating_duration_since(since) >= grace)
+            .map(|(&mac, _)| mac)
             .collect();
         for mac in &gone {
-            state.hosts.remove(mac);
-            state.last_seen.remove(mac);
-            self.counters.dropped.fetch_add(1, Ordering::Relaxed);
-            tracing::info!(%mac, "host forgotten: its port went down or carries a link");
+            self.forget(
+                &mut state,
+                mac,
+                "its switch or port has been away longer than the grace",
+            );
         }
         if !gone.is_empty() {
             self.publish(&state);
@@ -234,7 +291,11 @@ impl Inner {
     fn refresh(&self, now: Instant) {
         let mut state = lock(&self.state);
         let timeout = self.settings.get().host_timeout;
-        let State { hosts, last_seen } = &mut *state;
+        let State {
+            hosts,
+            last_seen,
+            away,
+        } = &mut *state;
         let mut changed = false;
         let macs: Vec<MacAddr> = hosts.by_mac.keys().copied().collect();
         for mac in macs {
@@ -242,6 +303,7 @@ impl Inner {
             if now.saturating_duration_since(seen) >= timeout {
                 hosts.remove(&mac);
                 last_seen.remove(&mac);
+                away.remove(&mac);
                 self.counters.aged.fetch_add(1, Ordering::Relaxed);
                 tracing::info!(%mac, "host aged out");
                 changed = true;
@@ -324,13 +386,17 @@ impl App for DevicesApp {
         net.every("devices", self.inner.settings.get().refresh, move |net| {
             inner.refresh(net.now())
         });
+        let inner = self.inner.clone();
+        net.every("devices-away", AWAY_CHECK, move |net| {
+            inner.expire_away(net.now())
+        });
     }
 
     fn switch_up(&self, _sw: &mut SwitchCtx<'_>) {}
 
-    fn view_changed(&self, _net: &Network, snapshot: &Snapshot, _changes: &[Change]) {
+    fn view_changed(&self, net: &Network, snapshot: &Snapshot, _changes: &[Change]) {
         if let Some(t) = snapshot.get::<Topology>() {
-            self.inner.follow_topology(&t);
+            self.inner.follow_topology(&t, net.now());
         }
     }
 

@@ -20,7 +20,13 @@
 //!   has no storm; an ARP request for a known host is answered by proxy.
 //! - When a link goes, the flows whose path crossed it are deleted from
 //!   every switch that has them, and the next packet takes a new path;
-//!   when a host moves or goes, the flows towards it are deleted.
+//!   when a host moves or goes, the flows towards it and from it are
+//!   deleted, so its next packets reach the controller and `devices`
+//!   learns where it is now. A deletion for a switch that is away is sent
+//!   when it comes back (it kept its flows meanwhile).
+//! - A packet from a host that is not learnt where it came in (its port
+//!   still settling, or the host forgotten) is sent on without flows, so
+//!   its next packets come back until the host is learnt.
 
 use crate::routes::Routes;
 use crate::settings::{AppSettings, Settings};
@@ -70,6 +76,9 @@ pub struct RoutingCounters {
     pub floods: u64,
     /// Copies dropped because they came in on a link off the tree.
     pub loop_drops: u64,
+    /// Packets from hosts not learnt where they came in, sent on without
+    /// installing flows.
+    pub relayed: u64,
     /// ARP requests answered by proxy.
     pub proxy_arp: u64,
     /// Flows deleted because a link on their path went, or their host
@@ -86,6 +95,7 @@ impl RoutingCounters {
             ("paths", self.paths),
             ("floods", self.floods),
             ("loop_drops", self.loop_drops),
+            ("relayed", self.relayed),
             ("proxy_arp", self.proxy_arp),
             ("flows_deleted", self.flows_deleted),
             ("computations", self.computations),
@@ -100,6 +110,7 @@ struct Counters {
     paths: AtomicU64,
     floods: AtomicU64,
     loop_drops: AtomicU64,
+    relayed: AtomicU64,
     proxy_arp: AtomicU64,
     flows_deleted: AtomicU64,
     computations: AtomicU64,
@@ -113,6 +124,12 @@ struct Installed {
     flows: HashMap<(DatapathId, MacAddr), Towards>,
     by_link: HashMap<Link, HashSet<(DatapathId, MacAddr)>>,
     by_mac: HashMap<MacAddr, HashSet<DatapathId>>,
+    /// Deletions that could not be sent because the switch was away: sent
+    /// when it comes back, since a switch in fail-secure mode keeps its
+    /// flows meanwhile.
+    pending: HashMap<DatapathId, Vec<MatchSpec<'static>>>,
+    /// The switches seen this run.
+    seen: HashSet<DatapathId>,
     /// The last path's number, in the low bits of its flows' cookie.
     generation: u64,
 }
@@ -132,6 +149,13 @@ struct Towards {
     links: BTreeSet<Link>,
     /// The longest of those paths, in links.
     longest: usize,
+}
+
+/// Whether [`Inner::forward`] installs the path's flows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Install {
+    Yes,
+    No,
 }
 
 /// The bits of a cookie that are the application's own (the runtime
@@ -203,6 +227,26 @@ impl Installed {
         }
     }
 
+    /// The switches and destinations of the flows from `src`.
+    fn from(&self, src: MacAddr) -> Vec<(DatapathId, MacAddr)> {
+        self.flows
+            .iter()
+            .filter(|(_, t)| t.sources.contains_key(&src))
+            .map(|(&key, _)| key)
+            .collect()
+    }
+
+    /// Forgets the flow from `src` towards `dst` on `dpid`, whichever path
+    /// installed it.
+    fn remove_source(&mut self, dpid: DatapathId, src: MacAddr, dst: MacAddr) {
+        if let Some(t) = self.flows.get_mut(&(dpid, dst)) {
+            t.sources.remove(&src);
+            if t.sources.is_empty() {
+                self.remove(dpid, dst);
+            }
+        }
+    }
+
     fn len(&self) -> usize {
         self.flows.values().map(|t| t.sources.len()).sum()
     }
@@ -244,6 +288,7 @@ impl RoutingApp {
             paths: r(&c.paths),
             floods: r(&c.floods),
             loop_drops: r(&c.loop_drops),
+            relayed: r(&c.relayed),
             proxy_arp: r(&c.proxy_arp),
             flows_deleted: r(&c.flows_deleted),
             computations: r(&c.computations),
@@ -360,32 +405,37 @@ impl Inner {
         }
         for (dpid, mac) in doomed {
             installed.remove(dpid, mac);
-            self.delete_flow(net, &topo, old.topology(), dpid, mac);
+            let topologies = [&*topo, old.topology()];
+            self.delete_flows(&mut installed, net, topologies, dpid, towards(mac));
         }
     }
 
-    /// Deletes routing's flow towards `mac` on switch `dpid`.
-    fn delete_flow(
+    /// Deletes routing's flows that `match_` covers on switch `dpid`,
+    /// found in the first of `topologies` that has it; if the switch is
+    /// away, when it comes back (`switch_up`).
+    fn delete_flows(
         &self,
+        installed: &mut Installed,
         net: &Network,
-        now: &Topology,
-        before: &Topology,
+        topologies: [&Topology; 2],
         dpid: DatapathId,
-        mac: MacAddr,
+        match_: MatchSpec<'static>,
     ) {
-        let Some(s) = now
-            .switches
-            .get(&dpid)
-            .or_else(|| before.switches.get(&dpid))
-        else {
-            return;
-        };
-        if net.delete_flows(s.id, &towards(mac), PortNo::ANY).is_ok() {
+        let sent = topologies
+            .iter()
+            .find_map(|t| t.switches.get(&dpid))
+            .is_some_and(|s| net.delete_flows(s.id, &match_, PortNo::ANY).is_ok());
+        if sent {
             self.counters.flows_deleted.fetch_add(1, Ordering::Relaxed);
+        } else {
+            installed.pending.entry(dpid).or_default().push(match_);
         }
     }
 
-    /// Deletes the flows towards hosts that moved or went.
+    /// Deletes the flows towards and from hosts that moved or went: the
+    /// next packets to or from such a host reach the controller, so
+    /// `devices` learns where it is now, even while it talks over flows
+    /// installed before (a switch that reconnected, a port that flapped).
     fn follow_hosts(&self, net: &Network, snapshot: &Snapshot) {
         let Some(hosts) = snapshot.get::<Hosts>() else {
             return;
@@ -402,20 +452,27 @@ impl Inner {
             if hosts.get(mac).is_some_and(|now| now.at == h.at) {
                 continue;
             }
-            let switches: Vec<DatapathId> = installed
+            let towards_it: Vec<DatapathId> = installed
                 .by_mac
                 .get(mac)
                 .map(|s| s.iter().copied().collect())
                 .unwrap_or_default();
-            for dpid in switches {
+            for dpid in towards_it {
                 installed.remove(dpid, *mac);
-                self.delete_flow(net, &topo, &topo, dpid, *mac);
+                self.delete_flows(&mut installed, net, [&topo, &topo], dpid, towards(*mac));
+            }
+            for (dpid, dst) in installed.from(*mac) {
+                installed.remove_source(dpid, *mac, dst);
+                let pair = between(*mac, dst);
+                self.delete_flows(&mut installed, net, [&topo, &topo], dpid, pair);
             }
         }
     }
 
     /// Installs the path from the packet-in's switch to host `dst`'s
-    /// port, last hop first, and sends the packet on.
+    /// port, last hop first, and sends the packet on; or, for a packet
+    /// whose source is not learnt where it came in (`Install::No`), only
+    /// sends it to the path's first hop.
     fn forward(
         &self,
         sw: &mut SwitchCtx<'_>,
@@ -423,6 +480,7 @@ impl Inner {
         routes: &Routes,
         (src, dst): (MacAddr, MacAddr),
         at: PortRef,
+        install: Install,
     ) {
         let here = sw.dpid();
         let Some(path) = routes.path(here, at.dpid) else {
@@ -434,6 +492,15 @@ impl Inner {
         if hops[0].port == pi.in_port() {
             // The host is behind the port the packet came in by.
             sw.drop_packet(pi);
+            return;
+        }
+        if install == Install::No {
+            sw.packet_out(&PacketOut {
+                payload: pi.payload(),
+                in_port: pi.in_port(),
+                actions: &[ActionSpec::output(hops[0].port)],
+            });
+            self.counters.relayed.fetch_add(1, Ordering::Relaxed);
             return;
         }
         let topo = routes.topology();
@@ -554,7 +621,21 @@ impl App for RoutingApp {
         let _ = self.inner.net.set(net.clone());
     }
 
-    fn switch_up(&self, _sw: &mut SwitchCtx<'_>) {}
+    /// A switch that comes back gets the deletions it missed while it
+    /// was away (a switch in fail-secure mode keeps its flows across
+    /// reconnections; those towards or from hosts that moved or went
+    /// would keep their packets from the controller). The first time a
+    /// 1.3 switch is seen in a run, every flow with routing's cookie tag
+    /// goes: an earlier run's, which this one knows nothing of.
+    fn switch_up(&self, sw: &mut SwitchCtx<'_>) {
+        let mut installed = lock(&self.inner.installed);
+        for match_ in installed.pending.remove(&sw.dpid()).unwrap_or_default() {
+            sw.delete_flows(&match_, PortNo::ANY);
+        }
+        if installed.seen.insert(sw.dpid()) {
+            sw.delete_own_flows();
+        }
+    }
 
     fn view_changed(&self, net: &Network, snapshot: &Snapshot, changes: &[Change]) {
         if changes.iter().any(|c| c.view == ViewId::of::<Topology>()) {
@@ -577,20 +658,23 @@ impl App for RoutingApp {
             return;
         };
         // The hosts published by `devices` in this very batch are newer
-        // than the snapshot; read the latest when a destination is unknown.
+        // than the snapshot; read the latest when either end is unknown.
         batch.for_each(|sw, _, pi| {
             let (Some(src), Some(dst)) = (pi.eth_src(), pi.eth_dst()) else {
                 sw.drop_packet(pi);
                 return;
             };
-            let hosts = if hosts.as_ref().is_some_and(|h| h.get(&dst).is_some()) {
+            let hosts = if hosts
+                .as_ref()
+                .is_some_and(|h| h.get(&dst).is_some() && h.get(&src).is_some())
+            {
                 hosts.clone()
             } else {
                 net.view::<Hosts>()
             };
-            let at_edge = routes
-                .topology()
-                .is_edge_port(PortRef::new(sw.dpid(), pi.in_port()));
+            let came_in = PortRef::new(sw.dpid(), pi.in_port());
+            let topo = routes.topology();
+            let at_edge = topo.is_edge_port(came_in);
             if dst.is_multicast() {
                 let proxied = inner.settings.get().proxy_arp
                     && at_edge
@@ -600,10 +684,21 @@ impl App for RoutingApp {
                 }
                 return;
             }
-            match hosts.as_ref().and_then(|h| h.get(&dst)) {
-                Some(h) => inner.forward(sw, pi, &routes, (src, dst), h.at),
-                None => inner.flood(sw, pi, &routes),
-            }
+            let Some(to) = hosts.as_ref().and_then(|h| h.get(&dst)) else {
+                inner.flood(sw, pi, &routes);
+                return;
+            };
+            // Flows for a source that is learnt where it came in, or that
+            // comes over a link from a learnt host; a packet from a host
+            // not learnt at its port yet (the port still settling, the
+            // host forgotten while its switch was away) is only sent on,
+            // so its next packets come back until `devices` learns it.
+            let from = hosts.as_ref().and_then(|h| h.get(&src));
+            let install = match from {
+                Some(h) if h.at == came_in || topo.is_link_port(came_in) => Install::Yes,
+                _ => Install::No,
+            };
+            inner.forward(sw, pi, &routes, (src, dst), to.at, install);
         });
     }
 

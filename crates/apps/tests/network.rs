@@ -403,6 +403,7 @@ fn silent_hosts_age_out_and_links_teach_no_hosts() {
     let devices = Arc::new(DevicesApp::new(DevicesConfig {
         host_timeout: Duration::from_secs(30),
         refresh: Duration::from_secs(1),
+        ..DevicesConfig::default()
     }));
     let mut tb = Testbed::new(vec![
         AnyApp::from(topology.clone()),
@@ -433,4 +434,112 @@ fn silent_hosts_age_out_and_links_teach_no_hosts() {
     assert!(hosts.get(&mac(0)).is_none());
     assert!(hosts.get(&mac(1)).is_some());
     assert_eq!(devices.counters().aged, 1);
+}
+
+/// Both hosts of a chain talk, ten packets a second each way, for
+/// `ticks` tenths of a second; returns the first tick after which host 0
+/// is listed, and asserts that every packet from host 0 arrives, and every
+/// packet to it from `to_0_from` on.
+fn talk_across(n: &mut Net, version: Version, ticks: u8, to_0_from: u8) -> Option<u8> {
+    let mut listed = None;
+    for tick in 0..ticks {
+        for (from, to) in [(0, 2), (2, 0)] {
+            let frame = udp(mac(from), ip(from), mac(to), ip(to), 100 + tick);
+            n.tb.clear_received();
+            n.tb.send(n.hosts[from], &frame);
+            let got =
+                n.tb.received(n.hosts[to])
+                    .into_iter()
+                    .filter(|f| *f == frame)
+                    .count();
+            if from == 0 || tick >= to_0_from {
+                assert_eq!(got, 1, "{version} tick {tick}: {from} -> {to}");
+            }
+        }
+        let hosts = n.tb.harness().snapshot().get::<Hosts>().unwrap();
+        if listed.is_none() && hosts.get(&mac(0)).is_some() {
+            listed = Some(tick);
+        }
+        n.tb.advance(Duration::from_millis(100));
+    }
+    listed
+}
+
+/// Host 0 is listed at its port and a path from host 2's switch leads to
+/// it.
+fn assert_host_0_reachable(n: &mut Net, version: Version) {
+    let snapshot = n.tb.harness().snapshot();
+    let hosts = snapshot.get::<Hosts>().unwrap();
+    assert_eq!(
+        hosts.get(&mac(0)).map(|h| h.at),
+        Some(PortRef::new(DatapathId(1), PortNo(1))),
+        "{version}"
+    );
+    let routes = snapshot.get::<Routes>().unwrap();
+    assert_eq!(
+        routes.path(DatapathId(3), DatapathId(1)).map(|p| p.len()),
+        Some(2),
+        "{version}: the path from host 2's switch to host 0's"
+    );
+}
+
+/// A switch that reconnects within the grace (its flows kept, as Open
+/// vSwitch keeps them in fail-secure mode) while its host talks: the host
+/// stays listed throughout and nothing is lost (issue 22, §2).
+#[test]
+fn a_host_stays_listed_while_its_switch_reconnects_under_traffic() {
+    for version in BOTH {
+        let (mut n, _) = chain(version);
+        assert_eq!(n.talk(0, 2, 1), 1);
+        assert_eq!(n.talk(2, 0, 2), 1);
+        n.tb.reconnect(Sw(0), Duration::from_millis(1500));
+        assert_eq!(talk_across(&mut n, version, 30, 0), Some(0), "{version}");
+        assert_host_0_reachable(&mut n, version);
+        assert_eq!(n.devices.counters().dropped, 0, "{version}");
+    }
+}
+
+/// A switch away for longer than the grace: its host is forgotten, and the
+/// flows to and from it are deleted, on the switches that are there at
+/// once and on the switch itself when it comes back; once it is back and
+/// its port has settled, the host's next packets teach where it is, so it
+/// is listed again within a second of traffic (issue 22, §2).
+#[test]
+fn a_host_comes_back_after_its_switch_was_away_longer_than_the_grace() {
+    for version in BOTH {
+        let (mut n, _) = chain(version);
+        assert_eq!(n.talk(0, 2, 1), 1);
+        assert_eq!(n.talk(2, 0, 2), 1);
+        n.tb.reconnect(Sw(0), Duration::from_secs(12));
+        let hosts = n.tb.harness().snapshot().get::<Hosts>().unwrap();
+        assert!(hosts.get(&mac(0)).is_none(), "{version}: forgotten");
+        assert_eq!(n.devices.counters().dropped, 1, "{version}");
+        // Packets to host 0 are flooded, and reach it once its port has
+        // settled (half a second).
+        let listed = talk_across(&mut n, version, 30, 10)
+            .unwrap_or_else(|| panic!("{version}: host 0 never came back"));
+        assert!(
+            listed <= 10,
+            "{version}: host 0 came back only after {listed} packets each way"
+        );
+        assert_host_0_reachable(&mut n, version);
+    }
+}
+
+/// A host's port that flaps (down for two seconds, then up) does not make
+/// the host vanish, and traffic goes on once the port is back (issue 22,
+/// §2).
+#[test]
+fn a_host_stays_listed_while_its_port_flaps() {
+    for version in BOTH {
+        let (mut n, _) = chain(version);
+        assert_eq!(n.talk(0, 2, 1), 1);
+        assert_eq!(n.talk(2, 0, 2), 1);
+        n.tb.set_link(n.hosts[0], false);
+        n.tb.advance(Duration::from_secs(2));
+        n.tb.set_link(n.hosts[0], true);
+        assert_eq!(talk_across(&mut n, version, 10, 0), Some(0), "{version}");
+        assert_host_0_reachable(&mut n, version);
+        assert_eq!(n.devices.counters().dropped, 0, "{version}");
+    }
 }

@@ -139,6 +139,24 @@ impl Testbed {
         self.nodes[sw.0].conn
     }
 
+    /// A switch loses its controller connection and, `after` simulated
+    /// time, connects again with a new one (its flow tables kept, as a
+    /// switch in fail-secure mode keeps them), and returns once the new
+    /// handshake is done.
+    pub fn reconnect(&mut self, sw: Sw, after: Duration) {
+        let node = &self.nodes[sw.0];
+        self.net.disconnect(node.controller);
+        self.harness.disconnect(node.conn);
+        self.advance(after);
+        let inproc = self.nodes[sw.0].inproc;
+        let controller = self.net.connect(inproc);
+        let conn = self.harness.accept();
+        let node = &mut self.nodes[sw.0];
+        node.controller = controller;
+        node.conn = conn;
+        self.pump();
+    }
+
     /// Connects two ports with a cable.
     pub fn cable(&mut self, a: Port, b: Port) {
         let (ia, ib) = (self.nodes[a.0.0].inproc, self.nodes[b.0.0].inproc);
@@ -152,6 +170,14 @@ impl Testbed {
             let id = self.nodes[sw.0].inproc;
             self.net.set_link(id, PortNo(port), up);
         }
+        self.pump();
+    }
+
+    /// A port's link (to its host, say) goes down or up; the switch tells
+    /// the controller with a PORT_STATUS.
+    pub fn set_link(&mut self, port: Port, up: bool) {
+        let id = self.nodes[port.0.0].inproc;
+        self.net.set_link(id, PortNo(port.1), up);
         self.pump();
     }
 
