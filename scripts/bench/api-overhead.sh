@@ -18,9 +18,9 @@ OFF=$(port) ON=$(port) API=$(port)
 pids=()
 cleanup() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; }
 trap cleanup EXIT
-RUST_LOG=warn taskset -c 1 $B run --workers 1 --listen 127.0.0.1:$OFF --api off &
+RUST_LOG=warn taskset -c 1 $B run --workers 1 --apps learning-switch --listen 127.0.0.1:$OFF --api off &
 pids+=($!)
-RUST_LOG=warn taskset -c 1 $B run --workers 1 --listen 127.0.0.1:$ON --api 127.0.0.1:$API &
+RUST_LOG=warn taskset -c 1 $B run --workers 1 --apps learning-switch --listen 127.0.0.1:$ON --api 127.0.0.1:$API &
 pids+=($!)
 for _ in $(seq 50); do curl -sf "http://127.0.0.1:$API/api/v1/health" >/dev/null && break; sleep 0.1; done
 # The clients: a Prometheus-like scrape every second, and an open UI.

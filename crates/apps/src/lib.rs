@@ -10,16 +10,18 @@
 //! - [`Burn`]: spins a set time per PACKET_IN, to overload baton in
 //!   benchmarks on small machines (always named in the figures).
 //!
-//! The network services, which run a whole network (`--apps
-//! topology,devices,routing`), share their state as views of the runtime's
-//! environment ([`views`], [`routes`]):
+//! The network services, which run a whole network on any topology, loops
+//! included, and are what `baton run` runs by default ([`DEFAULT_APPS`]),
+//! share their state as views of the runtime's environment ([`views`],
+//! [`routes`]):
 //! - [`topology::TopologyApp`]: link discovery with authenticated LLDP
 //!   probes ([`lldp`]); publishes the topology.
 //! - [`devices::DevicesApp`]: where each host is; publishes the hosts.
 //! - [`routing::RoutingApp`]: shortest-path flows between hosts, floods
 //!   over a spanning tree, proxy ARP; publishes the routes.
 //!
-//! [`by_name`] builds an application from its command-line name.
+//! [`by_name`] builds an application from its command-line name; [`APPS`]
+//! lists them with a line each.
 
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
@@ -43,16 +45,89 @@ pub use learning::{GlobalLearningSwitch, LearningConfig, LearningSwitch};
 
 use baton_runtime::AnyApp;
 
-/// The names [`by_name`] knows.
-pub const NAMES: &[&str] = &[
-    "hub",
-    "learning-switch",
-    "global-learning-switch",
-    "topology",
-    "devices",
-    "routing",
-    "burn:NANOSECONDS",
+/// Whether an application can run a network whose switches form loops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Loops {
+    /// It floods over a spanning tree: any topology.
+    Safe,
+    /// It floods out of every port: on a loop, every broadcast circulates
+    /// for ever (the learning switches notice it, say so and pace their
+    /// floods, but cannot stop it).
+    Unsafe,
+    /// It forwards nothing by itself.
+    NotApplicable,
+}
+
+/// An application [`by_name`] builds, described for `baton run --help`
+/// and the README.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AppInfo {
+    /// Its name on the command line and in the configuration file.
+    pub name: &'static str,
+    /// What it does, in one line.
+    pub about: &'static str,
+    /// Whether it is safe on topologies with loops.
+    pub loops: Loops,
+}
+
+/// Every application [`by_name`] knows.
+pub const APPS: &[AppInfo] = &[
+    AppInfo {
+        name: "topology",
+        about: "discovers the links between switches (authenticated LLDP)",
+        loops: Loops::NotApplicable,
+    },
+    AppInfo {
+        name: "devices",
+        about: "tracks where each host is attached (needs topology)",
+        loops: Loops::NotApplicable,
+    },
+    AppInfo {
+        name: "routing",
+        about: "shortest-path flows between hosts, floods over a spanning tree (needs topology, devices)",
+        loops: Loops::Safe,
+    },
+    AppInfo {
+        name: "learning-switch",
+        about: "each switch learns MAC -> port and floods unknown destinations (McNettle §4.1)",
+        loops: Loops::Unsafe,
+    },
+    AppInfo {
+        name: "global-learning-switch",
+        about: "a learning switch with one host table for all switches (McNettle §4.2)",
+        loops: Loops::Unsafe,
+    },
+    AppInfo {
+        name: "hub",
+        about: "floods every packet",
+        loops: Loops::Unsafe,
+    },
+    AppInfo {
+        name: "burn:NANOSECONDS",
+        about: "spins NANOSECONDS per packet-in, before the next application (benchmarks)",
+        loops: Loops::NotApplicable,
+    },
 ];
+
+/// What `baton run` runs unless told otherwise: the network services,
+/// which are safe on any topology.
+pub const DEFAULT_APPS: &[&str] = &["topology", "devices", "routing"];
+
+/// The applications, a line each, with whether each is safe on loops
+/// (for `baton run --help`).
+pub fn describe_apps() -> String {
+    let width = APPS.iter().map(|a| a.name.len()).max().unwrap_or(0);
+    let mut s = String::new();
+    for a in APPS {
+        let loops = match a.loops {
+            Loops::Safe => " [safe on loops]",
+            Loops::Unsafe => " [NOT safe on loops]",
+            Loops::NotApplicable => "",
+        };
+        s.push_str(&format!("  {:width$}  {}{loops}\n", a.name, a.about));
+    }
+    s
+}
 
 /// Builds the application called `name`.
 pub fn by_name(name: &str) -> Result<AnyApp, String> {
@@ -69,10 +144,13 @@ pub fn by_name(name: &str) -> Result<AnyApp, String> {
             .parse::<u64>()
             .map(|ns| AnyApp::new(Burn::new(std::time::Duration::from_nanos(ns))))
             .map_err(|_| format!("bad burn time in {other:?}: burn:NANOSECONDS")),
-        other => Err(format!(
-            "unknown application {other:?}; one of: {}",
-            NAMES.join(", ")
-        )),
+        other => {
+            let names: Vec<&str> = APPS.iter().map(|a| a.name).collect();
+            Err(format!(
+                "unknown application {other:?}; one of: {}",
+                names.join(", ")
+            ))
+        }
     }
 }
 
@@ -81,18 +159,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn builds_every_named_application() {
-        for name in [
-            "hub",
-            "learning-switch",
-            "global-learning-switch",
-            "topology",
-            "devices",
-            "routing",
-            "burn:500",
-        ] {
-            let app = by_name(name).unwrap();
+    fn builds_every_listed_application() {
+        for info in APPS {
+            let name = info.name.replace("NANOSECONDS", "500");
+            let app = by_name(&name).unwrap();
             assert_eq!(app.name(), name.split(':').next().unwrap());
+            assert!(describe_apps().contains(info.name));
+        }
+        for name in DEFAULT_APPS {
+            let info = APPS.iter().find(|a| a.name == *name).unwrap();
+            assert_ne!(info.loops, Loops::Unsafe, "{name} is a default");
         }
         assert!(by_name("burn:fast").is_err());
         assert!(by_name("router").is_err());

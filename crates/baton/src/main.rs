@@ -212,8 +212,9 @@ struct RunArgs {
     /// other adaptive schedulers) and 64 KB.
     #[arg(long)]
     read_size: Option<usize>,
-    /// Applications, in pipeline order [default: learning-switch].
-    #[arg(long, value_delimiter = ',')]
+    /// Applications, in pipeline order [default: topology,devices,routing,
+    /// safe on loops; --help lists them].
+    #[arg(long, value_delimiter = ',', value_name = "NAME,...", long_help = apps_help())]
     apps: Option<Vec<String>>,
     /// Disconnect a switch whose unsent output exceeds this many bytes
     /// [default: 4194304].
@@ -248,6 +249,18 @@ struct RunArgs {
     /// wins.
     #[arg(long, value_name = "FILTER", value_parser = |s: &str| s.parse::<LogFilter>())]
     log: Option<LogFilter>,
+}
+
+/// `--apps`'s long help: every application, a line each.
+fn apps_help() -> String {
+    format!(
+        "Applications, in pipeline order [default: {}].\n\
+         The default runs any network, loops included; the learning switches\n\
+         and the hub flood out of every port, so a loop makes a storm\n\
+         (they notice it, say so in the log and pace their floods).\n\n{}",
+        baton_apps::DEFAULT_APPS.join(","),
+        baton_apps::describe_apps()
+    )
 }
 
 impl RunArgs {

@@ -241,6 +241,15 @@ pub fn start(target: &Target, version: Version, p: &Programs, tag: &str) -> Resu
             if *pin {
                 a.push("--pin".into());
             }
+            // The learning switch, as the papers measure, unless the
+            // arguments name the applications.
+            if !p
+                .baton_args
+                .iter()
+                .any(|a| a == "--apps" || a.starts_with("--apps="))
+            {
+                a.extend(["--apps".into(), "learning-switch".into()]);
+            }
             a.extend(p.baton_args.iter().cloned());
             (p.baton.clone(), a)
         }

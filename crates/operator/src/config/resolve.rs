@@ -5,7 +5,7 @@
 
 use super::{ApiOptions, ConfigError, Dur, Layer, Parsed, Settings, Source, Tls, TlsLayer};
 use crate::auth::{self, Token};
-use baton_apps::by_name;
+use baton_apps::{DEFAULT_APPS, by_name};
 use baton_runtime::Config;
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -176,7 +176,7 @@ impl Sourced {
         let names = l
             .apps
             .clone()
-            .unwrap_or_else(|| vec!["learning-switch".to_string()]);
+            .unwrap_or_else(|| DEFAULT_APPS.iter().map(|s| s.to_string()).collect());
         if let Some(unrun) = l.app.keys().find(|k| !names.contains(k)) {
             return Err(self.error_due(
                 &format!("app.{unrun}"),

@@ -34,8 +34,8 @@ fn an_empty_file_is_the_defaults() {
     let s = file("").unwrap();
     let d = Config::default();
     assert_eq!((s.runtime.listen, s.runtime.workers), (d.listen, d.workers));
-    assert_eq!(s.apps.len(), 1);
-    assert_eq!(s.apps[0].name(), "learning-switch");
+    let names: Vec<&str> = s.apps.iter().map(|a| a.name()).collect();
+    assert_eq!(names, ["topology", "devices", "routing"]);
     assert_eq!(s.api.unwrap().addr, ApiOptions::default().addr);
 }
 
