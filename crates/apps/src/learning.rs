@@ -11,7 +11,12 @@
 //!   switch does, so the switch frees its buffer and the flow's next
 //!   packets stop coming back;
 //! - destination unknown or multicast: flood the packet.
+//!
+//! A learning switch floods out of every port, so it cannot run a network
+//! with loops; each switch's [`LoopGuard`] notices a loop, says so once in
+//! the log, and paces the switch's floods until it is gone (`loop_guard`).
 
+use crate::loop_guard::{Change, LoopGuard};
 use crate::mac_table::MacTable;
 use crate::settings::{AppSettings, Settings};
 use baton_openflow::neutral::{ActionSpec, FlowSpec, PacketOut, Payload};
@@ -19,6 +24,7 @@ use baton_openflow::{Cookie, DatapathId, MacAddr, PortNo};
 use baton_runtime::{App, PacketIn, PacketInBatch, SwitchCtx, SwitchInfo};
 use serde::{Deserialize, Serialize};
 use std::sync::RwLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Settings shared by both learning switches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -72,21 +78,69 @@ const FLOOD: [ActionSpec; 1] = [ActionSpec::Output {
     max_len: 0,
 }];
 
+/// What the learning switches count, for the operator.
+#[derive(Default)]
+struct Counters {
+    /// Loops found (each switch's suspicion counts once).
+    loops_found: AtomicU64,
+    /// Floods dropped by the pacing of a switch on a loop.
+    floods_paced: AtomicU64,
+}
+
+impl Counters {
+    fn named(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("loops_found", self.loops_found.load(Ordering::Relaxed)),
+            ("floods_paced", self.floods_paced.load(Ordering::Relaxed)),
+        ]
+    }
+
+    /// `mac`, learnt on the packet-in's port, was on `before`: tell the
+    /// switch's guard if it moved.
+    fn learnt(
+        &self,
+        sw: &SwitchCtx<'_>,
+        guard: &mut LoopGuard,
+        pi: &PacketIn<'_>,
+        mac: MacAddr,
+        before: Option<PortNo>,
+    ) {
+        let now = pi.in_port();
+        match before {
+            Some(before) if before != now => {
+                let t = sw.net().now();
+                if guard.moved(sw.dpid(), t, mac, (before, now)) == Change::LoopFound {
+                    self.loops_found.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Answers one packet-in: a flow to `out_port` if known (a drop flow if
-/// that is the input port), else a flood.
+/// that is the input port), else a flood, or a drop while the switch's
+/// floods are paced.
 fn respond(
     sw: &mut SwitchCtx<'_>,
     pi: &PacketIn<'_>,
     out_port: Option<PortNo>,
     cfg: &LearningConfig,
+    (guard, counters): (&mut LoopGuard, &Counters),
 ) {
     let in_port = pi.in_port();
     let Some(port) = out_port else {
-        sw.packet_out(&PacketOut {
-            payload: pi.payload(),
-            in_port,
-            actions: &FLOOD,
-        });
+        let dpid = sw.dpid();
+        if guard.may_flood(dpid, || sw.net().now()) {
+            sw.packet_out(&PacketOut {
+                payload: pi.payload(),
+                in_port,
+                actions: &FLOOD,
+            });
+        } else {
+            counters.floods_paced.fetch_add(1, Ordering::Relaxed);
+            sw.drop_packet(pi);
+        }
         return;
     };
     let output = [ActionSpec::Output { port, max_len: 0 }];
@@ -119,6 +173,7 @@ fn respond(
 /// state (no locks).
 pub struct LearningSwitch {
     settings: Settings<LearningConfig>,
+    counters: Counters,
 }
 
 impl LearningSwitch {
@@ -126,19 +181,33 @@ impl LearningSwitch {
     pub fn new(cfg: LearningConfig) -> LearningSwitch {
         LearningSwitch {
             settings: Settings::new(cfg),
+            counters: Counters::default(),
         }
     }
 }
 
+/// The local learning switch's state for one switch.
+pub struct LocalSwitch {
+    table: MacTable<PortNo>,
+    guard: LoopGuard,
+}
+
 impl App for LearningSwitch {
-    type Switch = MacTable<PortNo>;
+    type Switch = LocalSwitch;
 
     fn name(&self) -> &str {
         "learning-switch"
     }
 
-    fn switch_up(&self, _sw: &mut SwitchCtx<'_>) -> MacTable<PortNo> {
-        MacTable::new(self.settings.get().max_hosts)
+    fn switch_up(&self, _sw: &mut SwitchCtx<'_>) -> LocalSwitch {
+        LocalSwitch {
+            table: MacTable::new(self.settings.get().max_hosts),
+            guard: LoopGuard::default(),
+        }
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        self.counters.named()
     }
 
     fn settings(&self) -> serde_json::Value {
@@ -149,32 +218,34 @@ impl App for LearningSwitch {
         self.settings.merge(changes)
     }
 
-    fn packet_in(&self, batch: &mut PacketInBatch<'_, MacTable<PortNo>>) {
+    fn packet_in(&self, batch: &mut PacketInBatch<'_, LocalSwitch>) {
         let cfg = &**self.settings.get();
         // First pass over the whole batch: start loading every table slot
         // it will use, so their cache misses overlap (see `mac_table`).
-        batch.for_each_switch(|_, table, events| {
+        batch.for_each_switch(|_, state, events| {
             for pi in events.iter() {
                 if let (Some(dst), Some(src)) = (pi.eth_dst(), pi.eth_src()) {
-                    table.prefetch(&src);
-                    table.prefetch(&dst);
+                    state.table.prefetch(&src);
+                    state.table.prefetch(&dst);
                 }
             }
         });
-        batch.for_each_switch(|sw, table, events| {
+        batch.for_each_switch(|sw, state, events| {
+            let LocalSwitch { table, guard } = state;
             for pi in events.iter() {
                 let (Some(dst), Some(src)) = (pi.eth_dst(), pi.eth_src()) else {
                     continue;
                 };
                 if !src.is_multicast() {
-                    table.insert(&src, pi.in_port());
+                    let before = table.insert(&src, pi.in_port());
+                    self.counters.learnt(sw, guard, &pi, src, before);
                 }
                 let out = if dst.is_multicast() {
                     None
                 } else {
                     table.get(&dst)
                 };
-                respond(sw, &pi, out, cfg);
+                respond(sw, &pi, out, cfg, (guard, &self.counters));
             }
         });
     }
@@ -195,6 +266,7 @@ type HostShard = MacTable<(DatapathId, PortNo)>;
 pub struct GlobalLearningSwitch {
     settings: Settings<LearningConfig>,
     shards: Box<[RwLock<HostShard>]>,
+    counters: Counters,
 }
 
 impl GlobalLearningSwitch {
@@ -205,6 +277,7 @@ impl GlobalLearningSwitch {
             shards: (0..SHARDS)
                 .map(|_| RwLock::new(MacTable::new(cfg.max_hosts / SHARDS + 1)))
                 .collect(),
+            counters: Counters::default(),
         }
     }
 
@@ -235,13 +308,20 @@ impl GlobalLearningSwitch {
 }
 
 impl App for GlobalLearningSwitch {
-    type Switch = ();
+    /// Each switch's loop guard; the hosts are shared.
+    type Switch = LoopGuard;
 
     fn name(&self) -> &str {
         "global-learning-switch"
     }
 
-    fn switch_up(&self, _sw: &mut SwitchCtx<'_>) {}
+    fn switch_up(&self, _sw: &mut SwitchCtx<'_>) -> LoopGuard {
+        LoopGuard::default()
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        self.counters.named()
+    }
 
     fn settings(&self) -> serde_json::Value {
         self.settings.json()
@@ -251,24 +331,28 @@ impl App for GlobalLearningSwitch {
         self.settings.merge(changes)
     }
 
-    fn switch_down(&self, sw: &SwitchInfo, _state: ()) {
+    fn switch_down(&self, sw: &SwitchInfo, _state: LoopGuard) {
         for shard in self.shards.iter() {
             let mut s = shard.write().unwrap_or_else(|e| e.into_inner());
             s.retain(|(dpid, _)| *dpid != sw.dpid);
         }
     }
 
-    fn packet_in(&self, batch: &mut PacketInBatch<'_, ()>) {
+    fn packet_in(&self, batch: &mut PacketInBatch<'_, LoopGuard>) {
         let cfg = &**self.settings.get();
-        batch.for_each(|sw, _, pi| {
+        batch.for_each(|sw, guard, pi| {
             let (Some(dst), Some(src)) = (pi.eth_dst(), pi.eth_src()) else {
                 return;
             };
             let here = sw.dpid();
             let in_port = pi.in_port();
-            if !src.is_multicast() && self.locate(&src) != Some((here, in_port)) {
+            let known = self.locate(&src);
+            if !src.is_multicast() && known != Some((here, in_port)) {
                 let mut shard = self.shard(&src).write().unwrap_or_else(|e| e.into_inner());
                 shard.insert(&src, (here, in_port));
+                drop(shard);
+                let before = known.and_then(|(dpid, port)| (dpid == here).then_some(port));
+                self.counters.learnt(sw, guard, pi, src, before);
             }
             // Without topology, a host known at another switch is flooded
             // towards from here.
@@ -278,7 +362,7 @@ impl App for GlobalLearningSwitch {
                 self.locate(&dst)
                     .and_then(|(dpid, port)| (dpid == here).then_some(port))
             };
-            respond(sw, pi, out, cfg);
+            respond(sw, pi, out, cfg, (guard, &self.counters));
         });
     }
 }

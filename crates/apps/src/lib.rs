@@ -31,6 +31,7 @@ pub mod devices;
 mod hub;
 mod learning;
 pub mod lldp;
+pub mod loop_guard;
 pub mod mac_table;
 pub mod routes;
 pub mod routing;
@@ -41,7 +42,7 @@ pub mod views;
 
 pub use burn::Burn;
 pub use hub::Hub;
-pub use learning::{GlobalLearningSwitch, LearningConfig, LearningSwitch};
+pub use learning::{GlobalLearningSwitch, LearningConfig, LearningSwitch, LocalSwitch};
 
 use baton_runtime::AnyApp;
 

@@ -152,17 +152,16 @@ impl<V: Zeroable + Default> MacTable<V> {
         }
     }
 
-    /// Learns (or moves) `mac` to `value`.
+    /// Learns (or moves) `mac` to `value`; returns its previous value.
     #[inline]
-    pub fn insert(&mut self, mac: &MacAddr, value: V) {
+    pub fn insert(&mut self, mac: &MacAddr, value: V) -> Option<V> {
         let key = key_of(mac);
         let mask = self.slots.len() - 1;
         let mut i = self.home(key);
         loop {
             let s = &mut self.slots[i];
             if s.key == key {
-                s.value = value;
-                return;
+                return Some(std::mem::replace(&mut s.value, value));
             }
             if s.key == 0 {
                 break;
@@ -179,6 +178,7 @@ impl<V: Zeroable + Default> MacTable<V> {
         }
         self.slots[i] = Slot { key, value };
         self.len += 1;
+        None
     }
 
     /// Forgets everything (keeps the memory).

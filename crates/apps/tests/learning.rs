@@ -362,3 +362,66 @@ fn the_hub_floods_everything() {
         );
     }
 }
+
+/// A loop's signature: copies of one host's broadcast coming back to a
+/// switch on two ports in turn, a millisecond apart. The learning switch
+/// finds the loop once, answers every copy, and floods at most the loop
+/// guard's bucket plus its refill, dropping the rest; another switch with
+/// no loop floods as before (issue 22, §1).
+#[test]
+fn a_loop_is_found_once_and_its_floods_are_paced_on_that_switch_alone() {
+    let cfg = LearningConfig::default();
+    storm_on_one_switch(|| Arc::new(LearningSwitch::new(cfg)));
+    storm_on_one_switch(|| Arc::new(GlobalLearningSwitch::new(cfg)));
+}
+
+fn storm_on_one_switch<A: baton_runtime::App>(make: impl Fn() -> Arc<A>) {
+    use baton_apps::loop_guard::{FLOODS_PER_SECOND, MOVES_FOR_LOOP};
+    use std::time::Duration;
+    for version in BOTH {
+        let app = make();
+        let mut h = Harness::new(vec![AnyApp::from(app.clone())]);
+        let looped = h.connect(5, version);
+        let calm = h.connect(6, version);
+        let storm = 400;
+        let (mut floods, mut drops) = (0, 0);
+        for i in 0..storm {
+            let port = 2 + i % 2;
+            let b = h.packet_in(looped, port, &tcp_frame(mac(1), [0xff; 6]));
+            for t in told(h.sent(looped)) {
+                match t {
+                    Told::PacketOut { buffer, ports } if buffer == b => {
+                        if ports == [PortNo::FLOOD] {
+                            floods += 1;
+                        } else {
+                            assert!(ports.is_empty(), "{version}: {ports:?}");
+                            drops += 1;
+                        }
+                    }
+                    other => panic!("{version}: {other:?}"),
+                }
+            }
+            h.advance(Duration::from_millis(1));
+        }
+        assert_eq!(floods + drops, storm, "{version}: every copy answered");
+        // Floods until the loop is found, the bucket, and its refill over
+        // the storm's 0.4 s.
+        let most = MOVES_FOR_LOOP + 1 + FLOODS_PER_SECOND + FLOODS_PER_SECOND * 2 / 5 + 1;
+        assert!(floods <= most, "{version}: {floods} floods");
+        assert!(drops >= storm - most, "{version}: {drops} drops");
+        let counters = app.counters();
+        assert!(
+            counters.contains(&("loops_found", 1)),
+            "{version}: {counters:?}"
+        );
+        assert!(
+            counters.contains(&("floods_paced", u64::from(drops))),
+            "{version}"
+        );
+        // The other switch floods every unknown destination.
+        for i in 0..200u8 {
+            let b = h.packet_in(calm, 1, &tcp_frame(mac(1), mac(100 + i % 50)));
+            assert_eq!(told(h.sent(calm)), vec![flood(b)], "{version}: {i}");
+        }
+    }
+}
