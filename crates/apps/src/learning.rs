@@ -95,25 +95,22 @@ impl Counters {
         ]
     }
 
-    /// `mac`, learnt on the packet-in's port, was on `before`: tell the
-    /// switch's guard if it moved.
-    fn learnt(
+    /// `mac` moved from port `before` to the packet-in's port: tell the
+    /// switch's guard. Out of line: on a network without loops it runs
+    /// only when a host moves.
+    #[cold]
+    #[inline(never)]
+    fn moved(
         &self,
         sw: &SwitchCtx<'_>,
         guard: &mut LoopGuard,
         pi: &PacketIn<'_>,
         mac: MacAddr,
-        before: Option<PortNo>,
+        before: PortNo,
     ) {
-        let now = pi.in_port();
-        match before {
-            Some(before) if before != now => {
-                let t = sw.net().now();
-                if guard.moved(sw.dpid(), t, mac, (before, now)) == Change::LoopFound {
-                    self.loops_found.fetch_add(1, Ordering::Relaxed);
-                }
-            }
-            _ => {}
+        let now = sw.net().now();
+        if guard.moved(sw.dpid(), now, mac, (before, pi.in_port())) == Change::LoopFound {
+            self.loops_found.fetch_add(1, Ordering::Relaxed);
         }
     }
 }
@@ -237,8 +234,12 @@ impl App for LearningSwitch {
                     continue;
                 };
                 if !src.is_multicast() {
-                    let before = table.insert(&src, pi.in_port());
-                    self.counters.learnt(sw, guard, &pi, src, before);
+                    let in_port = pi.in_port();
+                    if let Some(before) = table.insert(&src, in_port) {
+                        if before != in_port {
+                            self.counters.moved(sw, guard, &pi, src, before);
+                        }
+                    }
                 }
                 let out = if dst.is_multicast() {
                     None
@@ -351,8 +352,9 @@ impl App for GlobalLearningSwitch {
                 let mut shard = self.shard(&src).write().unwrap_or_else(|e| e.into_inner());
                 shard.insert(&src, (here, in_port));
                 drop(shard);
-                let before = known.and_then(|(dpid, port)| (dpid == here).then_some(port));
-                self.counters.learnt(sw, guard, pi, src, before);
+                if let Some((_, before)) = known.filter(|&(dpid, _)| dpid == here) {
+                    self.counters.moved(sw, guard, pi, src, before);
+                }
             }
             // Without topology, a host known at another switch is flooded
             // towards from here.

@@ -128,11 +128,17 @@ impl LoopGuard {
 
     /// Whether the switch may flood now (`now` is read only while a loop
     /// is suspected). False means drop the packet instead.
+    #[inline]
     pub fn may_flood(&mut self, dpid: DatapathId, now: impl FnOnce() -> Instant) -> bool {
+        self.pacing.is_none() || self.paced_flood(dpid, now())
+    }
+
+    /// [`LoopGuard::may_flood`] while a loop is suspected.
+    #[cold]
+    fn paced_flood(&mut self, dpid: DatapathId, now: Instant) -> bool {
         let Some(p) = &mut self.pacing else {
             return true;
         };
-        let now = now();
         if now.saturating_duration_since(p.last_move) >= QUIET {
             tracing::info!(
                 %dpid,

@@ -168,17 +168,27 @@ impl<V: Zeroable + Default> MacTable<V> {
             }
             i = (i + 1) & mask;
         }
-        if self.len >= self.max_len {
-            self.clear();
-            return self.insert(mac, value);
-        }
-        if (self.len + 1) * 2 > self.slots.len() {
-            self.grow();
-            return self.insert(mac, value);
+        if self.len >= self.max_len || (self.len + 1) * 2 > self.slots.len() {
+            self.make_room_and_insert(mac, value);
+            return None;
         }
         self.slots[i] = Slot { key, value };
         self.len += 1;
         None
+    }
+
+    /// [`MacTable::insert`] of a new entry into a table that is full (it
+    /// is cleared) or half full (it grows). Out of line, so that the
+    /// common insert stays small enough to be inlined.
+    #[cold]
+    #[inline(never)]
+    fn make_room_and_insert(&mut self, mac: &MacAddr, value: V) {
+        if self.len >= self.max_len {
+            self.clear();
+        } else {
+            self.grow();
+        }
+        self.insert(mac, value);
     }
 
     /// Forgets everything (keeps the memory).
