@@ -42,26 +42,23 @@ struct Network {
 }
 
 impl Network {
-    /// Starts baton with the network services in a new lab, then builds
-    /// `topo` with switches that speak only `version`, and waits until
-    /// every switch is connected.
-    fn start(topo: Topology, version: OfVersion, kind: Switches) -> Network {
+    /// Starts baton with `apps` (`--apps`; none: the default, which is
+    /// the network services) in a new lab, then builds `topo` with
+    /// switches that speak only `version`, and waits until every switch is
+    /// connected.
+    fn start(topo: Topology, version: OfVersion, kind: Switches, apps: Option<&str>) -> Network {
         let lab = Lab::new().unwrap();
-        let baton = lab
-            .spawn(
-                Cmd::new(env!("CARGO_BIN_EXE_baton"))
-                    .args([
-                        "run",
-                        "--listen",
-                        "127.0.0.1:6653",
-                        "--api",
-                        "127.0.0.1:8080",
-                        "--apps",
-                        "topology,devices,routing",
-                    ])
-                    .env("RUST_LOG", "info"),
-            )
-            .unwrap();
+        let mut cmd = Cmd::new(env!("CARGO_BIN_EXE_baton")).args([
+            "run",
+            "--listen",
+            "127.0.0.1:6653",
+            "--api",
+            "127.0.0.1:8080",
+        ]);
+        if let Some(apps) = apps {
+            cmd = cmd.args(["--apps", apps]);
+        }
+        let baton = lab.spawn(cmd.env("RUST_LOG", "info")).unwrap();
         lab.wait_listening(6653, 10 * SECOND).unwrap();
         let switches = match kind {
             Switches::Ovs => {
@@ -96,6 +93,11 @@ impl Network {
     /// GET `path` from baton's API (inside the lab, where its loopback
     /// is), as JSON.
     fn api(&self, path: &str) -> Value {
+        self.try_api(path).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// GET `path`, or why not (an error status, no answer).
+    fn try_api(&self, path: &str) -> Result<Value, String> {
         let out = self
             .lab
             .exec(Cmd::new("python3").args([
@@ -103,8 +105,8 @@ impl Network {
                 "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())",
                 &format!("http://127.0.0.1:8080{path}"),
             ]))
-            .unwrap();
-        serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{path}: {e}: {}", out.stdout))
+            .map_err(|e| e.to_string())?;
+        serde_json::from_str(&out.stdout).map_err(|e| format!("{path}: {e}: {}", out.stdout))
     }
 
     /// Waits until `done`, failing after `timeout` with what baton logged.
@@ -259,10 +261,19 @@ fn tail(s: &str) -> &str {
     &s[start..]
 }
 
-/// Discovery, host tracking and every-pair delivery on `topo`.
-fn discovers_and_delivers(topo: Topology, version: OfVersion, kind: Switches) -> Network {
+/// The network services, named.
+const SERVICES: Option<&str> = Some("topology,devices,routing");
+
+/// Discovery, host tracking and every-pair delivery on `topo`, with
+/// `apps` (none: `baton run`'s default).
+fn discovers_and_delivers(
+    topo: Topology,
+    version: OfVersion,
+    kind: Switches,
+    apps: Option<&str>,
+) -> Network {
     let name = format!("{} {kind:?} switches, {version}", topo.switches.len());
-    let net = Network::start(topo, version, kind);
+    let net = Network::start(topo, version, kind, apps);
     let built = net.built();
     let took = net.wait_links(&built, 20 * SECOND);
     eprintln!("{name}: {} links discovered in {took:?}", built.len());
@@ -276,29 +287,40 @@ fn discovers_and_delivers(topo: Topology, version: OfVersion, kind: Switches) ->
 
 #[test]
 fn a_chain_of_three_openflow_10() {
-    discovers_and_delivers(Topology::linear(3), OfVersion::V10, Switches::Ovs);
+    discovers_and_delivers(Topology::linear(3), OfVersion::V10, Switches::Ovs, SERVICES);
 }
 
 #[test]
 fn a_chain_of_three_openflow_13() {
-    discovers_and_delivers(Topology::linear(3), OfVersion::V13, Switches::Ovs);
+    discovers_and_delivers(Topology::linear(3), OfVersion::V13, Switches::Ovs, SERVICES);
 }
 
 #[test]
 fn a_fat_tree_k4_openflow_10() {
-    discovers_and_delivers(Topology::fat_tree(4), OfVersion::V10, Switches::Ovs);
+    discovers_and_delivers(
+        Topology::fat_tree(4),
+        OfVersion::V10,
+        Switches::Ovs,
+        SERVICES,
+    );
 }
 
 #[test]
 fn a_fat_tree_k4_openflow_13() {
-    discovers_and_delivers(Topology::fat_tree(4), OfVersion::V13, Switches::Ovs);
+    discovers_and_delivers(
+        Topology::fat_tree(4),
+        OfVersion::V13,
+        Switches::Ovs,
+        SERVICES,
+    );
 }
 
-/// A ring: no storm and no duplicate while every pair pings; a cut link
-/// is routed around within a bound the test prints, and once restored it
-/// is rediscovered and carries traffic again.
+/// A ring, run by `baton run`'s default applications: no storm and no
+/// duplicate while every pair pings; a cut link is routed around within a
+/// bound the test prints, and once restored it is rediscovered and
+/// carries traffic again.
 fn a_ring_survives_a_cut(version: OfVersion, kind: Switches) {
-    let net = discovers_and_delivers(Topology::ring(4), version, kind);
+    let net = discovers_and_delivers(Topology::ring(4), version, kind, None);
     // No storm: with the network idle, a host hears only a few frames
     // (probes sent to host ports are not forwarded, floods are done).
     let before = net.lab.counters("h3", 0).unwrap();
@@ -379,12 +401,22 @@ fn a_ring_of_four_openflow_13() {
 
 #[test]
 fn a_chain_of_three_baton_switches_openflow_10() {
-    discovers_and_delivers(Topology::linear(3), OfVersion::V10, Switches::Baton);
+    discovers_and_delivers(
+        Topology::linear(3),
+        OfVersion::V10,
+        Switches::Baton,
+        SERVICES,
+    );
 }
 
 #[test]
 fn a_chain_of_three_baton_switches_openflow_13() {
-    discovers_and_delivers(Topology::linear(3), OfVersion::V13, Switches::Baton);
+    discovers_and_delivers(
+        Topology::linear(3),
+        OfVersion::V13,
+        Switches::Baton,
+        SERVICES,
+    );
 }
 
 #[test]
@@ -418,6 +450,110 @@ s.bind((sys.argv[1], 0))
 s.send(bytes.fromhex(sys.argv[2]))
 "#;
 
+/// The quick start on Mininet's torus (issue 22): `baton run` with no
+/// `--apps`, a 3 x 3 torus of Open vSwitch bridges (every row and column a
+/// loop, four links per switch), every pair pings.
+#[test]
+fn the_default_runs_a_torus_3x3_openflow_13() {
+    discovers_and_delivers(Topology::torus(3, 3), OfVersion::V13, Switches::Ovs, None);
+}
+
+/// The learning switch alone on a ring (issue 22, §1): a host's broadcast
+/// circulates, baton says once per switch that there is a loop and what
+/// to run instead, paces the floods, and stays up with every switch
+/// connected.
+#[test]
+fn the_learning_switch_on_a_ring_finds_the_loop_and_keeps_every_switch() {
+    let net = Network::start(
+        Topology::ring(4),
+        OfVersion::V10,
+        Switches::Ovs,
+        Some("learning-switch"),
+    );
+    // ARP requests, broadcast round the ring.
+    let h3 = net.topo.hosts[2].ip;
+    let _ = net.lab.ping("h1", h3, 3, 5 * SECOND);
+    net.baton
+        .wait_for_output("loop suspected", 10 * SECOND)
+        .unwrap_or_else(|e| panic!("{e}\n{}", tail(&net.baton.stderr())));
+    // Let the storm run against the pacing for a while.
+    std::thread::sleep(5 * SECOND);
+    let _ = net.lab.ping("h1", h3, 3, 5 * SECOND);
+    let log = net.baton.stderr();
+    assert!(net.baton.is_running(), "baton exited:\n{}", tail(&log));
+    assert_eq!(
+        net.api("/api/v1/switches").as_array().map(Vec::len),
+        Some(4),
+        "{}",
+        tail(&log)
+    );
+    assert!(
+        !log.contains("switch disconnected"),
+        "a switch was disconnected:\n{}",
+        tail(&log)
+    );
+    assert!(
+        log.contains("--apps topology,devices,routing"),
+        "{}",
+        tail(&log)
+    );
+    let found = net.counter("learning-switch", "loops_found");
+    assert!((1..=4).contains(&found), "loops found: {found}");
+    assert!(net.counter("learning-switch", "floods_paced") > 0);
+    eprintln!(
+        "loop warnings: {}, floods paced: {}",
+        log.matches("loop suspected").count(),
+        net.counter("learning-switch", "floods_paced")
+    );
+}
+
+/// A switch that reconnects while its host talks (issue 22, §2): the host
+/// stays listed throughout, and the path query answers again once the
+/// switch is back.
+#[test]
+fn a_host_stays_listed_while_its_switch_reconnects_openflow_13() {
+    let net = discovers_and_delivers(Topology::linear(3), OfVersion::V13, Switches::Ovs, None);
+    let (h1, h3) = (&net.topo.hosts[0], &net.topo.hosts[2]);
+    let path = format!("/api/v1/path?src={}&dst={}", h3.mac, h1.mac);
+    let stream = net
+        .lab
+        .ping_stream("h1", h3.ip, Duration::from_millis(100))
+        .unwrap();
+    stream
+        .wait_reply_after(SystemTime::now(), 5 * SECOND)
+        .unwrap();
+    net.lab
+        .vsctl(["--", "clear", "bridge", "s1", "controller"])
+        .unwrap();
+    let away = Instant::now();
+    let mut back = false;
+    while away.elapsed() < 6 * SECOND {
+        if !back && away.elapsed() > Duration::from_millis(1500) {
+            net.lab
+                .vsctl(["set-controller", "s1", "tcp:127.0.0.1:6653"])
+                .unwrap();
+            back = true;
+        }
+        let hosts = net.hosts();
+        assert!(
+            hosts.contains_key(&h1.mac.to_string()),
+            "h1 vanished {:?} after s1 lost its controller: {hosts:?}\n{}",
+            away.elapsed(),
+            tail(&net.baton.stderr())
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    net.lab.wait_controller_connections(3, 10 * SECOND).unwrap();
+    let took = net.wait_for(5 * SECOND, "path from h3 to h1", |net| {
+        net.try_api(&path)
+            .is_ok_and(|p| p["hops"].as_array().is_some_and(|h| h.len() == 3))
+    });
+    eprintln!("the path answered {took:?} after s1 was back");
+    let report = stream.stop().unwrap();
+    eprintln!("pings while s1 reconnected: {report}");
+    net.lab.wait_reachable("h1", h3.ip, 10 * SECOND).unwrap();
+}
+
 /// Hosts that send LLDP: a real probe (caught on a host port) replayed
 /// from another host at once and later, and copies with a wrong
 /// authenticator and cut short. No link appears, the topology
@@ -425,7 +561,7 @@ s.send(bytes.fromhex(sys.argv[2]))
 /// pings.
 #[test]
 fn forged_lldp_from_hosts_is_dropped_and_counted() {
-    let net = discovers_and_delivers(Topology::ring(4), OfVersion::V13, Switches::Ovs);
+    let net = discovers_and_delivers(Topology::ring(4), OfVersion::V13, Switches::Ovs, SERVICES);
     let built = net.built();
 
     // A probe: baton sends one out of h1's port when it comes up.

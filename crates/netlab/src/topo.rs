@@ -234,6 +234,37 @@ impl Topology {
         t
     }
 
+    /// A `rows` x `cols` torus (both at least 3), as Mininet's `torus`
+    /// builds it: switch `s{r}x{c}` (datapath id `r * cols + c + 1`, rows
+    /// and columns from 0) with one host `h{id}` on port 1, linked to its
+    /// right-hand neighbour on port 3 (arriving on that neighbour's port
+    /// 2) and to the one below on port 5 (arriving on its port 4), both
+    /// wrapping round: every switch has four links, and every row and
+    /// column is a loop.
+    pub fn torus(rows: u16, cols: u16) -> Topology {
+        assert!(
+            rows >= 3 && cols >= 3,
+            "a torus needs at least 3 x 3 switches, not {rows} x {cols}"
+        );
+        let name = |r: u16, c: u16| format!("s{r}x{c}");
+        let mut t = Topology::new();
+        for r in 0..rows {
+            for c in 0..cols {
+                let id = r * cols + c + 1;
+                t.switch(&name(r, c), u64::from(id));
+                t.host(HostSpec::numbered(u32::from(id)));
+                t.link(&format!("h{id}"), 0, &name(r, c), 1);
+            }
+        }
+        for r in 0..rows {
+            for c in 0..cols {
+                t.link(&name(r, c), 3, &name(r, (c + 1) % cols), 2);
+                t.link(&name(r, c), 5, &name((r + 1) % rows, c), 4);
+            }
+        }
+        t
+    }
+
     /// A k-ary fat tree (Al-Fares et al., SIGCOMM 2008), `k` even:
     /// `(k/2)²` core switches `c1`.., `k` pods of `k/2` aggregation
     /// (`a1`..) and `k/2` edge (`e1`..) switches, `k/2` hosts per edge
@@ -288,15 +319,24 @@ impl Topology {
         t
     }
 
-    /// A generated topology by name: `single:N`, `linear:N`, `ring:N` or
-    /// `fat-tree:K`.
+    /// A generated topology by name: `single:N`, `linear:N`, `ring:N`,
+    /// `torus:RxC` or `fat-tree:K`.
     pub fn named(spec: &str) -> Result<Topology> {
         let bad = || {
             Error::new(format!(
-                "`{spec}` is none of single:N, linear:N, ring:N (N >= 3), fat-tree:K (K even)"
+                "`{spec}` is none of single:N, linear:N, ring:N (N >= 3), torus:RxC (R, C >= 3), fat-tree:K (K even)"
             ))
         };
         let (kind, n) = spec.split_once(':').ok_or_else(bad)?;
+        if kind == "torus" {
+            let (r, c) = n.split_once('x').ok_or_else(bad)?;
+            let (r, c): (u16, u16) = (r.parse().map_err(|_| bad())?, c.parse().map_err(|_| bad())?);
+            return if r >= 3 && c >= 3 {
+                Ok(Topology::torus(r, c))
+            } else {
+                Err(bad())
+            };
+        }
         let n: u16 = n.parse().map_err(|_| bad())?;
         match kind {
             "single" if n >= 1 => Ok(Topology::single(n)),
@@ -528,6 +568,24 @@ mod tests {
             (k8.switches.len(), k8.hosts.len(), k8.links.len()),
             (80, 128, 384)
         );
+    }
+
+    #[test]
+    fn torus_3x3_has_four_links_per_switch_and_a_host_each() {
+        let t = Topology::torus(3, 3);
+        t.validate().unwrap();
+        assert_eq!((t.switches.len(), t.hosts.len()), (9, 9));
+        let links = t.switch_links();
+        assert_eq!(links.len(), 18);
+        for s in 1..=9u64 {
+            let ends = links
+                .iter()
+                .filter(|l| l.a.0.0 == s || l.b.0.0 == s)
+                .count();
+            assert_eq!(ends, 4, "switch {s}");
+        }
+        assert_eq!(Topology::named("torus:3x3").unwrap(), t);
+        assert!(Topology::named("torus:2x3").is_err());
     }
 
     #[test]
