@@ -196,9 +196,9 @@ function render(live) {
     `${rate(live.rx_per_sec)} msg/s in`;
   const sched = live.scheduler;
   const fair = sched.fairness;
-  const bdu = sched.bdu_us >= 1000 ? `${sched.bdu_us / 1000} ms` : `${sched.bdu_us} µs`;
+  // The BDU as the file, the flag and the API write it: bdu_us, µs.
   $("#scheduler-note").textContent =
-    `${sched.scheduler}, ${sched.batching} batching, BDU ${bdu}, ` +
+    `${sched.scheduler}, ${sched.batching} batching, BDU ${sched.bdu_us} µs, ` +
     `${live.workers.length} worker${live.workers.length === 1 ? "" : "s"}, ` +
     `IBT ${live.workers.map((x) => x.ibt).join(" / ")}` +
     (fair ? `, fairness ${fair.jain.toFixed(3)} over ${fair.switches} switch${fair.switches === 1 ? "" : "es"}` : "");
