@@ -22,7 +22,7 @@ for s in "${@:-${all[@]}}"; do
         # Two workers sharing CPU 1, overloaded by a 2 µs pipeline stage.
         run "$s" --targets baton:fair,baton:round-robin,baton:static-partition,baton:dynamic-partition,baton:shared-queue \
             --workers 2 --runs 3 --duration 10 --warmup 2 \
-            --baton-args "--apps burn:2000,learning-switch --bdu 1ms" ;;
+            --baton-args "--apps burn:2000,learning-switch --bdu-us 1000" ;;
     fairness-skewed-1-worker)
         # The same with baton's default single worker (the setting
         # for the probe-delay target).
@@ -30,10 +30,10 @@ for s in "${@:-${all[@]}}"; do
         $B bench compare fairness-skewed --out "docs/bench/$s" \
             --targets baton:fair,baton:round-robin,baton:static-partition,baton:dynamic-partition \
             --workers 1 --runs 3 --duration 10 --warmup 2 \
-            --baton-args "--apps burn:2000,learning-switch --bdu 1ms" ;;
+            --baton-args "--apps burn:2000,learning-switch --bdu-us 1000" ;;
     ibt-phases)
         run "$s" --targets baton:fair,baton:static-partition --runs 1 \
-            --baton-args "--apps burn:2000,learning-switch --bdu 1ms" ;;
+            --baton-args "--apps burn:2000,learning-switch --bdu-us 1000" ;;
     few-switches)
         run "$s" --targets baton:all --workers 2 --runs 3 --duration 5 --warmup 1 ;;
     switch-scaling)

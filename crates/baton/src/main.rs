@@ -6,8 +6,7 @@
 
 use baton_operator::client::{self, AppAction, Client, Output, Show};
 use baton_operator::config::{
-    self, Addr, ApiLayer, ApiListen, Dur, Layer, LogFilter, Parsed, Settings, Source, Sourced,
-    TlsLayer,
+    self, Addr, ApiLayer, ApiListen, Layer, LogFilter, Parsed, Settings, Source, Sourced, TlsLayer,
 };
 use baton_runtime::{Batching, Runtime, SchedulerKind, parse_weight};
 use clap::{Args, Parser, Subcommand};
@@ -199,10 +198,10 @@ struct RunArgs {
     /// dynamic-partition, round-robin [default: fair].
     #[arg(long, value_parser = |s: &str| s.parse::<SchedulerKind>())]
     scheduler: Option<SchedulerKind>,
-    /// Batching-delay upper bound for adaptive batching (e.g. 1ms, 500us)
-    /// [default: 1ms].
-    #[arg(long, value_parser = |s: &str| s.parse::<Dur>())]
-    bdu: Option<Dur>,
+    /// Batching-delay upper bound for adaptive batching, microseconds,
+    /// 10 to 1000000 [default: 1000].
+    #[arg(long, value_name = "MICROSECONDS")]
+    bdu_us: Option<u64>,
     /// Input batching: adaptive (IBT) or static (one read per batch);
     /// default depends on the scheduler.
     #[arg(long, value_parser = |s: &str| s.parse::<Batching>())]
@@ -220,12 +219,13 @@ struct RunArgs {
     /// [default: 4194304].
     #[arg(long)]
     max_output: Option<usize>,
-    /// Send ECHO_REQUEST after this long without input [default: 5s].
-    #[arg(long, value_parser = |s: &str| s.parse::<Dur>())]
-    echo_interval: Option<Dur>,
-    /// Drop a switch silent for this long [default: 15s].
-    #[arg(long, value_parser = |s: &str| s.parse::<Dur>())]
-    echo_timeout: Option<Dur>,
+    /// Send ECHO_REQUEST after this long without input, milliseconds
+    /// [default: 5000].
+    #[arg(long, value_name = "MILLISECONDS")]
+    echo_interval_ms: Option<u64>,
+    /// Drop a switch silent for this long, milliseconds [default: 15000].
+    #[arg(long, value_name = "MILLISECONDS")]
+    echo_timeout_ms: Option<u64>,
     /// Give a datapath WEIGHT service chances per round (repeatable),
     /// e.g. --weight 00:00:00:00:00:00:00:0a=4 (or 0xa=4, or 10=4).
     #[arg(long = "weight", value_name = "DPID=WEIGHT", value_parser = parse_weight)]
@@ -241,9 +241,9 @@ struct RunArgs {
     /// prefer --api-token-file).
     #[arg(long, value_name = "TOKEN")]
     api_token: Option<String>,
-    /// Log a statistics line this often [default: 0s, never].
-    #[arg(long, value_parser = |s: &str| s.parse::<Dur>())]
-    stats_interval: Option<Dur>,
+    /// Log a statistics line this often, milliseconds [default: 0, never].
+    #[arg(long, value_name = "MILLISECONDS")]
+    stats_interval_ms: Option<u64>,
     /// What to log, in the RUST_LOG syntax (`debug`,
     /// `info,baton_runtime=debug`) [default: info]; RUST_LOG, when set,
     /// wins.
@@ -274,12 +274,12 @@ impl RunArgs {
             pin: self.pin.then_some(true),
             scheduler: self.scheduler.map(Parsed),
             batching: self.batching.map(Parsed),
-            bdu: self.bdu.map(Parsed),
+            bdu_us: self.bdu_us,
             read_size: self.read_size,
             max_output: self.max_output,
-            echo_interval: self.echo_interval.map(Parsed),
-            echo_timeout: self.echo_timeout.map(Parsed),
-            stats_interval: self.stats_interval.map(Parsed),
+            echo_interval_ms: self.echo_interval_ms,
+            echo_timeout_ms: self.echo_timeout_ms,
+            stats_interval_ms: self.stats_interval_ms,
             log: self.log.clone().map(Parsed),
             weights: self.weights.iter().map(|&(d, w)| (Parsed(d), w)).collect(),
             apps: self.apps.clone(),

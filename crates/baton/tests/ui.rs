@@ -1,23 +1,29 @@
 //! The web UI in a real browser: headless Chromium (driven over the
 //! DevTools protocol, `browser/`) opens `baton run`'s page while baton
-//! serves a ring of four Open vSwitch bridges with a host each
-//! (`baton-netlab`), and the test checks what the page draws against what
-//! the laboratory built: every switch, link and host in the graph; a cut
-//! link gone from it; the applications' buttons stopping and starting an
+//! serves a 3×3 torus of Open vSwitch bridges with a host each (Mininet's
+//! `torus,3,3`, where a person first found the drawing wanting;
+//! `baton-netlab`), and the test checks what the page draws against what
+//! the laboratory built: every switch, link and host in the graph; no two
+//! nodes (labels included) drawn over each other; switches that stay put
+//! while hosts appear and a link is cut; a cut link gone from the graph;
+//! the switches' table whole within its panel; rates over a window that
+//! a quiet second does not zero (the page's own code on made-up
+//! counters); the applications' buttons stopping and starting an
 //! application, as the REST API then reports; no error in the page.
 //!
 //! The browser runs inside the lab, where baton's API listens on the
 //! lab's own loopback. Run as root; the lab installs Open vSwitch, and
-//! `scripts/install-ui-deps.sh` Chromium, when missing. A screenshot is
-//! written to `$CARGO_TARGET_TMPDIR/ui.png`; with `BATON_UI_SCREENSHOT=1`
-//! the test lets traffic run for a while first and writes `docs/ui.png`.
+//! `scripts/install-ui-deps.sh` Chromium, when missing. Screenshots are
+//! written to `$CARGO_TARGET_TMPDIR/ui-hosts.png` (once the hosts are
+//! drawn) and `ui.png` (at the end); with `BATON_UI_SCREENSHOT=1` the
+//! test lets traffic run for a while first and writes `docs/ui.png`.
 
 mod browser;
 
-use baton_netlab::{Cmd, Lab, OfVersion, SwitchOptions, Topology};
+use baton_netlab::{Cmd, HostSpec, Lab, OfVersion, SwitchOptions, Topology};
 use browser::Browser;
 use serde_json::Value;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -49,6 +55,27 @@ fn api(lab: &Lab, path: &str) -> Value {
     serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{path}: {e}: {}", out.stdout))
 }
 
+/// Mininet's `torus,3,3`: switches `s1`..`s9` (datapath ids 1..9) in a
+/// 3×3 grid whose rows and columns wrap around, host `hN` on port 1 of
+/// `sN`; port 2 leads east, 3 west, 4 south and 5 north. 9 switches, 18
+/// cables, 9 hosts.
+fn torus() -> Topology {
+    let mut t = Topology::new();
+    let at = |row: u16, col: u16| format!("s{}", 3 * (row % 3) + col % 3 + 1);
+    for n in 1..=9u16 {
+        t.switch(&format!("s{n}"), n.into());
+        t.host(HostSpec::numbered(n.into()));
+        t.link(&format!("h{n}"), 0, &format!("s{n}"), 1);
+    }
+    for row in 0..3 {
+        for col in 0..3 {
+            t.link(&at(row, col), 2, &at(row, col + 1), 3);
+            t.link(&at(row, col), 4, &at(row + 1, col), 5);
+        }
+    }
+    t
+}
+
 /// The cables the graph draws, each as its two ends "dpid/port" in order.
 const DRAWN_LINKS: &str = "baton.cy.edges('.link').map(e => { const l = e.data('link'); \
      return [`${l.src.dpid}/${l.src.port}`, `${l.dst.dpid}/${l.dst.port}`].sort(); })";
@@ -62,6 +89,50 @@ fn drawn_links(b: &mut Browser) -> BTreeSet<(String, String)> {
         .collect()
 }
 
+/// Where each switch is drawn (in the graph's own coordinates, which a
+/// zoom or a pan of the view does not change).
+fn switch_places(b: &mut Browser) -> BTreeMap<String, (f64, f64)> {
+    let v = b
+        .eval("baton.cy.nodes('.switch').map(n => [n.id(), n.position('x'), n.position('y')])")
+        .unwrap();
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            let xy = (n[1].as_f64().unwrap(), n[2].as_f64().unwrap());
+            (n[0].as_str().unwrap().to_string(), xy)
+        })
+        .collect()
+}
+
+/// The pairs of nodes whose boxes, labels included, overlap.
+fn overlapping_nodes(b: &mut Browser) -> Vec<String> {
+    let v = b
+        .eval(
+            "baton.cy.nodes().map(n => { const b = n.boundingBox({includeLabels: true, includeOverlays: false}); \
+             return [n.id(), b.x1, b.y1, b.x2, b.y2]; })",
+        )
+        .unwrap();
+    let boxes: Vec<(String, [f64; 4])> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            let c = |i: usize| n[i].as_f64().unwrap();
+            (n[0].as_str().unwrap().to_string(), [c(1), c(2), c(3), c(4)])
+        })
+        .collect();
+    let mut pairs = Vec::new();
+    for (i, (a, p)) in boxes.iter().enumerate() {
+        for (b, q) in &boxes[i + 1..] {
+            if p[0] < q[2] && q[0] < p[2] && p[1] < q[3] && q[1] < p[3] {
+                pairs.push(format!("{a} {p:?} and {b} {q:?}"));
+            }
+        }
+    }
+    pairs
+}
+
 /// A step's outcome, or the test fails with it and the end of baton's log.
 fn check<T>(r: Result<T, String>, baton: &baton_netlab::Proc) -> T {
     r.unwrap_or_else(|e| {
@@ -72,7 +143,7 @@ fn check<T>(r: Result<T, String>, baton: &baton_netlab::Proc) -> T {
 }
 
 #[test]
-fn the_web_ui_draws_the_network_follows_a_cut_link_and_steers_applications() {
+fn the_web_ui_draws_a_torus_apart_keeps_it_still_follows_a_cut_link_and_steers_applications() {
     let start = Instant::now();
     let lab = Lab::new().unwrap();
     let baton = lab
@@ -94,15 +165,10 @@ fn the_web_ui_draws_the_network_follows_a_cut_link_and_steers_applications() {
         .unwrap();
     lab.wait_listening(6653, 10 * SECOND).unwrap();
     lab.wait_listening(8080, 10 * SECOND).unwrap();
-    let topo = Topology::ring(4);
-    let opts = SwitchOptions::new()
-        .controller("tcp:127.0.0.1:6653")
-        .protocols(&[OfVersion::V13]);
-    lab.build(&topo, &opts).unwrap();
-    lab.wait_controller_connections(4, 20 * SECOND).unwrap();
-    let network_up = start.elapsed();
 
-    // The browser starts meanwhile (a second or so).
+    // The page opens before the network exists, as for a person who
+    // starts the controller and then Mininet: switches and links arrive
+    // one by one under their eyes.
     let mut b = Browser::launch(&lab, WIDTH, HEIGHT);
     check(b.open(URL, WIDTH, HEIGHT), &baton);
     let (_, t) = check(
@@ -115,6 +181,14 @@ fn the_web_ui_draws_the_network_follows_a_cut_link_and_steers_applications() {
     );
     eprintln!("page open and live {t:?} after navigation");
 
+    let topo = torus();
+    let opts = SwitchOptions::new()
+        .controller("tcp:127.0.0.1:6653")
+        .protocols(&[OfVersion::V13]);
+    lab.build(&topo, &opts).unwrap();
+    lab.wait_controller_connections(9, 30 * SECOND).unwrap();
+    let network_up = start.elapsed();
+
     // Every switch and every cable, as the lab made them.
     let want: BTreeSet<(String, String)> = topo
         .switch_links()
@@ -125,13 +199,13 @@ fn the_web_ui_draws_the_network_follows_a_cut_link_and_steers_applications() {
             if a < b { (a, b) } else { (b, a) }
         })
         .collect();
-    assert_eq!(want.len(), 4);
+    assert_eq!(want.len(), 18);
     let (counts, t) = check(
         b.wait_until(
-            "4 switches and 4 links drawn",
+            "9 switches and 18 links drawn",
             "(() => { const c = baton.counts(); \
-             return c.switches === 4 && c.links === 4 && c.oneway === 0 ? c : null; })()",
-            20 * SECOND,
+             return c.switches === 9 && c.links === 18 && c.oneway === 0 ? c : null; })()",
+            30 * SECOND,
         ),
         &baton,
     );
@@ -140,42 +214,68 @@ fn the_web_ui_draws_the_network_follows_a_cut_link_and_steers_applications() {
     let graph = b
         .eval("Object.assign({}, document.querySelector('#graph').dataset)")
         .unwrap();
-    assert_eq!(graph["switches"], "4");
-    assert_eq!(graph["links"], "4");
+    assert_eq!(graph["switches"], "9");
+    assert_eq!(graph["links"], "18");
     let rows = b
         .eval("[...document.querySelectorAll('#switches tbody tr')].map(r => r.dataset.dpid)")
         .unwrap();
-    assert_eq!(
-        rows,
-        serde_json::json!([dpid(1), dpid(2), dpid(3), dpid(4)]),
-        "the switch table"
-    );
+    let want_rows: Vec<String> = (1..=9).map(dpid).collect();
+    assert_eq!(rows, serde_json::json!(want_rows), "the switch table");
+    let switches_placed = switch_places(&mut b);
+    assert_eq!(switches_placed.len(), 9);
 
     // Hosts appear once they talk.
-    for i in 1..=4 {
-        let to = format!("10.0.0.{}", i % 4 + 1);
+    for i in 1..=9 {
+        let to = format!("10.0.0.{}", i % 9 + 1);
         lab.wait_reachable(&format!("h{i}"), to, 10 * SECOND)
             .unwrap();
     }
     let (_, t) = check(
         b.wait_until(
-            "4 hosts drawn, each beside its switch",
-            "(() => { const c = baton.counts(); return c.hosts === 4 && c.attachments === 4; })()",
+            "9 hosts drawn, each beside its switch",
+            "(() => { const c = baton.counts(); return c.hosts === 9 && c.attachments === 9; })()",
             10 * SECOND,
         ),
         &baton,
     );
     eprintln!("hosts drawn {t:?} after the pings");
+    let shot = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ui-hosts.png");
+    check(b.screenshot(&shot), &baton);
     let attached = b
         .eval(
             "baton.cy.edges('.attachment').map(e => \
              `${e.source().data('mac')}@${e.target().data('dpid')}`).sort()",
         )
         .unwrap();
-    let want_hosts: Vec<String> = (1..=4)
+    let want_hosts: Vec<String> = (1..=9)
         .map(|i| format!("00:00:00:00:00:0{i}@{}", dpid(i)))
         .collect();
     assert_eq!(attached, serde_json::json!(want_hosts));
+    // Drawn apart, and the switches stayed where they were while the
+    // hosts came.
+    assert_eq!(overlapping_nodes(&mut b), Vec::<String>::new());
+    assert_eq!(
+        switch_places(&mut b),
+        switches_placed,
+        "switches moved when hosts appeared"
+    );
+    // Every switch's ports cell inside the panel, not cut at its edge.
+    let clipped = b
+        .eval(
+            "(() => { const panel = document.querySelector('#switches').getBoundingClientRect(); \
+             const seen = document.querySelector('#switches .scroll').getBoundingClientRect(); \
+             return [...document.querySelectorAll('#switches tbody tr')].filter(r => { \
+               const c = r.cells[r.cells.length - 1].getBoundingClientRect(); \
+               return !(c.left >= seen.left && c.right <= seen.right && seen.right <= panel.right); \
+             }).map(r => r.dataset.dpid); })()",
+        )
+        .unwrap();
+    assert_eq!(
+        clipped,
+        serde_json::json!([]),
+        "ports cells cut at the panel's edge"
+    );
+    windowed_rates_survive_quiet_seconds(&mut b);
 
     if std::env::var_os("BATON_UI_SCREENSHOT").is_some() {
         // Load for the charts, then the picture for the docs.
@@ -187,13 +287,13 @@ fn the_web_ui_draws_the_network_follows_a_cut_link_and_steers_applications() {
         eprintln!("wrote {}", docs.display());
     }
 
-    // Cut s1-s2: the graph loses exactly that cable.
+    // Cut s1-s2: the graph loses exactly that cable, and nothing moves.
     let cut = Instant::now();
     lab.set_link_down("s1", "s2").unwrap();
     let (_, t) = check(
         b.wait_until(
             "the cut link gone from the graph",
-            "baton.counts().links === 3",
+            "baton.counts().links === 17",
             10 * SECOND,
         ),
         &baton,
@@ -211,7 +311,16 @@ fn the_web_ui_draws_the_network_follows_a_cut_link_and_steers_applications() {
     left.remove(&s1_s2);
     assert_eq!(drawn_links(&mut b), left);
     let topology = api(&lab, "/api/v1/topology");
-    assert_eq!(topology["links"].as_array().unwrap().len(), 6, "{topology}");
+    assert_eq!(
+        topology["links"].as_array().unwrap().len(),
+        34,
+        "{topology}"
+    );
+    assert_eq!(
+        switch_places(&mut b),
+        switches_placed,
+        "switches moved when a link was cut"
+    );
 
     // The applications, with a button each.
     let apps = b
@@ -230,6 +339,10 @@ fn the_web_ui_draws_the_network_follows_a_cut_link_and_steers_applications() {
     );
     lifecycle_from_the_buttons(&lab, &mut b, &baton);
 
+    // "Lay out again" places everything afresh, still apart.
+    check(b.click("#relayout", |_| Ok(())), &baton);
+    assert_eq!(overlapping_nodes(&mut b), Vec::<String>::new());
+
     // Nothing went wrong in the page.
     assert!(
         b.problems.is_empty(),
@@ -247,6 +360,39 @@ fn the_web_ui_draws_the_network_follows_a_cut_link_and_steers_applications() {
     eprintln!(
         "network up in {network_up:?}; whole test {:?}",
         start.elapsed()
+    );
+}
+
+/// The page's windowed rates (`WindowedRates` in `ui/charts.js`) on
+/// made-up counters: a switch whose only traffic is a burst of 50
+/// messages every 5 s, sampled every second, reads 10 messages a second
+/// in every sample once the window has filled (its one-second rate would
+/// read 50 then four zeros), and a counter that starts again (the switch
+/// reconnected) gives no negative rate.
+fn windowed_rates_survive_quiet_seconds(b: &mut Browser) {
+    let rates = b
+        .eval(
+            "(async () => { const { WindowedRates } = await import('/ui/charts.js'); \
+             const w = new WindowedRates(5); const out = []; let n = 0; \
+             for (let t = 0; t <= 20; t++) { \
+               if (t % 5 === 1) n += 50; \
+               const msgs = t === 20 ? 3 : n; \
+               w.push({ at_ms: 1000 * t, switches: [{ dpid: 'x', rx_msgs: msgs, tx_msgs: 2 * msgs }], \
+                        scheduler: { workers: [{ messages: msgs, batches: msgs / 10 }] } }); \
+               const r = w.rates(); \
+               out.push(r && [r.rx, r.tx, r.switches.get('x').rx, r.workers[0].msgPerSec, r.workers[0].batch]); } \
+             return out; })()",
+        )
+        .unwrap();
+    let rates = rates.as_array().unwrap();
+    assert_eq!(rates[0], Value::Null, "no rate from one sample");
+    for (t, r) in rates.iter().enumerate().take(20).skip(5) {
+        assert_eq!(r, &serde_json::json!([10, 20, 10, 10, 10]), "second {t}");
+    }
+    let last = rates[20].as_array().unwrap();
+    assert!(
+        last.iter().all(|x| x.as_f64().is_some_and(|x| x >= 0.0)),
+        "a counter that started again: {last:?}"
     );
 }
 

@@ -14,6 +14,13 @@
 //! or the command line), the key, and what was expected ([`ConfigError`]).
 //! Unknown keys are errors, so a misspelt key does not silently keep a
 //! default. `docs/baton.toml` is the commented example, loaded by a test.
+//!
+//! Every duration is an integer whose key names its unit (`bdu_us`,
+//! `echo_interval_ms`), as in the applications' settings
+//! (`probe_interval_ms`) and the API's fields (`bdu_us`), so a value
+//! means the same in the file, on the command line (`--bdu-us`) and in
+//! the API. A key from before that convention (`bdu = "1ms"`) is an
+//! error that says what it became.
 
 mod resolve;
 
@@ -28,6 +35,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::marker::PhantomData;
 use std::net::SocketAddr;
+use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
@@ -79,7 +87,7 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
-/// A value read with its `FromStr` (durations, schedulers, addresses),
+/// A value read with its `FromStr` (schedulers, addresses, filters),
 /// so that a bad one is an error naming what was expected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Parsed<T>(pub T);
@@ -100,14 +108,88 @@ impl<'de, T: FromStr<Err: fmt::Display>> Deserialize<'de> for Parsed<T> {
     }
 }
 
-/// A duration written `1ms`, `500us`, `2s`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Dur(pub Duration);
+/// The batching-delay upper bounds `bdu_us` accepts, microseconds: 10 µs
+/// to 1 s, the range the runtime's `Control::set_bdu` enforces, so that
+/// the file, `--bdu-us` and `PATCH /api/v1/scheduler` refuse the same
+/// values, each with an error that names the key.
+pub const BDU_US: RangeInclusive<u64> = 10..=1_000_000;
 
-impl FromStr for Dur {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Dur, String> {
-        parse_duration(s).map(Dur)
+/// `us` microseconds as a BDU, or why not ([`BDU_US`]).
+pub fn bdu_from_us(us: u64) -> Result<Duration, String> {
+    if BDU_US.contains(&us) {
+        Ok(Duration::from_micros(us))
+    } else {
+        Err(format!(
+            "{us} is out of range: {} to {} microseconds (10 µs to 1 s)",
+            BDU_US.start(),
+            BDU_US.end()
+        ))
+    }
+}
+
+/// A duration key renamed when every duration became an integer whose
+/// name carries its unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Renamed {
+    /// The old key, which held a string with a unit (`bdu = "1ms"`).
+    old: &'static str,
+    /// The key it became (`bdu_us`).
+    new: &'static str,
+    /// The new key's unit, in words.
+    unit: &'static str,
+    /// The new key's unit in nanoseconds.
+    unit_ns: u64,
+    /// The default, in the new key's unit.
+    default: u64,
+}
+
+/// The duration keys renamed, with what each became.
+const RENAMED: [Renamed; 4] = [
+    Renamed {
+        old: "bdu",
+        new: "bdu_us",
+        unit: "microseconds",
+        unit_ns: 1_000,
+        default: 1_000,
+    },
+    Renamed {
+        old: "echo_interval",
+        new: "echo_interval_ms",
+        unit: "milliseconds",
+        unit_ns: 1_000_000,
+        default: 5_000,
+    },
+    Renamed {
+        old: "echo_timeout",
+        new: "echo_timeout_ms",
+        unit: "milliseconds",
+        unit_ns: 1_000_000,
+        default: 15_000,
+    },
+    Renamed {
+        old: "stats_interval",
+        new: "stats_interval_ms",
+        unit: "milliseconds",
+        unit_ns: 1_000_000,
+        default: 0,
+    },
+];
+
+impl Renamed {
+    /// What to say about `old = value`: what the key became, with the
+    /// value in the new unit when it is a whole number of it.
+    fn message(&self, value: Option<&str>) -> String {
+        let ns = value
+            .and_then(|v| parse_duration(v).ok())
+            .and_then(|d| u64::try_from(d.as_nanos()).ok());
+        let example = match ns {
+            Some(ns) if ns % self.unit_ns == 0 => ns / self.unit_ns,
+            _ => self.default,
+        };
+        format!(
+            "renamed to `{}`, {} as an integer, e.g. {} = {example}",
+            self.new, self.unit, self.new
+        )
     }
 }
 
@@ -200,18 +282,19 @@ pub struct Layer {
     pub scheduler: Option<Parsed<SchedulerKind>>,
     /// `adaptive` or `static` (default: the scheduler's).
     pub batching: Option<Parsed<Batching>>,
-    /// Batching-delay upper bound.
-    pub bdu: Option<Parsed<Dur>>,
+    /// Batching-delay upper bound, microseconds ([`BDU_US`]).
+    pub bdu_us: Option<u64>,
     /// Fixed bytes served per service chance (default: adaptive).
     pub read_size: Option<usize>,
     /// Disconnect a switch whose unsent output passes this many bytes.
     pub max_output: Option<usize>,
-    /// Echo a switch silent for this long.
-    pub echo_interval: Option<Parsed<Dur>>,
-    /// Drop a switch silent for this long.
-    pub echo_timeout: Option<Parsed<Dur>>,
-    /// Log a statistics line this often (`0s`: never).
-    pub stats_interval: Option<Parsed<Dur>>,
+    /// Echo a switch silent for this long, milliseconds.
+    pub echo_interval_ms: Option<u64>,
+    /// Drop a switch silent for this long, milliseconds (more than
+    /// `echo_interval_ms`).
+    pub echo_timeout_ms: Option<u64>,
+    /// Log a statistics line this often, milliseconds (0: never).
+    pub stats_interval_ms: Option<u64>,
     /// What to log (default `info`; `RUST_LOG`, when set, wins).
     pub log: Option<Parsed<LogFilter>>,
     /// Service chances per round, by datapath id.
@@ -283,7 +366,22 @@ pub fn parse(text: &str, source: Source) -> Result<Layer, ConfigError> {
         key,
         message: e.message().trim().to_string(),
     };
-    let de = toml::Deserializer::parse(text).map_err(|e| error(e, String::new()))?;
+    let table = toml::de::DeTable::parse(text).map_err(|e| error(e, String::new()))?;
+    for (key, value) in table.get_ref() {
+        if let Some(r) = RENAMED.iter().find(|r| r.old == key.get_ref().as_ref()) {
+            let value = match value.get_ref() {
+                toml::de::DeValue::String(s) => Some(s.as_ref()),
+                _ => None,
+            };
+            return Err(ConfigError {
+                source: source.clone(),
+                at: Some(line_col(text, key.span().start)),
+                key: r.old.to_string(),
+                message: r.message(value),
+            });
+        }
+    }
+    let de = toml::Deserializer::from(table);
     serde_path_to_error::deserialize(de).map_err(|e| {
         let key = e.path().to_string();
         let key = if key == "." { String::new() } else { key };

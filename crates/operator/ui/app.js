@@ -7,7 +7,7 @@
 // the cytoscape instance and `counts()` of what the graph draws.
 
 import { TopologyGraph, shortDpid } from "./graph.js";
-import { SchedulerCharts } from "./charts.js";
+import { SchedulerCharts, WindowedRates, WINDOW_SECS } from "./charts.js";
 
 const $ = (sel) => document.querySelector(sel);
 
@@ -57,13 +57,15 @@ function bar(percent) {
   return fill;
 }
 
-function renderSwitches(live) {
-  const max = Math.max(1, ...live.switches.map((s) => s.rx_per_sec || 0));
+/** The switches' table, with each switch's rates over the page's window
+ * (`rates`, null before two samples). */
+function renderSwitches(live, rates) {
+  const of = (s) => (rates && rates.switches.get(s.dpid)) || { rx: null, tx: null };
+  const max = Math.max(1, ...live.switches.map((s) => of(s).rx || 0));
   const rows = live.switches.map((s) => {
-    const rx = s.rx_per_sec;
-    const tx = s.tx_per_sec;
+    const { rx, tx } = of(s);
     return el("tr", { dataset: { dpid: s.dpid } },
-      el("td", { class: "mono", title: s.dpid }, s.dpid),
+      el("td", { class: "mono", title: s.dpid }, shortDpid(s.dpid)),
       el("td", {}, s.version),
       el("td", { class: "mono" }, s.peer || "–"),
       el("td", {}, age(s.connected_secs)),
@@ -174,6 +176,11 @@ async function lifecycle(name, action) {
 
 const graph = new TopologyGraph($("#graph"));
 const charts = new SchedulerCharts($("#scheduler"));
+const windowed = new WindowedRates();
+let sample = -1;
+let rates = null;
+$("#relayout").addEventListener("click", () => graph.relayout());
+for (const e of document.querySelectorAll("[data-window]")) e.textContent = `${WINDOW_SECS} s`;
 
 window.baton = {
   live: null,
@@ -185,20 +192,28 @@ window.baton = {
 function render(live) {
   window.baton.live = live;
   window.baton.snapshots += 1;
+  if (live.sample !== sample) {
+    sample = live.sample;
+    windowed.push(live);
+    rates = windowed.rates();
+  }
   graph.update(live);
-  charts.update(live);
-  renderSwitches(live);
+  charts.update(live, rates);
+  renderSwitches(live, rates);
   renderHosts(live);
   renderApps(live.apps);
   const c = graph.counts();
-  $("#summary").textContent =
-    `${live.switches.length} switches · ${c.links} links · ${live.hosts.hosts.length} hosts · ` +
-    `${rate(live.rx_per_sec)} msg/s in`;
+  $("#summary").textContent = [
+    `${live.switches.length} switches`,
+    `${c.links} links`,
+    `${live.hosts.hosts.length} hosts`,
+    rates ? `${rate(rates.rx)} msg/s in` : null,
+  ].filter((x) => x).join(" · ");
   const sched = live.scheduler;
   const fair = sched.fairness;
-  const bdu = sched.bdu_us >= 1000 ? `${sched.bdu_us / 1000} ms` : `${sched.bdu_us} µs`;
+  // The BDU as the file, the flag and the API write it: bdu_us, µs.
   $("#scheduler-note").textContent =
-    `${sched.scheduler}, ${sched.batching} batching, BDU ${bdu}, ` +
+    `${sched.scheduler}, ${sched.batching} batching, BDU ${sched.bdu_us} µs, ` +
     `${live.workers.length} worker${live.workers.length === 1 ? "" : "s"}, ` +
     `IBT ${live.workers.map((x) => x.ibt).join(" / ")}` +
     (fair ? `, fairness ${fair.jain.toFixed(3)} over ${fair.switches} switch${fair.switches === 1 ? "" : "es"}` : "");

@@ -3,12 +3,12 @@
 //! fairness over the last sampling interval.
 
 use super::{JsonBody, Shared};
+use crate::config::bdu_from_us;
 use crate::error::ApiError;
 use crate::model::{ErrorBody, Scheduler, SchedulerPatch};
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use std::time::Duration;
 
 /// The scheduler now.
 #[utoipa::path(get, path = "/api/v1/scheduler", tag = "scheduler", operation_id = "get_scheduler",
@@ -47,12 +47,9 @@ pub(super) async fn patch(
         }
     }
     if let Some(us) = change.bdu_us {
-        if !us.is_finite() || us < 0.0 {
-            return Err(ApiError::bad_request(format!(
-                "bdu_us: {us} is not a duration in microseconds"
-            )));
-        }
-        s.control.set_bdu(Duration::from_secs_f64(us / 1e6))?;
+        let bdu = bdu_from_us(us)
+            .map_err(|e| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, format!("bdu_us: {e}")))?;
+        s.control.set_bdu(bdu)?;
     }
     let fairness = s.sampler().fairness();
     Ok(Json(Scheduler::new(&s.control.scheduler(), fairness)))

@@ -3,7 +3,8 @@
 //! only when keys meet (a token missing for the API's address, settings
 //! for an application that is not run) names the right source.
 
-use super::{ApiOptions, ConfigError, Dur, Layer, Parsed, Settings, Source, Tls, TlsLayer};
+use super::bdu_from_us;
+use super::{ApiOptions, ConfigError, Layer, Parsed, Settings, Source, Tls, TlsLayer};
 use crate::auth::{self, Token};
 use baton_apps::{DEFAULT_APPS, by_name};
 use baton_runtime::Config;
@@ -48,12 +49,12 @@ impl Layer {
             pin,
             scheduler,
             batching,
-            bdu,
+            bdu_us,
             read_size,
             max_output,
-            echo_interval,
-            echo_timeout,
-            stats_interval,
+            echo_interval_ms,
+            echo_timeout_ms,
+            stats_interval_ms,
             log,
             apps
         );
@@ -129,12 +130,38 @@ impl Sourced {
     pub fn resolve(self) -> Result<Settings, ConfigError> {
         let l = &self.layer;
         let defaults = Config::default();
-        let get = |d: &Option<Parsed<Dur>>, default: Duration| d.map_or(default, |p| p.0.0);
+        let ms = |v: Option<u64>, default: Duration| v.map_or(default, Duration::from_millis);
         if l.workers == Some(0) {
             return Err(self.error("workers", "at least 1"));
         }
         if l.read_size.is_some_and(|r| r < 64) {
             return Err(self.error("read_size", "at least 64 bytes"));
+        }
+        let bdu = match l.bdu_us {
+            Some(us) => bdu_from_us(us).map_err(|e| self.error("bdu_us", e))?,
+            None => defaults.bdu,
+        };
+        let echo_interval = ms(l.echo_interval_ms, defaults.echo_interval);
+        let echo_timeout = ms(l.echo_timeout_ms, defaults.echo_timeout);
+        if echo_interval.is_zero() {
+            return Err(self.error("echo_interval_ms", "at least 1 millisecond"));
+        }
+        if echo_timeout <= echo_interval {
+            // The timeout's fault when it was given, else the interval's
+            // (against the default timeout).
+            let key = if l.echo_timeout_ms.is_some() {
+                "echo_timeout_ms"
+            } else {
+                "echo_interval_ms"
+            };
+            return Err(self.error(
+                key,
+                format!(
+                    "echo_timeout_ms ({} ms) must be longer than echo_interval_ms ({} ms), so that a silent switch is asked before it is dropped",
+                    echo_timeout.as_millis(),
+                    echo_interval.as_millis()
+                ),
+            ));
         }
         let mut weights = Vec::new();
         for (Parsed(dpid), &w) in &l.weights {
@@ -163,12 +190,12 @@ impl Sourced {
             pin: l.pin.unwrap_or(false),
             scheduler: l.scheduler.map_or(defaults.scheduler, |p| p.0),
             batching: l.batching.map(|p| p.0),
-            bdu: get(&l.bdu, defaults.bdu),
+            bdu,
             min_read: l.read_size.or(defaults.min_read),
             max_read: l.read_size.unwrap_or(defaults.max_read),
             max_output: l.max_output.unwrap_or(defaults.max_output),
-            echo_interval: get(&l.echo_interval, defaults.echo_interval),
-            echo_timeout: get(&l.echo_timeout, defaults.echo_timeout),
+            echo_interval,
+            echo_timeout,
             weights,
             ..defaults
         };
@@ -239,7 +266,7 @@ impl Sourced {
             apps,
             api,
             tls,
-            stats_interval: get(&l.stats_interval, Duration::ZERO),
+            stats_interval: ms(l.stats_interval_ms, Duration::ZERO),
             log: l.log.as_ref().map(|f| f.0.0.clone()),
         })
     }

@@ -22,6 +22,11 @@ fn the_example_in_the_repository_loads() {
     assert_eq!(s.apps[0].settings()["probe_interval_ms"], 2000);
     assert_eq!(s.runtime.scheduler, SchedulerKind::Fair);
     assert_eq!(s.runtime.bdu, Duration::from_millis(1));
+    assert_eq!(
+        (s.runtime.echo_interval, s.runtime.echo_timeout),
+        (Duration::from_secs(5), Duration::from_secs(15))
+    );
+    assert_eq!(s.stats_interval, Duration::ZERO);
     assert_eq!(s.runtime.weights, [(DatapathId(0xa), 4)]);
     assert_eq!(s.log.as_deref(), Some("info"));
     let api = s.api.unwrap();
@@ -54,7 +59,14 @@ fn every_error_names_the_file_the_line_and_the_key() {
             "\nscheduler = \"fifo\"",
             "baton.toml:2:13: key `scheduler`: unknown scheduler \"fifo\"",
         ),
-        ("bdu = \"fast\"", "key `bdu`: bad duration"),
+        (
+            "bdu_us = \"1ms\"",
+            "baton.toml:1:10: key `bdu_us`: invalid type: string \"1ms\", expected u64",
+        ),
+        (
+            "echo_timeout_ms = -1",
+            "key `echo_timeout_ms`: invalid value: integer `-1`, expected u64",
+        ),
         (
             "listen = [\"0.0.0.0\"]",
             "key `listen[0]`: bad address \"0.0.0.0\": expected ADDR:PORT",
@@ -82,6 +94,20 @@ fn every_error_names_the_file_the_line_and_the_key() {
 fn keys_checked_together_are_named() {
     for (text, want) in [
         ("workers = 0", "key `workers`: at least 1"),
+        (
+            "bdu_us = 5",
+            "key `bdu_us`: 5 is out of range: 10 to 1000000 microseconds",
+        ),
+        ("bdu_us = 2000000", "key `bdu_us`: 2000000 is out of range"),
+        ("echo_interval_ms = 0", "key `echo_interval_ms`: at least 1"),
+        (
+            "echo_timeout_ms = 15",
+            "key `echo_timeout_ms`: echo_timeout_ms (15 ms) must be longer than echo_interval_ms (5000 ms)",
+        ),
+        (
+            "echo_interval_ms = 20000",
+            "key `echo_interval_ms`: echo_timeout_ms (15000 ms) must be longer",
+        ),
         (
             "apps = [\"hub\", \"lerning-switch\"]",
             "key `apps`: unknown application \"lerning-switch\"",
@@ -141,7 +167,7 @@ fn keys_checked_together_are_named() {
 fn the_command_line_wins_key_by_key_and_is_named_in_errors() {
     let source = Source::File("baton.toml".into());
     let file = parse(
-        "workers = 3\nbdu = \"2ms\"\napps = [\"topology\"]\n[weights]\n1 = 2\n2 = 3\n[app.topology]\nprobe_interval_ms = 700",
+        "workers = 3\nbdu_us = 2000\napps = [\"topology\"]\n[weights]\n1 = 2\n2 = 3\n[app.topology]\nprobe_interval_ms = 700",
         source.clone(),
     )
     .unwrap();
@@ -204,4 +230,55 @@ fn a_token_from_a_file_allows_any_address_and_tls_files_are_carried() {
     let _ = std::fs::remove_dir_all(&dir);
     let off = file("[api]\nlisten = \"off\"").unwrap();
     assert!(off.api.is_none());
+}
+
+#[test]
+fn every_duration_is_an_integer_named_for_its_unit() {
+    let s = file(
+        "bdu_us = 250\necho_interval_ms = 1500\necho_timeout_ms = 4000\nstats_interval_ms = 10000",
+    )
+    .unwrap();
+    assert_eq!(s.runtime.bdu, Duration::from_micros(250));
+    assert_eq!(s.runtime.echo_interval, Duration::from_millis(1500));
+    assert_eq!(s.runtime.echo_timeout, Duration::from_millis(4000));
+    assert_eq!(s.stats_interval, Duration::from_secs(10));
+    // A flag over the file: --bdu-us 40.
+    let source = Source::File("baton.toml".into());
+    let layer = parse("bdu_us = 250", source.clone()).unwrap();
+    let flags = Layer {
+        bdu_us: Some(40),
+        ..Layer::default()
+    };
+    let s = flags.over(layer, source).resolve().unwrap();
+    assert_eq!(s.runtime.bdu, Duration::from_micros(40));
+}
+
+#[test]
+fn a_duration_key_from_before_the_units_says_what_it_became() {
+    for (text, want) in [
+        (
+            "bdu = \"1ms\"",
+            "baton.toml:1:1: key `bdu`: renamed to `bdu_us`, microseconds as an integer, e.g. bdu_us = 1000",
+        ),
+        (
+            "workers = 2\nbdu = \"250us\"",
+            "baton.toml:2:1: key `bdu`: renamed to `bdu_us`, microseconds as an integer, e.g. bdu_us = 250",
+        ),
+        (
+            "echo_interval = \"2s\"",
+            "baton.toml:1:1: key `echo_interval`: renamed to `echo_interval_ms`, milliseconds as an integer, e.g. echo_interval_ms = 2000",
+        ),
+        (
+            "echo_timeout = \"soon\"",
+            "baton.toml:1:1: key `echo_timeout`: renamed to `echo_timeout_ms`, milliseconds as an integer, e.g. echo_timeout_ms = 15000",
+        ),
+        (
+            // Not a whole number of milliseconds: the default as the example.
+            "stats_interval = \"1.5us\"",
+            "baton.toml:1:1: key `stats_interval`: renamed to `stats_interval_ms`, milliseconds as an integer, e.g. stats_interval_ms = 0",
+        ),
+    ] {
+        let got = error(text);
+        assert!(got.starts_with(want), "{text:?}: {got:?} is not {want:?}");
+    }
 }

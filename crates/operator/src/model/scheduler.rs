@@ -19,8 +19,10 @@ pub struct Scheduler {
     pub scheduler: String,
     /// `adaptive` (IBT, Maestro §3.3) or `static` (one read per batch).
     pub batching: String,
-    /// The batching-delay upper bound, microseconds.
-    pub bdu_us: f64,
+    /// The batching-delay upper bound, microseconds (`bdu_us` in the
+    /// configuration file, `--bdu-us`; `/metrics` has it in seconds, as
+    /// `baton_scheduler_bdu_seconds`, Prometheus's base unit).
+    pub bdu_us: u64,
     /// Each worker's batching.
     pub workers: Vec<Worker>,
     /// How fairly switches were served over the last sampling interval
@@ -67,8 +69,9 @@ pub struct Fairness {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SchedulerPatch {
-    /// The batching-delay upper bound, microseconds (10 to 1,000,000).
-    pub bdu_us: Option<f64>,
+    /// The batching-delay upper bound, microseconds, an integer (10 to
+    /// 1,000,000).
+    pub bdu_us: Option<u64>,
     /// The design (must be the one in use).
     pub scheduler: Option<String>,
     /// The batching (must be the one in use).
@@ -89,7 +92,7 @@ impl Scheduler {
         Scheduler {
             scheduler: s.kind.name().to_string(),
             batching: batching_name(s.batching).to_string(),
-            bdu_us: s.bdu.as_secs_f64() * 1e6,
+            bdu_us: u64::try_from(s.bdu.as_micros()).unwrap_or(u64::MAX),
             workers: s.workers.iter().enumerate().map(Worker::new).collect(),
             fairness: fairness.map(|f| Fairness {
                 jain: f.jain,

@@ -312,8 +312,8 @@ fn switches_flows_apps_and_the_scheduler_with_switches_connected() {
     // The scheduler: BDU changeable, the design not.
     let (code, sched) = c.get("/api/v1/scheduler");
     assert_eq!(
-        (code, sched["scheduler"].as_str(), sched["bdu_us"].as_f64()),
-        (200, Some("fair"), Some(1000.0))
+        (code, sched["scheduler"].as_str(), sched["bdu_us"].as_u64()),
+        (200, Some("fair"), Some(1000))
     );
     assert_eq!(sched["workers"].as_array().unwrap().len(), 2);
     let (code, sched) = c.call(
@@ -321,10 +321,15 @@ fn switches_flows_apps_and_the_scheduler_with_switches_connected() {
         "/api/v1/scheduler",
         Some(r#"{"bdu_us": 500, "scheduler": "fair"}"#),
     );
-    assert_eq!((code, sched["bdu_us"].as_f64()), (200, Some(500.0)));
+    assert_eq!((code, sched["bdu_us"].as_u64()), (200, Some(500)));
     for (body, code, says) in [
-        (r#"{"bdu_us": 5}"#, 422, "out of range"),
-        (r#"{"bdu_us": -5}"#, 400, "bdu_us"),
+        (
+            r#"{"bdu_us": 5}"#,
+            422,
+            "bdu_us: 5 is out of range: 10 to 1000000 microseconds",
+        ),
+        (r#"{"bdu_us": -5}"#, 400, "bdu_us: invalid value"),
+        (r#"{"bdu_us": 2.5}"#, 400, "bdu_us: invalid type"),
         (
             r#"{"scheduler": "round-robin"}"#,
             409,
