@@ -20,7 +20,7 @@
 
 mod browser;
 
-use baton_netlab::{Cmd, HostSpec, Lab, OfVersion, SwitchOptions, Topology};
+use baton_netlab::{Cmd, Lab, OfVersion, SwitchOptions, Topology};
 use browser::Browser;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -53,27 +53,6 @@ fn api(lab: &Lab, path: &str) -> Value {
         ]))
         .unwrap();
     serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{path}: {e}: {}", out.stdout))
-}
-
-/// Mininet's `torus,3,3`: switches `s1`..`s9` (datapath ids 1..9) in a
-/// 3×3 grid whose rows and columns wrap around, host `hN` on port 1 of
-/// `sN`; port 2 leads east, 3 west, 4 south and 5 north. 9 switches, 18
-/// cables, 9 hosts.
-fn torus() -> Topology {
-    let mut t = Topology::new();
-    let at = |row: u16, col: u16| format!("s{}", 3 * (row % 3) + col % 3 + 1);
-    for n in 1..=9u16 {
-        t.switch(&format!("s{n}"), n.into());
-        t.host(HostSpec::numbered(n.into()));
-        t.link(&format!("h{n}"), 0, &format!("s{n}"), 1);
-    }
-    for row in 0..3 {
-        for col in 0..3 {
-            t.link(&at(row, col), 2, &at(row, col + 1), 3);
-            t.link(&at(row, col), 4, &at(row + 1, col), 5);
-        }
-    }
-    t
 }
 
 /// The cables the graph draws, each as its two ends "dpid/port" in order.
@@ -181,7 +160,7 @@ fn the_web_ui_draws_a_torus_apart_keeps_it_still_follows_a_cut_link_and_steers_a
     );
     eprintln!("page open and live {t:?} after navigation");
 
-    let topo = torus();
+    let topo = Topology::torus(3, 3);
     let opts = SwitchOptions::new()
         .controller("tcp:127.0.0.1:6653")
         .protocols(&[OfVersion::V13]);
@@ -287,9 +266,10 @@ fn the_web_ui_draws_a_torus_apart_keeps_it_still_follows_a_cut_link_and_steers_a
         eprintln!("wrote {}", docs.display());
     }
 
-    // Cut s1-s2: the graph loses exactly that cable, and nothing moves.
+    // Cut s1-s2 (datapaths 1 and 2, the first row's first two): the
+    // graph loses exactly that cable, and nothing moves.
     let cut = Instant::now();
-    lab.set_link_down("s1", "s2").unwrap();
+    lab.set_link_down("s0x0", "s0x1").unwrap();
     let (_, t) = check(
         b.wait_until(
             "the cut link gone from the graph",
