@@ -82,7 +82,7 @@ pub struct CompareArgs {
     #[arg(long)]
     pub workers: Option<usize>,
     /// Extra arguments for every `baton run` (e.g. `--baton-args="--apps
-    /// burn:2000,learning-switch --bdu 1ms"`); recorded in the results.
+    /// burn:2000,learning-switch --bdu-us 1000"`); recorded in the results.
     #[arg(long, allow_hyphen_values = true, default_value = "")]
     pub baton_args: String,
     /// The baton binary (default: next to this executable).
