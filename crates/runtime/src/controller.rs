@@ -17,7 +17,7 @@ use crate::switch::{SendError, SwitchId, SwitchInfo};
 use crate::sync::lock;
 use crate::table::{Kill, SwitchTable, Task, TaskState};
 use baton_openflow::{DatapathId, Version, Xid};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
@@ -35,6 +35,9 @@ pub(crate) struct Controller {
     pub workers: Vec<Arc<WorkerStats>>,
     /// Connections accepted and closed.
     pub stats: ControllerStats,
+    /// Switches that did not confirm the deletion of a stopped
+    /// application's flows, by application and reason.
+    pub stop_unconfirmed: Mutex<BTreeMap<(String, &'static str), u64>>,
     /// The BDU in nanoseconds; changeable while running.
     pub bdu_ns: AtomicU64,
     pub clock: Clock,
@@ -136,6 +139,7 @@ impl Controller {
                 .map(|_| Arc::new(WorkerStats::default()))
                 .collect(),
             stats: ControllerStats::default(),
+            stop_unconfirmed: Mutex::new(BTreeMap::new()),
             clock: Clock::new(),
             readiness: OnceLock::new(),
         }
