@@ -261,7 +261,7 @@ pub fn show(c: &Client, what: &Show, out: Output) -> Result<String, ClientError>
 
 /// Does `action` to application `name` and prints what it became.
 pub fn app(c: &Client, name: &str, action: &AppAction, out: Output) -> Result<String, ClientError> {
-    let (answer, app, deleted) = match action {
+    let (answer, app, stopped) = match action {
         AppAction::Stop { keep_flows } => {
             let v = c.call(
                 "POST",
@@ -270,7 +270,7 @@ pub fn app(c: &Client, name: &str, action: &AppAction, out: Output) -> Result<St
             )?;
             let s: AppStopped = serde_json::from_value(v.clone())
                 .map_err(|e| ClientError::BadAnswer(e.to_string()))?;
-            (v, s.app, Some(s.flows_deleted))
+            (v, s.app.clone(), Some(s))
         }
         AppAction::Start => {
             let v = c.call("POST", &format!("/api/v1/apps/{name}/start"), None)?;
@@ -301,10 +301,31 @@ pub fn app(c: &Client, name: &str, action: &AppAction, out: Output) -> Result<St
         return Ok(pretty(&answer));
     }
     let mut s = apps(std::slice::from_ref(&app));
-    if let Some(n) = deleted {
-        let _ = writeln!(s, "flows deleted: {n}");
+    if let Some(stopped) = stopped {
+        s.push_str(&flows_of_stopped(&stopped));
     }
     Ok(s)
+}
+
+/// What a stop did to the application's flows: how many were deleted, and
+/// the switches that did not confirm, with why.
+fn flows_of_stopped(s: &AppStopped) -> String {
+    let mut out = format!("flows deleted: {}\n", s.flows_deleted);
+    if !s.unconfirmed.is_empty() {
+        let _ = writeln!(
+            out,
+            "{} switches did not confirm ({} did):",
+            s.unconfirmed.len(),
+            s.switches_confirmed
+        );
+        let rows = s
+            .unconfirmed
+            .iter()
+            .map(|u| vec![u.dpid.clone(), u.detail.clone()])
+            .collect();
+        out.push_str(&table(&["DPID", "WHY"], rows));
+    }
+    out
 }
 
 /// Columns padded to their widest cell, two spaces apart.
@@ -496,6 +517,7 @@ fn scheduler(s: &Scheduler) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::StopFailure;
 
     #[test]
     fn tables_align_and_ages_read_well() {
@@ -510,6 +532,47 @@ mod tests {
         assert_eq!(
             (age(5.2), age(187.0), age(7500.0)),
             ("5s".into(), "3m07s".into(), "2h05m".into())
+        );
+    }
+
+    #[test]
+    fn a_stop_lists_the_switches_that_did_not_confirm() {
+        let app: App = serde_json::from_value(serde_json::json!({
+            "name": "learning-switch", "state": "stopped", "error": null, "panics": 0,
+            "cookie_tag": 1, "reads": [], "writes": [], "counters": {}, "settings": {}
+        }))
+        .unwrap();
+        let unconfirmed = |dpid: &str, reason, detail: &str| crate::model::UnconfirmedSwitch {
+            dpid: dpid.into(),
+            reason,
+            detail: detail.into(),
+        };
+        let mut s = AppStopped {
+            app,
+            flows_deleted: 9,
+            switches_confirmed: 7,
+            unconfirmed: Vec::new(),
+        };
+        assert_eq!(flows_of_stopped(&s), "flows deleted: 9\n");
+        s.unconfirmed = vec![
+            unconfirmed(
+                "00:00:00:00:00:00:00:01",
+                StopFailure::TimedOut,
+                "the switch did not reply in time",
+            ),
+            unconfirmed(
+                "00:00:00:00:00:00:00:0a",
+                StopFailure::Gone,
+                "the switch is not connected",
+            ),
+        ];
+        assert_eq!(
+            flows_of_stopped(&s),
+            "flows deleted: 9\n\
+             2 switches did not confirm (7 did):\n\
+             DPID                     WHY\n\
+             00:00:00:00:00:00:00:01  the switch did not reply in time\n\
+             00:00:00:00:00:00:00:0a  the switch is not connected\n"
         );
     }
 }

@@ -42,6 +42,7 @@ pub fn gather(c: &Control, sampler: &Sampler) -> String {
         .enumerate()
         .map(|(i, w)| (i.to_string(), w))
         .collect();
+    let stop_unconfirmed = c.stop_unconfirmed();
     let app_events: Vec<(&str, &str, u64)> = apps
         .iter()
         .flat_map(|a| a.counters.iter().map(|(e, n)| (a.name.as_str(), *e, *n)))
@@ -182,6 +183,13 @@ pub fn gather(c: &Control, sampler: &Sampler) -> String {
     });
     m.counter("baton_app_panics_total", "Times the application panicked")
         .each(&apps, |a| (vec![("app", a.name.clone())], a.panics));
+    m.counter(
+        "baton_app_stop_unconfirmed_total",
+        "Switches that did not confirm the deletion of a stopped application's flows, by reason (timed_out, gone, refused)",
+    )
+    .each(&stop_unconfirmed, |(a, why, n)| {
+        (vec![("app", a.clone()), ("reason", why.to_string())], *n)
+    });
     m.gauge(
         "baton_app_running",
         "1 while the application gets events, 0 stopped or failed",

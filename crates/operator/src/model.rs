@@ -15,8 +15,9 @@ pub use scheduler::{Fairness, Scheduler, SchedulerPatch, Worker};
 use crate::sampler::Rates;
 use baton_apps::views::{Host as HostView, Link as LinkView, PortRef};
 use baton_openflow::neutral::PortDesc;
-use baton_runtime::control::SwitchStatus;
+use baton_runtime::control::{StopReport, SwitchStatus};
 use baton_runtime::pipeline::{AppStatus, Lifecycle};
+use baton_runtime::requests::RequestError;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -331,6 +332,73 @@ pub struct AppStopped {
     /// Flows deleted (a 1.3 switch deletes by cookie and does not say how
     /// many: each counts as one).
     pub flows_deleted: usize,
+    /// Switches that confirmed the deletion (a barrier's reply).
+    #[serde(default)]
+    pub switches_confirmed: usize,
+    /// Switches that did not, and why, by datapath id: every switch was
+    /// asked at once and waited for until one deadline (3 s).
+    #[serde(default)]
+    pub unconfirmed: Vec<UnconfirmedSwitch>,
+}
+
+impl AppStopped {
+    /// The application `app` and what its stop did to its flows.
+    pub fn new(app: App, report: &StopReport) -> AppStopped {
+        AppStopped {
+            app,
+            flows_deleted: report.flows_deleted,
+            switches_confirmed: report.confirmed.len(),
+            unconfirmed: report
+                .unconfirmed
+                .iter()
+                .map(|u| UnconfirmedSwitch {
+                    dpid: u.dpid.to_string(),
+                    reason: StopFailure::from(&u.why),
+                    detail: u.why.to_string(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// A switch that did not confirm the deletion of a stopped application's
+/// flows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct UnconfirmedSwitch {
+    /// Datapath id.
+    #[schema(example = "00:00:00:00:00:00:00:01")]
+    pub dpid: String,
+    /// Why.
+    pub reason: StopFailure,
+    /// In words (a refusal's OpenFlow error).
+    #[schema(example = "the switch did not reply in time")]
+    pub detail: String,
+}
+
+/// Why a switch did not confirm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StopFailure {
+    /// No reply before the deadline.
+    TimedOut,
+    /// It disconnected.
+    Gone,
+    /// It answered with an OFPT_ERROR.
+    Refused,
+    /// Its connection changed version under the request (a new switch in
+    /// its place).
+    WrongVersion,
+}
+
+impl From<&RequestError> for StopFailure {
+    fn from(e: &RequestError) -> StopFailure {
+        match e {
+            RequestError::TimedOut => StopFailure::TimedOut,
+            RequestError::Gone => StopFailure::Gone,
+            RequestError::Refused(_) => StopFailure::Refused,
+            RequestError::WrongVersion => StopFailure::WrongVersion,
+        }
+    }
 }
 
 /// A flow just added.

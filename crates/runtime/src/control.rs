@@ -7,15 +7,19 @@
 //! batching, the views.
 //!
 //! Every method may be called from any thread; those that talk to a
-//! switch block until it answers (a few milliseconds), so an asynchronous
-//! caller runs them on a blocking thread.
+//! switch block until it answers (a few milliseconds, at most
+//! [`SWITCH_TIMEOUT`]), so an asynchronous caller runs them on a blocking
+//! thread. Those that talk to many switches (stopping an application)
+//! ask them all at once and wait for all their replies, on one channel
+//! ([`crate::requests`]), until one deadline: one switch that does not
+//! answer costs the call one timeout, not one per switch.
 
 use crate::config::{Batching, SchedulerKind};
 use crate::controller::Controller;
 use crate::env::{Snapshot, ViewAccess};
 use crate::network::{Fabric, Network};
 use crate::pipeline::AppStatus;
-use crate::requests::RequestError;
+use crate::requests::{Replies, RequestError};
 use crate::stats::{Statistics, WorkerSnapshot};
 use crate::switch::{SwitchId, SwitchInfo};
 use crate::sync::lock;
@@ -26,7 +30,7 @@ use baton_openflow::{BufferId, Cookie, DatapathId, PortNo, Version, Xid, v10, v1
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How long a switch may take to answer the operator.
 pub const SWITCH_TIMEOUT: Duration = Duration::from_secs(3);
@@ -97,6 +101,64 @@ pub enum FlowSelection {
         /// The flow's priority.
         priority: u16,
     },
+}
+
+/// What stopping an application did to its flows
+/// ([`Control::stop_app`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct StopReport {
+    /// Flows deleted: on 1.0, the strict deletes sent; a 1.3 switch
+    /// deletes by cookie and does not say how many, so each counts as one.
+    pub flows_deleted: usize,
+    /// The switches that confirmed the deletion, by datapath id.
+    pub confirmed: Vec<DatapathId>,
+    /// The switches that did not, and why, by datapath id.
+    pub unconfirmed: Vec<Unconfirmed>,
+}
+
+/// A switch that did not confirm the deletion of a stopped
+/// application's flows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unconfirmed {
+    /// The switch.
+    pub dpid: DatapathId,
+    /// Why: it did not answer in time ([`RequestError::TimedOut`]), it
+    /// disconnected ([`RequestError::Gone`]), or it refused a request with
+    /// an error ([`RequestError::Refused`]).
+    pub why: RequestError,
+}
+
+/// How many unconfirmed switches the log line of a stop names (the rest
+/// are counted): enough to see whether a few switches or a kind of
+/// switch is at fault, short enough to stay one line with 10,000.
+const LOGGED_SWITCHES: usize = 8;
+
+/// The first [`LOGGED_SWITCHES`] unconfirmed switches with their reasons,
+/// and how many more.
+struct FirstFew<'a>(&'a [Unconfirmed]);
+
+impl fmt::Display for FirstFew<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (k, u) in self.0.iter().take(LOGGED_SWITCHES).enumerate() {
+            let sep = if k == 0 { "" } else { ", " };
+            write!(f, "{sep}{} ({})", u.dpid, u.why.label())?;
+        }
+        match self.0.len().saturating_sub(LOGGED_SWITCHES) {
+            0 => Ok(()),
+            more => write!(f, " and {more} more"),
+        }
+    }
+}
+
+/// What a reply expected while flows are changed answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    /// The flow statistics request (1.0 stop: which flows to delete).
+    Flows,
+    /// The flow-mods (answered only by an error).
+    FlowMods,
+    /// The barrier after them: its reply confirms them.
+    Barrier,
 }
 
 /// Why the operator's request could not be done.
@@ -320,28 +382,21 @@ impl Control {
         version: Version,
         write: impl FnOnce(&mut Vec<u8>, Xid),
     ) -> Result<(), ControlError> {
-        let fabric = &self.ctl.fabric;
-        let xid = fabric.next_xid();
-        let refused = fabric.requests.register(id, xid);
+        let deadline = Instant::now() + SWITCH_TIMEOUT;
+        let (flow_mod, barrier) = (self.next_xid(), self.next_xid());
         let mut out = Vec::with_capacity(128);
-        write(&mut out, xid);
-        if self.net.send(id, &out).is_err() {
-            fabric.requests.fail(id, xid, RequestError::Gone);
-            return Err(ControlError::Switch(RequestError::Gone));
+        write(&mut out, flow_mod);
+        encode_barrier(&mut out, version, barrier);
+        let mut replies = Replies::new();
+        let expected = [(flow_mod, Step::FlowMods), (barrier, Step::Barrier)];
+        // Not sent: it has failed as gone, which the wait reports.
+        self.send_expecting(&mut replies, id, &out, &expected, 0);
+        // No flow statistics were asked for.
+        let outcome = self.confirm_all(&mut replies, 1, deadline, |_, _, _| Some(Ok(())));
+        match outcome.into_iter().next() {
+            Some(Err(e)) => Err(ControlError::Switch(e)),
+            _ => Ok(()),
         }
-        let barrier = match version {
-            Version::V10 => Message::V10(v10::Message::BarrierRequest),
-            Version::V13 => Message::V13(v13::Message::BarrierRequest),
-        };
-        let done = self.net.request(id, &barrier).wait(SWITCH_TIMEOUT);
-        let outcome = refused.try_take();
-        // No error came: forget the flow-mod's xid.
-        fabric.requests.fail(id, xid, RequestError::Gone);
-        if let Some(Err(e)) = outcome {
-            return Err(ControlError::Switch(e));
-        }
-        done?;
-        Ok(())
     }
 
     /// Each application's standing, in pipeline order.
@@ -359,10 +414,11 @@ impl Control {
     /// Stops an application while switches stay connected: it gets no
     /// more events; each switch hands its state back at its next service;
     /// and, unless `keep_flows`, the flows it installed (found by its
-    /// cookie tag) are deleted from every switch. Returns how many flows
-    /// were deleted (1.3 switches delete by cookie and do not say how many:
-    /// each counts as one).
-    pub fn stop_app(&self, name: &str, keep_flows: bool) -> Result<usize, ControlError> {
+    /// cookie tag) are deleted from every switch at once, each switch
+    /// confirming with a barrier, all within one [`SWITCH_TIMEOUT`]
+    /// however many switches there are. The report says how many flows
+    /// were deleted and which switches did not confirm, and why.
+    pub fn stop_app(&self, name: &str, keep_flows: bool) -> Result<StopReport, ControlError> {
         let i = self.app(name)?;
         if !self.ctl.pipeline.stop(i) {
             return Err(ControlError::AlreadyThere(format!(
@@ -371,25 +427,187 @@ impl Control {
         }
         self.ctl.wake_all();
         if keep_flows {
-            return Ok(0);
+            return Ok(StopReport::default());
         }
         let net = self.ctl.pipeline.net(i);
         let Some((cookie, mask)) = net.own_cookie() else {
-            return Ok(0);
+            return Ok(StopReport::default());
         };
-        let mut deleted = 0;
-        for s in self.switches() {
-            deleted += delete_by_cookie(net, &s.info, cookie, mask).unwrap_or_else(|e| {
-                tracing::warn!(dpid = %s.info.dpid, error = %e, app = name, "could not delete the stopped application's flows");
-                0
-            });
-        }
+        let switches: Vec<SwitchInfo> = self.switches().into_iter().map(|s| s.info).collect();
+        let report = self.delete_everywhere(&switches, cookie, mask);
         tracing::info!(
             app = name,
-            flows = deleted,
+            flows = report.flows_deleted,
+            switches = switches.len(),
+            confirmed = report.confirmed.len(),
             "flows of the stopped application deleted"
         );
-        Ok(deleted)
+        if !report.unconfirmed.is_empty() {
+            let mut counts = lock(&self.ctl.stop_unconfirmed);
+            for u in &report.unconfirmed {
+                *counts.entry((name.to_string(), u.why.label())).or_default() += 1;
+            }
+            drop(counts);
+            tracing::warn!(
+                app = name,
+                unconfirmed = report.unconfirmed.len(),
+                switches = switches.len(),
+                first = %FirstFew(&report.unconfirmed),
+                "switches did not confirm the deletion of the stopped application's flows"
+            );
+        }
+        Ok(report)
+    }
+
+    /// Deletes the flows whose cookie matches `cookie` in `mask` from
+    /// every switch of `switches` at once, and waits for them all until
+    /// one deadline: a 1.3 switch is sent a cookie-masked delete and a
+    /// barrier; a 1.0 switch, which cannot delete by cookie, a flow
+    /// statistics request, and once its flows come, a strict delete of
+    /// each that matches and a barrier. A switch confirms with the
+    /// barrier's reply (it answers in order, 1.0.0 §5.3.7, 1.3.5 §6.2, so
+    /// an error for a delete has come by then).
+    fn delete_everywhere(&self, switches: &[SwitchInfo], cookie: Cookie, mask: u64) -> StopReport {
+        let deadline = Instant::now() + SWITCH_TIMEOUT;
+        let mut replies = Replies::new();
+        let mut flows_deleted = 0;
+        let mut out = Vec::new();
+        for (i, s) in switches.iter().enumerate() {
+            out.clear();
+            match s.version {
+                Version::V13 => {
+                    let (delete, barrier) = (self.next_xid(), self.next_xid());
+                    neutral::encode_flow_delete_by_cookie(&mut out, delete, cookie, mask);
+                    encode_barrier(&mut out, Version::V13, barrier);
+                    let expected = [(delete, Step::FlowMods), (barrier, Step::Barrier)];
+                    if self.send_expecting(&mut replies, s.id, &out, &expected, i) {
+                        flows_deleted += 1;
+                    }
+                }
+                Version::V10 => {
+                    let xid = self.next_xid();
+                    flow_stats_request(Version::V10).encode(xid, &mut out);
+                    self.send_expecting(&mut replies, s.id, &out, &[(xid, Step::Flows)], i);
+                }
+            }
+        }
+        let outcomes = self.confirm_all(
+            &mut replies,
+            switches.len(),
+            deadline,
+            |i, parts, replies| {
+                let s = &switches[i];
+                let (deletes, barrier) = (self.next_xid(), self.next_xid());
+                out.clear();
+                let n =
+                    encode_strict_deletes10(&mut out, deletes, &flow_entries(parts), cookie, mask);
+                if n == 0 {
+                    return Some(Ok(()));
+                }
+                encode_barrier(&mut out, Version::V10, barrier);
+                let expected = [(deletes, Step::FlowMods), (barrier, Step::Barrier)];
+                if self.send_expecting(replies, s.id, &out, &expected, i) {
+                    flows_deleted += n;
+                }
+                None
+            },
+        );
+        let mut report = StopReport {
+            flows_deleted,
+            ..StopReport::default()
+        };
+        for (s, outcome) in switches.iter().zip(outcomes) {
+            match outcome {
+                Ok(()) => report.confirmed.push(s.dpid),
+                Err(why) => report.unconfirmed.push(Unconfirmed { dpid: s.dpid, why }),
+            }
+        }
+        report
+    }
+
+    /// Waits until `deadline` for each of switches `0..n` to confirm what
+    /// it was sent (the replies expected in `replies`, tagged with the
+    /// switch's index): a barrier's reply confirms it; an error, or its
+    /// disconnection, settles it unconfirmed; a flow statistics reply is
+    /// handed to `on_flows`, which sends more and returns `None`, or
+    /// settles the switch. Those still waiting at the deadline timed out.
+    fn confirm_all(
+        &self,
+        replies: &mut Replies<(usize, Step)>,
+        n: usize,
+        deadline: Instant,
+        mut on_flows: impl FnMut(
+            usize,
+            Vec<Message>,
+            &mut Replies<(usize, Step)>,
+        ) -> Option<Result<(), RequestError>>,
+    ) -> Vec<Result<(), RequestError>> {
+        let mut settled: Vec<Option<Result<(), RequestError>>> = vec![None; n];
+        let mut unsettled = n;
+        while unsettled > 0 {
+            let Some(((i, step), outcome)) = replies.next_until(deadline) else {
+                break;
+            };
+            if settled[i].is_some() {
+                continue;
+            }
+            let done = match (step, outcome) {
+                (_, Err(e)) => Some(Err(e)),
+                (Step::Barrier, Ok(_)) => Some(Ok(())),
+                // A flow-mod is answered only by an error.
+                (Step::FlowMods, Ok(_)) => None,
+                (Step::Flows, Ok(parts)) => on_flows(i, parts, replies),
+            };
+            if done.is_some() {
+                settled[i] = done;
+                unsettled -= 1;
+            }
+        }
+        // Late replies go where unrequested messages go.
+        replies.abandon(&self.ctl.fabric.requests);
+        settled
+            .into_iter()
+            .map(|s| s.unwrap_or(Err(RequestError::TimedOut)))
+            .collect()
+    }
+
+    /// An xid for a request of the operator's.
+    fn next_xid(&self) -> Xid {
+        self.ctl.fabric.next_xid()
+    }
+
+    /// Sends `out` to switch `id`, expecting answers to the xids of
+    /// `expected` in `replies` (tagged with `i` and their step); if it
+    /// cannot be sent, they fail at once as gone. Whether it was sent.
+    fn send_expecting(
+        &self,
+        replies: &mut Replies<(usize, Step)>,
+        id: SwitchId,
+        out: &[u8],
+        expected: &[(Xid, Step)],
+        i: usize,
+    ) -> bool {
+        let requests = &self.ctl.fabric.requests;
+        for &(xid, step) in expected {
+            replies.expect(requests, id, xid, (i, step));
+        }
+        let sent = self.net.send(id, out).is_ok();
+        if !sent {
+            for &(xid, _) in expected {
+                requests.fail(id, xid, RequestError::Gone);
+            }
+        }
+        sent
+    }
+
+    /// How many switches have not confirmed the deletion of a stopped
+    /// application's flows since the controller started: (application,
+    /// reason as [`RequestError::label`] names it, count), sorted.
+    pub fn stop_unconfirmed(&self) -> Vec<(String, &'static str, u64)> {
+        lock(&self.ctl.stop_unconfirmed)
+            .iter()
+            .map(|((app, why), n)| (app.clone(), *why, *n))
+            .collect()
     }
 
     /// Starts a stopped (or failed) application again: its `start`, then
@@ -444,13 +662,9 @@ impl Control {
     }
 }
 
-/// Every flow of switch `id`.
-fn flow_stats(
-    net: &Network,
-    id: SwitchId,
-    version: Version,
-) -> Result<Vec<FlowEntry>, ControlError> {
-    let request = match version {
+/// A request for every flow of a switch of `version`, in every table.
+fn flow_stats_request(version: Version) -> Message {
+    match version {
         Version::V10 => Message::V10(v10::Message::StatsRequest(v10::StatsRequest {
             flags: 0,
             body: v10::StatsRequestBody::Flow(v10::stats::FlowStatsRequest {
@@ -470,8 +684,11 @@ fn flow_stats(
                 match_: v13::Match13::default(),
             }),
         })),
-    };
-    let parts = net.request(id, &request).wait(SWITCH_TIMEOUT)?;
+    }
+}
+
+/// The flows in the parts of a flow statistics reply.
+fn flow_entries(parts: Vec<Message>) -> Vec<FlowEntry> {
     let mut flows = Vec::new();
     for p in parts {
         match p {
@@ -488,57 +705,59 @@ fn flow_stats(
             _ => {}
         }
     }
-    Ok(flows)
+    flows
 }
 
-/// Deletes the flows whose cookie matches `cookie` in `mask`: on 1.3 with
-/// one cookie-masked delete; on 1.0, which cannot delete by cookie, by
-/// reading the flows and deleting each of them strictly.
-fn delete_by_cookie(
+/// Every flow of switch `id`.
+fn flow_stats(
     net: &Network,
-    info: &SwitchInfo,
+    id: SwitchId,
+    version: Version,
+) -> Result<Vec<FlowEntry>, ControlError> {
+    let parts = net
+        .request(id, &flow_stats_request(version))
+        .wait(SWITCH_TIMEOUT)?;
+    Ok(flow_entries(parts))
+}
+
+/// Appends a BARRIER_REQUEST of `version`.
+fn encode_barrier(out: &mut Vec<u8>, version: Version, xid: Xid) {
+    match version {
+        Version::V10 => Message::V10(v10::Message::BarrierRequest),
+        Version::V13 => Message::V13(v13::Message::BarrierRequest),
+    }
+    .encode(xid, out);
+}
+
+/// Appends, all with `xid` (so that an error for any of them is heard), a
+/// strict delete of each 1.0 flow of `flows` whose cookie matches `cookie` in `mask` (1.0
+/// cannot delete by cookie); returns how many.
+fn encode_strict_deletes10(
+    out: &mut Vec<u8>,
+    xid: Xid,
+    flows: &[FlowEntry],
     cookie: Cookie,
     mask: u64,
-) -> Result<usize, ControlError> {
-    match info.version {
-        Version::V13 => {
-            let mut out = Vec::new();
-            baton_openflow::neutral::encode_flow_delete_by_cookie(
-                &mut out,
-                baton_openflow::Xid(0),
-                cookie,
-                mask,
-            );
-            net.send(info.id, &out)
-                .map_err(|_| ControlError::Switch(RequestError::Gone))?;
-            Ok(1)
+) -> usize {
+    let mut n = 0;
+    for f in flows {
+        let FlowEntry::V10(f) = f else { continue };
+        if f.cookie.0 & mask != cookie.0 {
+            continue;
         }
-        Version::V10 => {
-            let mut n = 0;
-            for f in flow_stats(net, info.id, Version::V10)? {
-                let FlowEntry::V10(f) = f else { continue };
-                if f.cookie.0 & mask != cookie.0 {
-                    continue;
-                }
-                let msg = v10::Message::FlowMod(v10::FlowMod {
-                    match_: f.match_,
-                    cookie: f.cookie,
-                    command: v10::FlowModCommand::DeleteStrict,
-                    idle_timeout: 0,
-                    hard_timeout: 0,
-                    priority: f.priority,
-                    buffer_id: baton_openflow::BufferId::NONE,
-                    out_port: PortNo::ANY,
-                    flags: 0,
-                    actions: Vec::new(),
-                });
-                let mut out = Vec::new();
-                msg.encode(baton_openflow::Xid(0), &mut out);
-                if net.send(info.id, &out).is_ok() {
-                    n += 1;
-                }
-            }
-            Ok(n)
-        }
+        let head = v10::FlowModHead {
+            match_: f.match_,
+            cookie: f.cookie,
+            command: v10::FlowModCommand::DeleteStrict,
+            idle_timeout: 0,
+            hard_timeout: 0,
+            priority: f.priority,
+            buffer_id: BufferId::NONE,
+            out_port: PortNo::ANY,
+            flags: 0,
+        };
+        v10::encode_flow_mod(out, xid, &head, &[]);
+        n += 1;
     }
+    n
 }

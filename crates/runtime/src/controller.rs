@@ -1,11 +1,14 @@
 //! [`Controller`]: what every thread of one runtime shares (the switch
 //! table, the pipeline, the configuration, the clock, the statistics),
-//! and the bookkeeping when a switch comes up or goes.
+//! and the bookkeeping when a switch comes up or goes, with its log lines
+//! (those of connections that fail before their handshake rate-limited
+//! by [`FailureLog`]).
 
 use crate::app::AnyApp;
 use crate::config::Config;
 use crate::conn::Connection;
 use crate::env::Environment;
+use crate::failure_log::{self, FailureLog, Line, Suppressed};
 use crate::io::Clock;
 use crate::network::{Fabric, Network, Timers};
 use crate::pipeline::Pipeline;
@@ -17,7 +20,7 @@ use crate::switch::{SendError, SwitchId, SwitchInfo};
 use crate::sync::lock;
 use crate::table::{Kill, SwitchTable, Task, TaskState};
 use baton_openflow::{DatapathId, Version, Xid};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
@@ -35,6 +38,11 @@ pub(crate) struct Controller {
     pub workers: Vec<Arc<WorkerStats>>,
     /// Connections accepted and closed.
     pub stats: ControllerStats,
+    /// The log lines of connections that fail before their handshake.
+    pub failure_log: Arc<Mutex<FailureLog>>,
+    /// Switches that did not confirm the deletion of a stopped
+    /// application's flows, by application and reason.
+    pub stop_unconfirmed: Mutex<BTreeMap<(String, &'static str), u64>>,
     /// The BDU in nanoseconds; changeable while running.
     pub bdu_ns: AtomicU64,
     pub clock: Clock,
@@ -118,6 +126,15 @@ impl Controller {
         });
         let net = Network::new(fabric.clone());
         let workers = config.workers.max(1);
+        // Sums up the last window of a flood of failed connections, which
+        // no later failure will.
+        let failure_log = Arc::new(Mutex::new(FailureLog::default()));
+        let log = failure_log.clone();
+        net.every("connection log", failure_log::WINDOW, move |net| {
+            if let Some(s) = lock(&log).flush(net.now()) {
+                log_suppressed(&s);
+            }
+        });
         Controller {
             table,
             pipeline: Pipeline::new(apps, &net),
@@ -136,6 +153,8 @@ impl Controller {
                 .map(|_| Arc::new(WorkerStats::default()))
                 .collect(),
             stats: ControllerStats::default(),
+            failure_log,
+            stop_unconfirmed: Mutex::new(BTreeMap::new()),
             clock: Clock::new(),
             readiness: OnceLock::new(),
         }
@@ -177,11 +196,16 @@ impl Controller {
         let old = lock(&self.dpids).insert(info.dpid, info.id);
         if let Some(old) = old.filter(|&o| o != info.id) {
             if let Some(old_slot) = self.table.get(old) {
-                tracing::info!(
+                // Right for a switch that reconnects; without TLS client
+                // certificates anyone on the control network can do it.
+                let old_peer = *lock(&old_slot.peer);
+                tracing::warn!(
                     dpid = %info.dpid,
                     old = %old,
+                    old_peer = %Peer(old_peer),
                     new = %info.id,
-                    "datapath reconnected; closing its previous connection"
+                    new_peer = %Peer(info.peer),
+                    "datapath id claimed by a new connection; closing its previous one"
                 );
                 old_slot.kill(Kill::Replaced);
                 if let Some(s) = lock(&old_slot.out).stream.as_ref() {
@@ -224,12 +248,26 @@ impl Controller {
             self.pipeline
                 .switch_down(&info, std::mem::take(&mut conn.states));
             tracing::info!(%reason, "switch disconnected");
-        } else if let CloseReason::Tls(_) = reason {
-            // A certificate refused, or not TLS at all: the operator may
-            // want to know.
-            tracing::warn!(%reason, "TLS connection failed");
         } else {
-            tracing::info!(%reason, "connection closed before the handshake finished");
+            let now = Instant::now();
+            let mut log = lock(&self.failure_log);
+            let summary = log.flush(now);
+            let line = log.note(now, reason.label());
+            drop(log);
+            if let Some(s) = summary {
+                log_suppressed(&s);
+            }
+            match (line, reason) {
+                (Line::Count, _) => {}
+                // A certificate refused, or not TLS at all: the operator
+                // may want to know.
+                (Line::Write, CloseReason::Tls(_)) => {
+                    tracing::warn!(%reason, "TLS connection failed")
+                }
+                (Line::Write, _) => {
+                    tracing::info!(%reason, "connection closed before the handshake finished");
+                }
+            }
         }
         drop(conn);
         debug_assert!(matches!(
@@ -242,5 +280,29 @@ impl Controller {
     /// The current batching-delay upper bound.
     pub fn bdu(&self) -> std::time::Duration {
         std::time::Duration::from_nanos(self.bdu_ns.load(Ordering::Relaxed))
+    }
+}
+
+/// Logs the connection failures a window of the [`FailureLog`] only
+/// counted: one line, outside any switch's span.
+fn log_suppressed(s: &Suppressed) {
+    tracing::warn!(
+        parent: None,
+        count = s.total(),
+        by_reason = %s,
+        window_s = failure_log::WINDOW.as_secs(),
+        "connections that failed before their handshake were not logged one by one"
+    );
+}
+
+/// A peer's address, or `-` for a connection without one.
+struct Peer(Option<std::net::SocketAddr>);
+
+impl std::fmt::Display for Peer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(a) => write!(f, "{a}"),
+            None => f.write_str("-"),
+        }
     }
 }

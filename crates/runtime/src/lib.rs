@@ -76,6 +76,7 @@ mod batch;
 mod conn;
 mod controller;
 mod engine;
+mod failure_log;
 mod framing;
 mod io;
 pub mod pipeline;

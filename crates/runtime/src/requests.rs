@@ -2,7 +2,9 @@
 //! roles): the message goes out with a fresh xid, and the reply with that
 //! xid comes back to whoever asked instead of going to the applications.
 //! A multipart reply is gathered until its last part; an OFPT_ERROR with
-//! the xid answers the request with the error.
+//! the xid answers the request with the error. One request's reply is a
+//! [`Reply`]; the replies of many (one per switch, say) can come on one
+//! channel instead, a [`Replies`], and be waited for against one deadline.
 
 use crate::switch::SwitchId;
 use crate::sync::lock;
@@ -13,7 +15,7 @@ use std::fmt;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Why a request got no reply.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,14 +41,30 @@ impl fmt::Display for RequestError {
     }
 }
 
+impl RequestError {
+    /// A short name for logs, metric labels and JSON: `gone`,
+    /// `wrong_version`, `timed_out` or `refused`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            RequestError::Gone => "gone",
+            RequestError::WrongVersion => "wrong_version",
+            RequestError::TimedOut => "timed_out",
+            RequestError::Refused(_) => "refused",
+        }
+    }
+}
+
 impl std::error::Error for RequestError {}
 
 type Outcome = Result<Vec<Message>, RequestError>;
 
+/// A request's outcome with the switch and xid it was asked of.
+type Answer = (SwitchId, Xid, Outcome);
+
 /// The reply to one request, once it comes.
 #[derive(Debug)]
 pub struct Reply {
-    rx: Receiver<Outcome>,
+    rx: Receiver<Answer>,
 }
 
 impl Reply {
@@ -55,7 +73,7 @@ impl Reply {
     /// reply cannot arrive while its worker waits.
     pub fn wait(self, timeout: Duration) -> Outcome {
         match self.rx.recv_timeout(timeout) {
-            Ok(r) => r,
+            Ok((_, _, r)) => r,
             Err(RecvTimeoutError::Timeout) => Err(RequestError::TimedOut),
             Err(RecvTimeoutError::Disconnected) => Err(RequestError::Gone),
         }
@@ -63,13 +81,70 @@ impl Reply {
 
     /// The reply if it has come.
     pub fn try_take(&self) -> Option<Outcome> {
-        self.rx.try_recv().ok()
+        self.rx.try_recv().ok().map(|(_, _, r)| r)
+    }
+}
+
+/// The replies to many requests, on one channel: each request is
+/// expected with a tag (which switch, which step), and
+/// [`Replies::next_until`] hands back the tag and outcome of whichever
+/// answers next, so one thread waits on all of them against one
+/// deadline.
+pub(crate) struct Replies<T> {
+    tx: Sender<Answer>,
+    rx: Receiver<Answer>,
+    open: HashMap<(SwitchId, Xid), T>,
+}
+
+impl<T> Replies<T> {
+    /// None expected yet.
+    pub fn new() -> Replies<T> {
+        let (tx, rx) = channel();
+        Replies {
+            tx,
+            rx,
+            open: HashMap::new(),
+        }
+    }
+
+    /// Expects the reply to the request `xid` about to be sent to switch
+    /// `id`, tagged `tag`.
+    pub fn expect(&mut self, requests: &Requests, id: SwitchId, xid: Xid, tag: T) {
+        requests.register_to(id, xid, self.tx.clone());
+        self.open.insert((id, xid), tag);
+    }
+
+    /// The next request answered (or failed), with its tag; `None` once
+    /// none is open or at `deadline`.
+    pub fn next_until(&mut self, deadline: Instant) -> Option<(T, Outcome)> {
+        while !self.open.is_empty() {
+            let left = deadline.checked_duration_since(Instant::now())?;
+            // `self.tx` lives as long as `rx`: a disconnect cannot happen.
+            let (id, xid, outcome) = self.rx.recv_timeout(left).ok()?;
+            // An answer to a request no longer open (abandoned) is dropped.
+            if let Some(tag) = self.open.remove(&(id, xid)) {
+                return Some((tag, outcome));
+            }
+        }
+        None
+    }
+
+    /// Gives up on the requests still open, so that late replies go
+    /// where unrequested messages go: their tags.
+    pub fn abandon(&mut self, requests: &Requests) -> Vec<T> {
+        self.open
+            .drain()
+            .map(|((id, xid), tag)| {
+                requests.forget(id, xid);
+                tag
+            })
+            .collect()
     }
 }
 
 struct Pending {
     parts: Vec<Message>,
-    done: Sender<Outcome>,
+    done: Sender<Answer>,
 }
 
 /// The requests waiting for replies.
@@ -84,26 +159,32 @@ impl Requests {
     /// Waits for the reply with `xid` from switch `id`.
     pub fn register(&self, id: SwitchId, xid: Xid) -> Reply {
         let (done, rx) = channel();
-        let mut p = lock(&self.pending);
-        if p.insert(
-            (id, xid),
-            Pending {
-                parts: Vec::new(),
-                done,
-            },
-        )
-        .is_none()
-        {
+        self.register_to(id, xid, done);
+        Reply { rx }
+    }
+
+    /// Sends the reply with `xid` from switch `id` to `done` when it
+    /// comes.
+    fn register_to(&self, id: SwitchId, xid: Xid, done: Sender<Answer>) {
+        let pending = Pending {
+            parts: Vec::new(),
+            done,
+        };
+        if lock(&self.pending).insert((id, xid), pending).is_none() {
             self.waiting.fetch_add(1, Ordering::AcqRel);
         }
-        Reply { rx }
     }
 
     /// A request could not be sent.
     pub fn fail(&self, id: SwitchId, xid: Xid, why: RequestError) {
         if let Some(p) = self.take(id, xid) {
-            let _ = p.done.send(Err(why));
+            let _ = p.done.send((id, xid, Err(why)));
         }
+    }
+
+    /// No one waits for the reply with `xid` from switch `id` any more.
+    pub fn forget(&self, id: SwitchId, xid: Xid) {
+        self.take(id, xid);
     }
 
     fn take(&self, id: SwitchId, xid: Xid) -> Option<Pending> {
@@ -138,7 +219,9 @@ impl Requests {
             drop(pending);
             self.waiting.fetch_sub(1, Ordering::AcqRel);
             if let Some(p) = p {
-                let _ = p.done.send(Err(RequestError::Refused(Box::new(msg))));
+                let _ = p
+                    .done
+                    .send((id, xid, Err(RequestError::Refused(Box::new(msg)))));
             }
             return None;
         }
@@ -148,7 +231,7 @@ impl Requests {
             drop(pending);
             self.waiting.fetch_sub(1, Ordering::AcqRel);
             if let Some(p) = p {
-                let _ = p.done.send(Ok(p.parts));
+                let _ = p.done.send((id, xid, Ok(p.parts)));
             }
         }
         None
@@ -159,14 +242,62 @@ impl Requests {
         if self.waiting.load(Ordering::Acquire) == 0 {
             return;
         }
-        let gone: Vec<Pending> = {
+        let gone: Vec<(Xid, Pending)> = {
             let mut p = lock(&self.pending);
             let keys: Vec<_> = p.keys().filter(|(s, _)| *s == id).copied().collect();
-            keys.into_iter().filter_map(|k| p.remove(&k)).collect()
+            keys.into_iter()
+                .filter_map(|k| Some((k.1, p.remove(&k)?)))
+                .collect()
         };
         self.waiting.fetch_sub(gone.len(), Ordering::AcqRel);
-        for p in gone {
-            let _ = p.done.send(Err(RequestError::Gone));
+        for (xid, p) in gone {
+            let _ = p.done.send((id, xid, Err(RequestError::Gone)));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn barrier_reply() -> Message {
+        Message::V13(v13::Message::BarrierReply)
+    }
+
+    #[test]
+    fn many_replies_come_on_one_channel_in_the_order_they_arrive() {
+        let requests = Requests::default();
+        let (a, b, c) = (
+            SwitchId::new(1, 0),
+            SwitchId::new(2, 0),
+            SwitchId::new(3, 0),
+        );
+        let mut replies = Replies::new();
+        replies.expect(&requests, a, Xid(10), 'a');
+        replies.expect(&requests, b, Xid(11), 'b');
+        replies.expect(&requests, c, Xid(12), 'c');
+        // Another switch's message with the same xid is not a reply.
+        let stray = barrier_reply();
+        assert_eq!(requests.offer(c, Xid(10), stray.clone()), Some(stray));
+        assert_eq!(requests.offer(b, Xid(11), barrier_reply()), None);
+        requests.switch_gone(a);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        assert_eq!(
+            replies.next_until(deadline),
+            Some(('b', Ok(vec![barrier_reply()])))
+        );
+        assert_eq!(
+            replies.next_until(deadline),
+            Some(('a', Err(RequestError::Gone)))
+        );
+        // `c` never answers: the deadline ends the wait.
+        assert_eq!(replies.next_until(Instant::now()), None);
+        assert_eq!(replies.abandon(&requests), vec!['c']);
+        // Its late reply goes where unrequested messages go.
+        assert_eq!(
+            requests.offer(c, Xid(12), barrier_reply()),
+            Some(barrier_reply())
+        );
+        assert_eq!(requests.waiting.load(Ordering::Acquire), 0);
     }
 }

@@ -17,27 +17,11 @@ use baton_runtime::testing::port;
 use baton_runtime::{AnyApp, App, Config, PacketInBatch, Runtime, SwitchCtx};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
-use support::{Msg, TestSwitch, mac, tcp_frame};
+use std::time::Duration;
+use support::{Msg, TestSwitch, flow_stats10, mac, tcp_frame, wait_for};
 
 fn start(apps: Vec<AnyApp>) -> Runtime {
-    let cfg = Config {
-        listen: vec!["127.0.0.1:0".parse().unwrap()],
-        workers: 2,
-        // No keepalive traffic in the silences the tests listen to.
-        echo_interval: Duration::from_secs(60),
-        echo_timeout: Duration::from_secs(120),
-        ..Config::default()
-    };
-    Runtime::start(cfg, apps).expect("runtime starts")
-}
-
-fn wait_for(what: &str, cond: impl Fn() -> bool) {
-    let deadline = Instant::now() + support::PATIENCE;
-    while !cond() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    support::start_quiet(2, apps)
 }
 
 /// Installs one flow at switch-up, floods packet-ins, and panics on a
@@ -298,22 +282,11 @@ fn an_application_stopped_and_started_again_while_switches_stay_connected() {
         let control = control.clone();
         std::thread::spawn(move || control.stop_app("flow", false))
     };
-    // Switches are visited in datapath id order: 10 first.
-    // 1.0: the flows are read, and the application's deleted one by one.
+    // Both are asked at once.
+    // 1.0: the flows are read, and the application's deleted strictly,
+    // then a barrier.
     let (xid, _) = next_request(&mut s10);
-    let flow = |cookie: u64| v10::stats::FlowStats {
-        table_id: 0,
-        match_: v10::Match10::ALL,
-        duration_sec: 0,
-        duration_nsec: 0,
-        priority: 3,
-        idle_timeout: 0,
-        hard_timeout: 0,
-        cookie: Cookie(cookie),
-        packet_count: 0,
-        byte_count: 0,
-        actions: Vec::new(),
-    };
+    let flow = |cookie: u64| flow_stats10(cookie, 3);
     s10.reply(
         xid,
         v10::Message::StatsReply(v10::StatsReply {
@@ -328,7 +301,8 @@ fn an_application_stopped_and_started_again_while_switches_stay_connected() {
         }
         other => panic!("{other:?}"),
     }
-    // 1.3: one delete by cookie.
+    answer_barrier(&mut s10);
+    // 1.3: one delete by cookie, then a barrier.
     match s13.recv() {
         Some(Msg::V13(v13::Message::FlowMod(f))) => {
             assert_eq!(f.command, v13::FlowModCommand::Delete);
@@ -336,7 +310,11 @@ fn an_application_stopped_and_started_again_while_switches_stay_connected() {
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(stopper.join().unwrap(), Ok(2));
+    answer_barrier(&mut s13);
+    let report = stopper.join().unwrap().unwrap();
+    assert_eq!(report.flows_deleted, 2);
+    assert_eq!(report.confirmed, [DatapathId(10), DatapathId(13)]);
+    assert_eq!(report.unconfirmed, []);
     wait_for("both switches to hand the state back", || {
         app.downs.load(Ordering::SeqCst) == 2
     });

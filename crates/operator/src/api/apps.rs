@@ -29,7 +29,9 @@ fn app(s: &Shared, name: &str) -> Result<App, ApiError> {
 }
 
 /// Stops an application: it gets no more events, and the flows it
-/// installed are deleted from every switch unless `keep_flows=true`.
+/// installed are deleted from every switch unless `keep_flows=true`. Every
+/// switch is asked at once and waited for until one deadline (3 s,
+/// however many switches); those that did not confirm are listed.
 #[utoipa::path(post, path = "/api/v1/apps/{name}/stop", tag = "apps", operation_id = "stop_app",
     params(("name" = String, Path, description = "The application"), StopQuery),
     security(("bearer" = [])),
@@ -46,11 +48,8 @@ pub(super) async fn stop(
     let q = query(q)?;
     let control = s.control.clone();
     let n = name.clone();
-    let flows_deleted = blocking(move || control.stop_app(&n, q.keep_flows)).await??;
-    Ok(Json(AppStopped {
-        app: app(&s, &name)?,
-        flows_deleted,
-    }))
+    let report = blocking(move || control.stop_app(&n, q.keep_flows)).await??;
+    Ok(Json(AppStopped::new(app(&s, &name)?, &report)))
 }
 
 /// Starts a stopped (or failed) application again: it hears of every

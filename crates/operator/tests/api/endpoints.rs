@@ -267,6 +267,9 @@ fn switches_flows_apps_and_the_scheduler_with_switches_connected() {
     let (code, stopped) = c.call("POST", "/api/v1/apps/learning-switch/stop", None);
     assert_eq!(code, 200);
     assert!(stopped["flows_deleted"].as_u64().unwrap() >= 1, "{stopped}");
+    // Both switches confirmed with a barrier's reply.
+    assert_eq!(stopped["switches_confirmed"], 2, "{stopped}");
+    assert_eq!(stopped["unconfirmed"], json!([]), "{stopped}");
     assert_eq!(
         c.get("/api/v1/switches").1.as_array().unwrap().len(),
         2,

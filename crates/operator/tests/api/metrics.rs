@@ -40,6 +40,7 @@ fn metrics_name_each_switch_worker_and_application() {
         "baton_hosts 0",
         "baton_connections_accepted_total 1",
         "# TYPE baton_connections_closed_total counter",
+        "# TYPE baton_app_stop_unconfirmed_total counter",
         "# TYPE baton_message_delay_seconds histogram",
     ] {
         assert!(

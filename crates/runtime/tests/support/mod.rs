@@ -5,8 +5,8 @@
 
 use baton_openflow::hello::Hello;
 use baton_openflow::neutral::{Message, PortDesc};
-use baton_openflow::{BufferId, DatapathId, PortNo, Version, Xid, v10, v13};
-use baton_runtime::testing;
+use baton_openflow::{BufferId, Cookie, DatapathId, PortNo, Version, Xid, v10, v13};
+use baton_runtime::{AnyApp, Config, Runtime, testing};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
@@ -313,4 +313,44 @@ pub fn tcp_frame(src: [u8; 6], dst: [u8; 6]) -> Vec<u8> {
 
 pub fn mac(n: u8) -> [u8; 6] {
     [0, 0, 0, 0, 0, n]
+}
+
+/// A runtime on a free loopback port with `workers` workers and no
+/// keepalive traffic in the silences the tests listen to.
+pub fn start_quiet(workers: usize, apps: Vec<AnyApp>) -> Runtime {
+    let cfg = Config {
+        listen: vec!["127.0.0.1:0".parse().unwrap()],
+        workers,
+        echo_interval: Duration::from_secs(60),
+        echo_timeout: Duration::from_secs(120),
+        ..Config::default()
+    };
+    Runtime::start(cfg, apps).expect("runtime starts")
+}
+
+/// Waits until `cond` holds; panics after `PATIENCE`, naming `what`.
+pub fn wait_for(what: &str, cond: impl Fn() -> bool) {
+    let deadline = Instant::now() + PATIENCE;
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// A 1.0 flow in table 0 matching everything, as a switch reports it in
+/// a flow statistics reply.
+pub fn flow_stats10(cookie: u64, priority: u16) -> v10::stats::FlowStats {
+    v10::stats::FlowStats {
+        table_id: 0,
+        match_: v10::Match10::ALL,
+        duration_sec: 0,
+        duration_nsec: 0,
+        priority,
+        idle_timeout: 0,
+        hard_timeout: 0,
+        cookie: Cookie(cookie),
+        packet_count: 0,
+        byte_count: 0,
+        actions: Vec::new(),
+    }
 }
