@@ -108,11 +108,11 @@ impl<'de, T: FromStr<Err: fmt::Display>> Deserialize<'de> for Parsed<T> {
     }
 }
 
-/// The batching-delay upper bounds `bdu_us` accepts, microseconds: 10 µs
-/// to 1 s, the range the runtime's `Control::set_bdu` enforces, so that
-/// the file, `--bdu-us` and `PATCH /api/v1/scheduler` refuse the same
-/// values, each with an error that names the key.
-pub const BDU_US: RangeInclusive<u64> = 10..=1_000_000;
+/// The batching-delay upper bounds `bdu_us` accepts, microseconds: the
+/// runtime's own range, so that the file, `--bdu-us` and `PATCH
+/// /api/v1/scheduler` refuse the same values, each with an error that
+/// names the key.
+pub const BDU_US: RangeInclusive<u64> = baton_runtime::control::BDU_RANGE_US;
 
 /// `us` microseconds as a BDU, or why not ([`BDU_US`]).
 pub fn bdu_from_us(us: u64) -> Result<Duration, String> {

@@ -32,6 +32,10 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+/// The batching-delay upper bounds the controller accepts, microseconds:
+/// 10 µs to 1 s.
+pub const BDU_RANGE_US: std::ops::RangeInclusive<u64> = 10..=1_000_000;
+
 /// How long a switch may take to answer the operator.
 pub const SWITCH_TIMEOUT: Duration = Duration::from_secs(3);
 
@@ -647,10 +651,10 @@ impl Control {
         }
     }
 
-    /// Changes the batching-delay upper bound (Maestro §3.3): between 10 µs
-    /// and 1 s.
+    /// Changes the batching-delay upper bound (Maestro §3.3): within
+    /// [`BDU_RANGE_US`].
     pub fn set_bdu(&self, bdu: Duration) -> Result<(), ControlError> {
-        if !(Duration::from_micros(10)..=Duration::from_secs(1)).contains(&bdu) {
+        if !u64::try_from(bdu.as_micros()).is_ok_and(|us| BDU_RANGE_US.contains(&us)) {
             return Err(ControlError::Invalid(format!(
                 "BDU {bdu:?} is out of range: 10 µs to 1 s"
             )));
