@@ -77,6 +77,7 @@ pub mod hello;
 pub mod neutral;
 pub mod packet;
 pub mod switch_config;
+mod twin;
 pub mod types;
 pub mod v10;
 pub mod v13;

@@ -1,0 +1,247 @@
+//! Messages whose OpenFlow 1.0 and 1.3 forms differ only in constants (the
+//! version, the message type, field offsets, the width of a port, the
+//! version's actions), written once and instantiated per version, so that
+//! a fix made in one version cannot miss the other.
+//!
+//! Each macro here expands, inside a version's module, to what that
+//! module would otherwise spell out: the view over received bytes, the
+//! owned form and the encoders. The version's file gives the constants and
+//! keeps its own tests.
+
+/// OFPT_PACKET_OUT (`ofp_packet_out`): the view, the owned form and the
+/// encoders, for the version whose constants are given:
+///
+/// ```text
+/// crate::twin::packet_out! {
+///     version: V10, msg_type: MsgType10, spec: "1.0.0 §5.3.6",
+///     action: super::action,
+///     in_port: 12..14, read |b, f| ..., write |b, f, port| ...,
+///     in_port_doc: "...",
+///     actions_len: 14..16, actions: 16,
+/// }
+/// ```
+macro_rules! packet_out {
+    (
+        version: $version:ident,
+        msg_type: $msg_type:ident,
+        spec: $spec:literal,
+        action: $($action:ident)::+,
+        in_port: $in_port:expr, read $read_port:expr, write $write_port:expr,
+        in_port_doc: $in_port_doc:literal,
+        actions_len: $actions_len:expr,
+        actions: $actions:expr $(,)?
+    ) => {
+        use $crate::error::{DecodeError, ErrorKind};
+        use $crate::header::{self, Header, MsgKind, finish_message, start_message};
+        use $crate::types::{BufferId, PortNo, Xid};
+        use $crate::version::Version;
+        use $crate::wire::{Put, get_u16, get_u32, set_u16, set_u32};
+        use $($action)::+::{Action, ActionIter, emit_actions};
+
+        /// Byte offsets of `ofp_packet_out`, header included. The actions
+        /// take `actions_len` bytes from [`ACTIONS`](field::ACTIONS); the
+        /// frame follows them.
+        mod field {
+            use $crate::wire::Field;
+
+            pub const BUFFER_ID: Field = 8..12;
+            pub const IN_PORT: Field = $in_port;
+            pub const ACTIONS_LEN: Field = $actions_len;
+            pub const ACTIONS: usize = $actions;
+        }
+
+        $crate::header::message_view! {
+            #[doc = concat!("A view of an OFPT_PACKET_OUT in a buffer (", $spec, ").")]
+            ///
+            /// [`PacketOutView::new_checked`] checks the header and that
+            /// `actions_len` fits the message; the actions are checked as
+            /// they are iterated. Accessors never panic.
+            PacketOutView
+        }
+
+        impl<T: AsRef<[u8]>> PacketOutView<T> {
+            /// A view of `buffer`, which must hold exactly one
+            /// OFPT_PACKET_OUT whose `actions_len` fits in it
+            /// ([`ErrorKind::BadLength`] otherwise).
+            #[inline]
+            pub fn new_checked(buffer: T) -> Result<Self, DecodeError> {
+                let b = buffer.as_ref();
+                Header::check_kind(b, Version::$version, &[MsgKind::PacketOut])?;
+                let v = PacketOutView::new_unchecked(b);
+                if v.data_start() > b.len() {
+                    return Err(DecodeError::new(
+                        ErrorKind::BadLength {
+                            claimed: usize::from(v.actions_len()),
+                        },
+                        field::ACTIONS_LEN.start,
+                        "ofp_packet_out.actions_len",
+                    ));
+                }
+                Ok(PacketOutView { buffer })
+            }
+
+            /// `buffer_id` ([`BufferId::NONE`] when the frame is in `data`).
+            #[inline]
+            pub fn buffer_id(&self) -> BufferId {
+                BufferId(get_u32(self.buffer.as_ref(), field::BUFFER_ID))
+            }
+
+            /// `in_port`.
+            #[inline]
+            pub fn in_port(&self) -> PortNo {
+                ($read_port)(self.buffer.as_ref(), field::IN_PORT)
+            }
+
+            /// `actions_len`: bytes of actions.
+            #[inline]
+            pub fn actions_len(&self) -> u16 {
+                get_u16(self.buffer.as_ref(), field::ACTIONS_LEN)
+            }
+
+            /// Where the frame starts.
+            #[inline]
+            fn data_start(&self) -> usize {
+                field::ACTIONS + usize::from(self.actions_len())
+            }
+        }
+
+        impl<'a, T: AsRef<[u8]> + ?Sized> PacketOutView<&'a T> {
+            /// The raw actions region (`actions_len` bytes).
+            #[inline]
+            pub fn actions_bytes(&self) -> &'a [u8] {
+                let end = self.data_start();
+                self.buffer.as_ref().get(field::ACTIONS..end).unwrap_or(&[])
+            }
+
+            /// The actions, each checked as it is reached.
+            #[inline]
+            pub fn actions(&self) -> ActionIter<'a> {
+                ActionIter::new(self.actions_bytes(), field::ACTIONS)
+            }
+
+            /// `data`: the frame, when `buffer_id` is [`BufferId::NONE`].
+            #[inline]
+            pub fn data(&self) -> &'a [u8] {
+                let start = self.data_start();
+                self.buffer.as_ref().get(start..).unwrap_or(&[])
+            }
+        }
+
+        impl<T: AsRef<[u8]> + AsMut<[u8]>> PacketOutView<T> {
+            /// Sets `buffer_id`.
+            #[inline]
+            pub fn set_buffer_id(&mut self, v: BufferId) {
+                set_u32(self.buffer.as_mut(), field::BUFFER_ID, v.0);
+            }
+
+            /// Sets `in_port`.
+            #[inline]
+            pub fn set_in_port(&mut self, v: PortNo) {
+                ($write_port)(self.buffer.as_mut(), field::IN_PORT, v);
+            }
+
+            /// Sets `actions_len` (the actions and the frame must then be
+            /// where it says).
+            #[inline]
+            pub fn set_actions_len(&mut self, v: u16) {
+                set_u16(self.buffer.as_mut(), field::ACTIONS_LEN, v);
+            }
+        }
+
+        #[doc = concat!("The body of OFPT_PACKET_OUT (`ofp_packet_out`, ", $spec, "), owned.")]
+        #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+        pub struct PacketOut {
+            /// `buffer_id`, or [`BufferId::NONE`] when the frame is in `data`.
+            pub buffer_id: BufferId,
+            #[doc = $in_port_doc]
+            pub in_port: PortNo,
+            /// `actions`.
+            pub actions: Vec<Action>,
+            /// `data`.
+            pub data: Vec<u8>,
+        }
+
+        impl PacketOut {
+            /// The owned form of a checked view; fails on the first bad
+            /// action.
+            pub fn parse<T: AsRef<[u8]> + ?Sized>(
+                v: &PacketOutView<&T>,
+            ) -> Result<Self, DecodeError> {
+                Ok(PacketOut {
+                    buffer_id: v.buffer_id(),
+                    in_port: v.in_port(),
+                    actions: v.actions().collect::<Result<_, _>>()?,
+                    data: v.data().to_vec(),
+                })
+            }
+
+            /// Appends the whole message, [`PacketOut::buffer_len`] bytes
+            /// (through [`encode_packet_out`]).
+            pub fn emit(&self, xid: Xid, out: &mut Vec<u8>) {
+                encode_packet_out(
+                    out,
+                    xid,
+                    self.buffer_id,
+                    self.in_port,
+                    &self.actions,
+                    &self.data,
+                );
+            }
+
+            /// Bytes of the whole message.
+            pub fn buffer_len(&self) -> usize {
+                field::ACTIONS
+                    + self.actions.iter().map(Action::wire_len).sum::<usize>()
+                    + self.data.len()
+            }
+        }
+
+        #[doc = concat!("Appends an OFPT_PACKET_OUT (", $spec, ") with `actions` and `data`.")]
+        #[inline]
+        pub fn encode_packet_out(
+            out: &mut Vec<u8>,
+            xid: Xid,
+            buffer_id: BufferId,
+            in_port: PortNo,
+            actions: &[Action],
+            data: &[u8],
+        ) {
+            encode_packet_out_with(
+                out,
+                xid,
+                buffer_id,
+                in_port,
+                |out| emit_actions(out, actions),
+                data,
+            );
+        }
+
+        /// Appends an OFPT_PACKET_OUT whose actions `write_actions`
+        /// appends (each with [`Action::emit`]); `actions_len` is filled
+        /// in afterwards.
+        #[inline]
+        pub fn encode_packet_out_with(
+            out: &mut Vec<u8>,
+            xid: Xid,
+            buffer_id: BufferId,
+            in_port: PortNo,
+            write_actions: impl FnOnce(&mut Vec<u8>),
+            data: &[u8],
+        ) {
+            let at = start_message(out, Version::$version, $crate::header::$msg_type::PacketOut.into(), xid);
+            out.put_zeros(field::ACTIONS - header::HEADER_LEN);
+            let actions_at = out.len();
+            write_actions(out);
+            let actions_len = (out.len() - actions_at).min(usize::from(u16::MAX)) as u16;
+            if let Some(b) = out.get_mut(at..) {
+                let mut v = PacketOutView::new_unchecked(b);
+                v.set_buffer_id(buffer_id);
+                v.set_in_port(in_port);
+                v.set_actions_len(actions_len);
+            }
+            out.put_slice(data);
+            finish_message(out, at);
+        }
+    };
+}
+pub(crate) use packet_out;
