@@ -24,6 +24,7 @@
 use crate::frames::{DataFrame, PORTS, SRC_HOST, host_mac, host_port};
 use baton_openflow::header::{HEADER_LEN, Header, MsgType10, MsgType13};
 use baton_openflow::hello::{self, Hello, HelloElement};
+use baton_openflow::neutral::encode_packet_in_no_match;
 use baton_openflow::types::{BufferId, DatapathId, MacAddr, PortNo, Xid};
 use baton_openflow::version::Version;
 use baton_openflow::{v10, v13};
@@ -92,9 +93,9 @@ impl DataPacketIns {
         let frame = DataFrame::new(index);
         let encode = |port: PortNo, xid: u32, buffer_id: u32| {
             let mut out = Vec::new();
-            encode_packet_in(
-                version,
+            encode_packet_in_no_match(
                 &mut out,
+                version,
                 Xid(xid),
                 BufferId(buffer_id),
                 port,
@@ -131,40 +132,6 @@ impl DataPacketIns {
         // the three bytes.
         let h = (host as u32).wrapping_add(1).to_be_bytes();
         msg[self.host_at..self.host_at + 3].copy_from_slice(&h[1..]);
-    }
-}
-
-/// Appends a PACKET_IN (reason NO_MATCH) carrying `frame`.
-fn encode_packet_in(
-    version: Version,
-    out: &mut Vec<u8>,
-    xid: Xid,
-    buffer_id: BufferId,
-    in_port: PortNo,
-    frame: &[u8],
-) {
-    let total_len = frame.len().min(u16::MAX as usize) as u16;
-    match version {
-        Version::V10 => v10::encode_packet_in(
-            out,
-            xid,
-            buffer_id,
-            total_len,
-            in_port,
-            v10::PacketInReason::NoMatch,
-            frame,
-        ),
-        Version::V13 => v13::encode_packet_in(
-            out,
-            xid,
-            buffer_id,
-            total_len,
-            v13::PacketInReason::NoMatch,
-            0,
-            baton_openflow::Cookie(0),
-            &[v13::Oxm::InPort(in_port)],
-            frame,
-        ),
     }
 }
 
@@ -237,7 +204,7 @@ impl SwitchProto {
         frame: &[u8],
     ) {
         let xid = self.xid();
-        encode_packet_in(self.version, out, xid, buffer_id, in_port, frame);
+        encode_packet_in_no_match(out, self.version, xid, buffer_id, in_port, frame);
     }
 
     /// Appends the PACKET_IN of the data frame from host `host` to the

@@ -206,3 +206,43 @@ impl<'a> PacketIn<'a> {
         FlowKey::extract(self.in_port, self.data)
     }
 }
+
+/// Appends the PACKET_IN a switch of `version` sends for `frame`, which
+/// arrived on `in_port`, matched no flow, and is kept in `buffer_id`
+/// ([`BufferId::NONE`]: carried whole): reason NO_MATCH, `total_len` the
+/// frame's length; on 1.3 in table 0 with cookie 0, the match carrying
+/// `IN_PORT` as 1.3.5 §7.4.1 asks. The switch's side of the exchange, for
+/// emulated and in-memory switches.
+#[inline]
+pub fn encode_packet_in_no_match(
+    out: &mut Vec<u8>,
+    version: Version,
+    xid: Xid,
+    buffer_id: BufferId,
+    in_port: PortNo,
+    frame: &[u8],
+) {
+    let total_len = frame.len().min(usize::from(u16::MAX)) as u16;
+    match version {
+        Version::V10 => v10::encode_packet_in(
+            out,
+            xid,
+            buffer_id,
+            total_len,
+            in_port,
+            v10::PacketInReason::NoMatch,
+            frame,
+        ),
+        Version::V13 => v13::encode_packet_in(
+            out,
+            xid,
+            buffer_id,
+            total_len,
+            v13::PacketInReason::NoMatch,
+            0,
+            Cookie(0),
+            &[v13::Oxm::InPort(in_port)],
+            frame,
+        ),
+    }
+}

@@ -3,8 +3,7 @@
 
 use baton_openflow::hello::{Hello, HelloElement, bitmap_of};
 use baton_openflow::neutral::{Message, PortDesc};
-use baton_openflow::v13::oxm::Oxm;
-use baton_openflow::{BufferId, Cookie, DatapathId, MacAddr, PortNo, Version, Xid, v10, v13};
+use baton_openflow::{BufferId, DatapathId, MacAddr, PortNo, Version, Xid, v10, v13};
 
 /// A port with this number, named `eth<no>`, live.
 pub fn port(no: u32) -> PortDesc {
@@ -98,7 +97,8 @@ pub fn features_reply(version: Version, dpid: DatapathId) -> Message {
 
 /// Appends the PACKET_IN a switch of `version` sends for `frame`, which
 /// arrived on `in_port` and is kept in `buffer_id` ([`BufferId::NONE`]:
-/// carried whole). 1.3's match carries `IN_PORT`, as 1.3.5 §7.4.1 asks.
+/// carried whole), with xid 0 (the codec's
+/// [`encode_packet_in_no_match`](baton_openflow::neutral::encode_packet_in_no_match)).
 pub fn encode_packet_in(
     out: &mut Vec<u8>,
     version: Version,
@@ -106,27 +106,12 @@ pub fn encode_packet_in(
     in_port: PortNo,
     frame: &[u8],
 ) {
-    let total_len = frame.len().min(u16::MAX as usize) as u16;
-    match version {
-        Version::V10 => v10::encode_packet_in(
-            out,
-            Xid(0),
-            buffer_id,
-            total_len,
-            in_port,
-            v10::PacketInReason::NoMatch,
-            frame,
-        ),
-        Version::V13 => v13::encode_packet_in(
-            out,
-            Xid(0),
-            buffer_id,
-            total_len,
-            v13::PacketInReason::NoMatch,
-            0,
-            Cookie(0),
-            &[Oxm::InPort(in_port)],
-            frame,
-        ),
-    }
+    baton_openflow::neutral::encode_packet_in_no_match(
+        out,
+        version,
+        Xid(0),
+        buffer_id,
+        in_port,
+        frame,
+    );
 }
