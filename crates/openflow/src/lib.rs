@@ -76,6 +76,7 @@ pub mod header;
 pub mod hello;
 pub mod neutral;
 pub mod packet;
+pub mod port_counters;
 pub mod switch_config;
 mod twin;
 pub mod types;

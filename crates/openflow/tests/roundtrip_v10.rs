@@ -6,6 +6,7 @@
 
 use baton_openflow::header::Direction;
 use baton_openflow::hello::{Hello, HelloElement};
+use baton_openflow::port_counters::PortCounters;
 use baton_openflow::v10::flow_mod::OFPFF_SEND_FLOW_REM;
 use baton_openflow::v10::messages::OFPQT_MIN_RATE;
 use baton_openflow::v10::stats::{
@@ -309,18 +310,7 @@ fn stats_reply() -> impl Strategy<Value = StatsReply> {
         );
     let port_stats = (port(), any::<[u64; 12]>()).prop_map(|(port_no, c)| PortStats {
         port_no,
-        rx_packets: c[0],
-        tx_packets: c[1],
-        rx_bytes: c[2],
-        tx_bytes: c[3],
-        rx_dropped: c[4],
-        tx_dropped: c[5],
-        rx_errors: c[6],
-        tx_errors: c[7],
-        rx_frame_err: c[8],
-        rx_over_err: c[9],
-        rx_crc_err: c[10],
-        collisions: c[11],
+        counters: PortCounters::from(c),
     });
     let queue = (port(), any::<u32>(), any::<(u64, u64, u64)>()).prop_map(
         |(port_no, queue_id, (tx_bytes, tx_packets, tx_errors))| QueueStats {

@@ -9,6 +9,7 @@ mod strategies_v13;
 
 use baton_openflow::DecodeError;
 use baton_openflow::error::ErrorKind;
+use baton_openflow::port_counters::PortCounters;
 use baton_openflow::types::{Cookie, MacAddr, PortNo, Xid};
 use baton_openflow::v13::action::ActionType;
 use baton_openflow::v13::group::GroupType;
@@ -232,18 +233,7 @@ fn port_stats() -> impl Strategy<Value = PortStats> {
     (port_no(), any::<[u64; 12]>(), any::<(u32, u32)>()).prop_map(|(port_no, c, (s, ns))| {
         PortStats {
             port_no,
-            rx_packets: c[0],
-            tx_packets: c[1],
-            rx_bytes: c[2],
-            tx_bytes: c[3],
-            rx_dropped: c[4],
-            tx_dropped: c[5],
-            rx_errors: c[6],
-            tx_errors: c[7],
-            rx_frame_err: c[8],
-            rx_over_err: c[9],
-            rx_crc_err: c[10],
-            collisions: c[11],
+            counters: PortCounters::from(c),
             duration_sec: s,
             duration_nsec: ns,
         }

@@ -6,6 +6,7 @@
 //! vector indexed by number, so the per-packet lookup is an index.
 
 use baton_openflow::Version;
+pub use baton_openflow::port_counters::PortCounters;
 use baton_openflow::types::{MacAddr, PortNo};
 use baton_openflow::{v10, v13};
 use std::time::Instant;
@@ -51,27 +52,6 @@ impl PortSpec {
             speed_kbps: 10_000_000,
         }
     }
-}
-
-/// A port's counters (`ofp_port_stats`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct PortCounters {
-    /// Frames received.
-    pub rx_packets: u64,
-    /// Frames sent.
-    pub tx_packets: u64,
-    /// Bytes received.
-    pub rx_bytes: u64,
-    /// Bytes sent.
-    pub tx_bytes: u64,
-    /// Frames dropped on receive (port down or `NO_RECV`).
-    pub rx_dropped: u64,
-    /// Frames dropped on send (link down or `NO_FWD`).
-    pub tx_dropped: u64,
-    /// Receive errors reported by the datapath.
-    pub rx_errors: u64,
-    /// Send errors reported by the datapath.
-    pub tx_errors: u64,
 }
 
 /// One port.

@@ -480,7 +480,7 @@ fn aggregate_table_port_and_desc_statistics() {
         [Message::StatsReply(r)] => match &r.body {
             StatsReplyBody::Port(p) => {
                 assert_eq!(p.len(), 2);
-                assert_eq!((p[0].rx_packets, p[1].tx_packets), (2, 2));
+                assert_eq!((p[0].counters.rx_packets, p[1].counters.tx_packets), (2, 2));
             }
             other => panic!("{other:?}"),
         },

@@ -485,7 +485,7 @@ fn multipart_flow_table_port_desc() {
     )[0] else {
         panic!()
     };
-    assert_eq!((s.len(), s[0].tx_packets), (1, 1));
+    assert_eq!((s.len(), s[0].counters.tx_packets), (1, 1));
     // Deleting with a cookie mask leaves the others.
     let mut del = FlowMod::from_parts(
         FlowModHead {

@@ -12,6 +12,7 @@
 #![allow(dead_code)]
 
 use baton_openflow::hello::{Hello, HelloElement};
+use baton_openflow::port_counters::PortCounters;
 use baton_openflow::v10::{self, stats as st10};
 use baton_openflow::v13::multipart::{
     self as mp, BucketCounter, ExperimenterMultipart, MultipartReply, MultipartReplyBody,
@@ -530,18 +531,7 @@ pub fn samples_v10() -> Vec<(&'static str, v10::Message)> {
                 flags: 0,
                 body: Rep::Port(vec![st10::PortStats {
                     port_no: PortNo(1),
-                    rx_packets: 100,
-                    tx_packets: 200,
-                    rx_bytes: 6400,
-                    tx_bytes: 12800,
-                    rx_dropped: 1,
-                    tx_dropped: 2,
-                    rx_errors: 3,
-                    tx_errors: 4,
-                    rx_frame_err: 5,
-                    rx_over_err: 6,
-                    rx_crc_err: 7,
-                    collisions: 8,
+                    counters: PortCounters::from([100, 200, 6400, 12800, 1, 2, 3, 4, 5, 6, 7, 8]),
                 }]),
             }),
         ),
@@ -1597,18 +1587,7 @@ fn samples_v13_multipart() -> Vec<(&'static str, v13::Message)> {
             "v13_multipart_reply_port_stats",
             mp_rep(Rep::PortStats(vec![mp::PortStats {
                 port_no: PortNo(1),
-                rx_packets: 100,
-                tx_packets: 200,
-                rx_bytes: 6400,
-                tx_bytes: 12800,
-                rx_dropped: 1,
-                tx_dropped: 2,
-                rx_errors: 3,
-                tx_errors: 4,
-                rx_frame_err: 5,
-                rx_over_err: 6,
-                rx_crc_err: 7,
-                collisions: 8,
+                counters: PortCounters::from([100, 200, 6400, 12800, 1, 2, 3, 4, 5, 6, 7, 8]),
                 duration_sec: 3600,
                 duration_nsec: 250_000_000,
             }])),

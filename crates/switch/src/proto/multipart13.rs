@@ -87,22 +87,10 @@ pub(super) fn multipart(
                 .iter()
                 .filter(|p| port_no == PortNo::ANY || p.no == port_no)
                 .map(|p| {
-                    let k = &p.counters;
                     let (duration_sec, duration_nsec) = since(p.created);
                     PortStats {
                         port_no: p.no,
-                        rx_packets: k.rx_packets,
-                        tx_packets: k.tx_packets,
-                        rx_bytes: k.rx_bytes,
-                        tx_bytes: k.tx_bytes,
-                        rx_dropped: k.rx_dropped,
-                        tx_dropped: k.tx_dropped,
-                        rx_errors: k.rx_errors,
-                        tx_errors: k.tx_errors,
-                        rx_frame_err: 0,
-                        rx_over_err: 0,
-                        rx_crc_err: 0,
-                        collisions: 0,
+                        counters: p.counters,
                         duration_sec,
                         duration_nsec,
                     }

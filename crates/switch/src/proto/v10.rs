@@ -229,20 +229,9 @@ fn stats(
                 .ports
                 .iter()
                 .filter(|p| port_no == PortNo::ANY || p.no == port_no)
-                .map(|p| {
-                    let k = &p.counters;
-                    PortStats {
-                        port_no: p.no,
-                        rx_packets: k.rx_packets,
-                        tx_packets: k.tx_packets,
-                        rx_bytes: k.rx_bytes,
-                        tx_bytes: k.tx_bytes,
-                        rx_dropped: k.rx_dropped,
-                        tx_dropped: k.tx_dropped,
-                        rx_errors: k.rx_errors,
-                        tx_errors: k.tx_errors,
-                        ..PortStats::default()
-                    }
+                .map(|p| PortStats {
+                    port_no: p.no,
+                    counters: p.counters,
                 })
                 .collect::<Vec<_>>();
             many(split(ports, |_| 104), StatsReplyBody::Port)

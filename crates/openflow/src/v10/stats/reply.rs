@@ -3,6 +3,7 @@
 
 use super::types::*;
 use crate::error::{DecodeError, ErrorKind};
+use crate::port_counters::PortCounters;
 use crate::types::{Cookie, PortNo};
 use crate::v10::action::{Action, ActionIter, emit_actions};
 use crate::v10::ofmatch::{Match10, port_to_wire};
@@ -177,30 +178,8 @@ pub struct TableStats {
 pub struct PortStats {
     /// `port_no`.
     pub port_no: PortNo,
-    /// `rx_packets`.
-    pub rx_packets: u64,
-    /// `tx_packets`.
-    pub tx_packets: u64,
-    /// `rx_bytes`.
-    pub rx_bytes: u64,
-    /// `tx_bytes`.
-    pub tx_bytes: u64,
-    /// `rx_dropped`.
-    pub rx_dropped: u64,
-    /// `tx_dropped`.
-    pub tx_dropped: u64,
-    /// `rx_errors`.
-    pub rx_errors: u64,
-    /// `tx_errors`.
-    pub tx_errors: u64,
-    /// `rx_frame_err`.
-    pub rx_frame_err: u64,
-    /// `rx_over_err`.
-    pub rx_over_err: u64,
-    /// `rx_crc_err`.
-    pub rx_crc_err: u64,
-    /// `collisions`.
-    pub collisions: u64,
+    /// The counters.
+    pub counters: PortCounters,
 }
 
 /// `ofp_queue_stats` (1.0.0 §5.3.5): one queue's counters.
@@ -312,38 +291,9 @@ impl StatsReply {
             StatsType::Port => StatsReplyBody::Port(array(r, PORT_STATS_LEN, |r| {
                 let port_no = PortNo::from_of10(r.u16("ofp_port_stats.port_no")?);
                 r.skip(6, "ofp_port_stats.pad")?;
-                let mut c = [0u64; 12];
-                for x in &mut c {
-                    *x = r.u64("ofp_port_stats counter")?;
-                }
-                let [
-                    rx_packets,
-                    tx_packets,
-                    rx_bytes,
-                    tx_bytes,
-                    rx_dropped,
-                    tx_dropped,
-                    rx_errors,
-                    tx_errors,
-                    rx_frame_err,
-                    rx_over_err,
-                    rx_crc_err,
-                    collisions,
-                ] = c;
                 Ok(PortStats {
                     port_no,
-                    rx_packets,
-                    tx_packets,
-                    rx_bytes,
-                    tx_bytes,
-                    rx_dropped,
-                    tx_dropped,
-                    rx_errors,
-                    tx_errors,
-                    rx_frame_err,
-                    rx_over_err,
-                    rx_crc_err,
-                    collisions,
+                    counters: PortCounters::parse(r)?,
                 })
             })?),
             StatsType::Queue => StatsReplyBody::Queue(array(r, QUEUE_STATS_LEN, |r| {
@@ -399,22 +349,7 @@ impl StatsReply {
                 for p in v {
                     out.put_u16(port_to_wire(p.port_no));
                     out.put_zeros(6);
-                    for c in [
-                        p.rx_packets,
-                        p.tx_packets,
-                        p.rx_bytes,
-                        p.tx_bytes,
-                        p.rx_dropped,
-                        p.tx_dropped,
-                        p.rx_errors,
-                        p.tx_errors,
-                        p.rx_frame_err,
-                        p.rx_over_err,
-                        p.rx_crc_err,
-                        p.collisions,
-                    ] {
-                        out.put_u64(c);
-                    }
+                    p.counters.emit(out);
                 }
             }
             StatsReplyBody::Queue(v) => {

@@ -8,6 +8,7 @@
 //! the bytes present, so a corrupt entry cannot reach into the next one.
 
 use crate::error::{DecodeError, ErrorKind};
+use crate::port_counters::PortCounters;
 use crate::types::{Cookie, PortNo};
 use crate::wire::{Put, Reader};
 
@@ -261,30 +262,8 @@ impl TableStats {
 pub struct PortStats {
     /// `port_no`.
     pub port_no: PortNo,
-    /// `rx_packets`.
-    pub rx_packets: u64,
-    /// `tx_packets`.
-    pub tx_packets: u64,
-    /// `rx_bytes`.
-    pub rx_bytes: u64,
-    /// `tx_bytes`.
-    pub tx_bytes: u64,
-    /// `rx_dropped`.
-    pub rx_dropped: u64,
-    /// `tx_dropped`.
-    pub tx_dropped: u64,
-    /// `rx_errors`.
-    pub rx_errors: u64,
-    /// `tx_errors`.
-    pub tx_errors: u64,
-    /// `rx_frame_err`.
-    pub rx_frame_err: u64,
-    /// `rx_over_err`.
-    pub rx_over_err: u64,
-    /// `rx_crc_err`.
-    pub rx_crc_err: u64,
-    /// `collisions`.
-    pub collisions: u64,
+    /// The counters.
+    pub counters: PortCounters,
     /// `duration_sec`: time the port has been alive, seconds.
     pub duration_sec: u32,
     /// `duration_nsec`: the part of the duration beyond `duration_sec`.
@@ -296,38 +275,9 @@ impl PortStats {
     pub fn parse(r: &mut Reader) -> Result<Self, DecodeError> {
         let port_no = PortNo(r.u32("ofp_port_stats.port_no")?);
         r.skip(4, "ofp_port_stats.pad")?;
-        let mut c = [0u64; 12];
-        for v in &mut c {
-            *v = r.u64("ofp_port_stats counter")?;
-        }
-        let [
-            rx_packets,
-            tx_packets,
-            rx_bytes,
-            tx_bytes,
-            rx_dropped,
-            tx_dropped,
-            rx_errors,
-            tx_errors,
-            rx_frame_err,
-            rx_over_err,
-            rx_crc_err,
-            collisions,
-        ] = c;
         Ok(PortStats {
             port_no,
-            rx_packets,
-            tx_packets,
-            rx_bytes,
-            tx_bytes,
-            rx_dropped,
-            tx_dropped,
-            rx_errors,
-            tx_errors,
-            rx_frame_err,
-            rx_over_err,
-            rx_crc_err,
-            collisions,
+            counters: PortCounters::parse(r)?,
             duration_sec: r.u32("ofp_port_stats.duration_sec")?,
             duration_nsec: r.u32("ofp_port_stats.duration_nsec")?,
         })
@@ -337,22 +287,7 @@ impl PortStats {
     pub fn emit(&self, out: &mut Vec<u8>) {
         out.put_u32(self.port_no.0);
         out.put_zeros(4);
-        for v in [
-            self.rx_packets,
-            self.tx_packets,
-            self.rx_bytes,
-            self.tx_bytes,
-            self.rx_dropped,
-            self.tx_dropped,
-            self.rx_errors,
-            self.tx_errors,
-            self.rx_frame_err,
-            self.rx_over_err,
-            self.rx_crc_err,
-            self.collisions,
-        ] {
-            out.put_u64(v);
-        }
+        self.counters.emit(out);
         out.put_u32(self.duration_sec);
         out.put_u32(self.duration_nsec);
     }
