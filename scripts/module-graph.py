@@ -1,28 +1,48 @@
 #!/usr/bin/env python3
 """The module graph of every crate in the workspace, read from its `use`
-lines and `crate::`/`super::` paths, and the cycles in it.
+lines and paths, and the cycles in it.
 
     scripts/module-graph.py            # every crate: edges, then cycles
     scripts/module-graph.py --check    # exit 1 if any crate has a cycle
     scripts/module-graph.py --dot      # Graphviz, one cluster per crate
+    scripts/module-graph.py --self-test  # the fixtures in module-graph-fixtures/
+    scripts/module-graph.py --root DIR # DIR/crates instead of this workspace
 
 A node is a source file (a module); an edge A -> B means A names something
-defined in B (a `use`, a re-export, or a path in the code). Test code is left
-out: `tests.rs` modules and everything after a `#[cfg(test)]` line, which by
-the workspace's convention closes a file. `mod` declarations are not edges.
-It reads text, not the compiler's view, so a path built by a macro can be
-missed; the check is for the layering a reader sees.
+defined in B (a `use`, a re-export, or a path in the code). A path counts
+when it starts with `crate::`, `self::`, `super::`, a child module the file
+declares (`mod queues;` then `queues::RunQueues`), or a name a `use` binds
+to a module; re-exports are followed to where the item lives (`Crate`).
+Test code is left out: `tests.rs` modules and everything after a
+`#[cfg(test)]` line, which by the workspace's convention closes a file.
+`mod` declarations are not edges.
+
+A cycle is a set of modules that reach one another. One that stays inside
+a single module and the files it is split into (a parent calling
+`worker::run` and `worker` using `super::Shared`) is listed but not
+counted: it is one module's own business, not layering (a loop through
+the crate root always counts). It reads text, not the compiler's view, so
+a path built by a macro can be missed; the check is for the layering a
+reader sees.
 """
 
 import os
 import re
+import subprocess
 import sys
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-PATH_RE = re.compile(r"\b(crate|super|self)((?:::[A-Za-z_][A-Za-z0-9_]*)+)")
-USE_RE = re.compile(r"\buse\s+(crate|super|self)::([^;]*);", re.S)
-
+# A path: a first segment not itself after `::` or inside a name, then
+# `::name` segments. Which first segments count is decided per file (below).
+PATH_RE = re.compile(r"(?<![A-Za-z0-9_:])([A-Za-z_][A-Za-z0-9_]*)((?:::[A-Za-z_][A-Za-z0-9_]*)+)")
+USE_RE = re.compile(r"\buse\s+([^;]*);", re.S)
+# `mod NAME;` (any visibility, attributes before it): a child module in its
+# own file. An inline `mod NAME { ... }` is part of this file's node.
+MOD_RE = re.compile(r"\bmod\s+([A-Za-z_][A-Za-z0-9_]*)\s*;")
+INLINE_MOD_RE = re.compile(r"\bmod\s+([A-Za-z_][A-Za-z0-9_]*)\s*\{")
+# A `#[macro_export]` macro is named at the crate root, wherever defined.
+MACRO_RE = re.compile(r"#\[macro_export\]\s*macro_rules!\s*([A-Za-z_][A-Za-z0-9_]*)")
 
 def modules_of(src):
     """Maps a module path (tuple of names) to its file, for one crate."""
@@ -97,7 +117,9 @@ def strip(text):
 
 
 def expand_use(tree):
-    """`a::{b, c::{d, e}}` -> [a::b, a::c::d, a::c::e] (as name lists)."""
+    """`a::{b, c::{d as e}}` -> [([a, b], None), ([a, c, d], "e")]: each
+    leaf's segments and its alias (`as` name), if any."""
+    tree = re.sub(r"\s+as\s+", "@", tree.strip())
     tree = re.sub(r"\s+", "", tree)
     out = []
 
@@ -121,50 +143,158 @@ def expand_use(tree):
                 head, rest = p.split("{", 1)
                 walk(prefix + [x for x in head.split("::") if x], rest[:-1])
             else:
-                names = [x.split(" as ")[0] for x in p.split("::") if x]
-                out.append(prefix + names)
+                p, _, alias = p.partition("@")
+                out.append((prefix + [x for x in p.split("::") if x], alias or None))
 
     walk([], tree)
     return out
 
 
-def resolve(mods, here, anchor, names):
-    """The deepest module that `anchor::names` points into, or None."""
-    if anchor == "crate":
-        base = ()
-    elif anchor == "self":
-        base = here
-    else:  # super, possibly repeated
-        base = here[:-1]
-        while names and names[0] == "super":
-            base = base[:-1]
-            names = names[1:]
-    full = base + tuple(n for n in names if n not in ("self", "*"))
-    for k in range(len(full), -1, -1):
-        if full[:k] in mods:
-            return full[:k]
-    return None
+def inline_modules(code):
+    """(start, end, name) of each inline `mod NAME { ... }` body."""
+    out = []
+    for m in INLINE_MOD_RE.finditer(code):
+        depth, i = 1, m.end()
+        while i < len(code) and depth:
+            depth += {"{": 1, "}": -1}.get(code[i], 0)
+            i += 1
+        out.append((m.end(), i, m.group(1)))
+    return out
+
+
+class Crate:
+    """One crate's modules, and what each file's names point to.
+
+    A path is resolved from its first segment: `crate`, `self`, `super`
+    (repeated), a child module the file declares with `mod NAME;`, or a
+    name the file's `use` lines bind to a module (`use crate::sched;` then
+    `sched::queues::X`). The rest of the path walks down the module tree;
+    where it leaves the tree at a name some module brings in with `use`
+    (a re-export such as `pub use config::Config;` in `lib.rs`), it follows
+    that `use`, so `crate::Config` points into `config`, not the root. A
+    `#[macro_export]` macro is found where it is defined. Inside an inline
+    `mod NAME { ... }`, `self` and `super` count from that inline module.
+    """
+
+    def __init__(self, src):
+        self.mods = modules_of(src)
+        self.children = {}
+        self.uses = {}
+        self.paths = {}
+        self.macros = {}
+        for m, path in self.mods.items():
+            code = code_of(path)
+            inline = inline_modules(code)
+
+            def scope(pos, m=m, inline=inline):
+                return m + tuple(n for a, b, n in inline if a <= pos < b)
+
+            self.children[m] = {
+                n: m + (n,) for n in MOD_RE.findall(code) if m + (n,) in self.mods
+            }
+            self.uses[m] = [
+                (scope(u.start()), names, alias)
+                for u in USE_RE.finditer(code)
+                for names, alias in expand_use(u.group(1))
+            ]
+            blanked = USE_RE.sub(lambda u: " " * len(u.group(0)), code)
+            self.paths[m] = [
+                (scope(p.start()), [p.group(1)] + [x for x in p.group(2).split("::") if x])
+                for p in PATH_RE.finditer(blanked)
+            ]
+            for name in MACRO_RE.findall(code):
+                self.macros.setdefault(name, (m, False))
+        self._bindings = {}
+
+    def bindings(self, m):
+        """Name -> (module, is the module itself) for each name that `m`'s
+        `use` lines bring in. Computed on first use; a module asked for while
+        its own bindings are being computed sees the ones found so far."""
+        if m in self._bindings:
+            return self._bindings[m]
+        found = dict(self.macros) if m == () else {}
+        self._bindings[m] = found
+        for scope, names, alias in self.uses[m]:
+            if scope != m or names[-1] == "*":
+                continue
+            bound = alias or (names[-2] if names[-1] == "self" and len(names) > 1 else names[-1])
+            target = self.resolve(scope, names)
+            if target is not None:
+                found[bound] = target
+        return found
+
+    def anchor(self, scope, names):
+        """Where the path `names` written in `scope` (a module, or an inline
+        module within it) starts, and the rest of it; None for a path that
+        does not start in this crate (`std::`, another crate, a type's
+        associated item)."""
+        first, rest = names[0], names[1:]
+        if first == "crate":
+            return (), rest
+        if first == "self":
+            return scope, rest
+        if first == "super":
+            base = scope[:-1]
+            while rest and rest[0] == "super":
+                base, rest = base[:-1], rest[1:]
+            return base, rest
+        here = self.file_of(scope)
+        if first in self.children[here]:
+            return self.children[here][first], rest
+        bound = self.bindings(here).get(first)
+        if bound is not None and bound[1]:
+            return bound[0], rest
+        return None
+
+    def file_of(self, scope):
+        """The module (file) that `scope` is, or is an inline module in."""
+        while scope not in self.mods:
+            scope = scope[:-1]
+        return scope
+
+    def resolve(self, scope, names):
+        """(module, exact): the deepest module the path `names` written in
+        `scope` points into, and whether it names that module itself; None
+        when the path does not start in this crate."""
+        start = self.anchor(scope, names)
+        if start is None:
+            return None
+        base, rest = start
+        full = base + tuple(n for n in rest if n not in ("self", "*"))
+        for _ in range(16):  # re-exports of re-exports; a loop gives up
+            k = len(full)
+            while full[:k] not in self.mods:
+                k -= 1
+            if k == len(full):
+                return full, True
+            bound = self.bindings(full[:k]).get(full[k])
+            if bound is None:
+                break
+            if not bound[1]:
+                return bound[0], False
+            full = bound[0] + full[k + 1:]
+        return self.file_of(full), False
+
+    def refs(self, here):
+        """Every path in module `here` (its `use` lines and its code), as
+        (scope, segments)."""
+        return [(scope, names) for scope, names, _ in self.uses[here]] + self.paths[here]
 
 
 def graph(crate_dir):
-    src = os.path.join(crate_dir, "src")
-    mods = modules_of(src)
-    edges = {m: set() for m in mods}
-    for here, path in mods.items():
+    crate = Crate(os.path.join(crate_dir, "src"))
+    edges = {m: set() for m in crate.mods}
+    for here in crate.mods:
         if here and here[-1] == "tests":
             continue
-        code = code_of(path)
-        refs = []
-        for m in USE_RE.finditer(code):
-            for names in expand_use(m.group(2)):
-                refs.append((m.group(1), names))
-        for m in PATH_RE.finditer(USE_RE.sub("", code)):
-            refs.append((m.group(1), [x for x in m.group(2).split("::") if x]))
-        for anchor, names in refs:
-            target = resolve(mods, here, anchor, list(names))
-            if target is not None and target != here and not (target and target[-1] == "tests"):
+        for scope, names in crate.refs(here):
+            found = crate.resolve(scope, names)
+            if found is None:
+                continue
+            target = found[0]
+            if target != here and not (target and target[-1] == "tests"):
                 edges[here].add(target)
-    return mods, edges
+    return crate.mods, edges
 
 
 def cycles(edges):
@@ -201,14 +331,31 @@ def cycles(edges):
     return out
 
 
+def within_one_module(comp):
+    """The member of a cycle that every other member lies under, if there
+    is one other than the crate root: a module and the files it is split
+    into (`mod worker;` calling `super::Shared`, `worker::run` called
+    back). Such a loop stays inside one module's own files, so it is not a
+    layering cycle; one that leaves the subtree is."""
+    for top in comp:
+        if top and all(m[:len(top)] == top for m in comp):
+            return top
+    return None
+
+
 def name(crate, m):
     return crate + ("::" + "::".join(m) if m else "")
 
 
-def main():
-    args = sys.argv[1:]
+def main(args):
     crates_dir = os.path.join(ROOT, "crates")
-    found = []
+    if "--root" in args:
+        i = args.index("--root")
+        crates_dir = os.path.join(args[i + 1], "crates")
+        del args[i:i + 2]
+    if "--self-test" in args:
+        return self_test()
+    found, inner = [], []
     if "--dot" in args:
         print("digraph modules {\n  rankdir=LR; node [shape=box, fontsize=10];")
     for crate in sorted(os.listdir(crates_dir)):
@@ -216,8 +363,8 @@ def main():
         if not os.path.isdir(os.path.join(d, "src")):
             continue
         mods, edges = graph(d)
-        cyc = cycles(edges)
-        found += [(crate, c) for c in cyc]
+        for comp in cycles(edges):
+            (inner if within_one_module(comp) is not None else found).append((crate, comp))
         if "--dot" in args:
             print(f'  subgraph "cluster_{crate}" {{ label="{crate}";')
             for m in sorted(mods):
@@ -235,6 +382,10 @@ def main():
     if "--dot" in args:
         print("}")
         return 0
+    if inner and "--check" not in args:
+        print("loops inside one module's own files (not counted):")
+        for crate, comp in inner:
+            print("  " + " <-> ".join(name(crate, m) for m in comp))
     if found:
         print("cycles:")
         for crate, comp in found:
@@ -244,5 +395,40 @@ def main():
     return 0
 
 
+FIXTURES = os.path.join(ROOT, "scripts", "module-graph-fixtures")
+
+
+def self_test():
+    """Runs `--check` on the fixture workspaces in FIXTURES and compares
+    what it prints and its exit status with what each must give."""
+    expected = {
+        # controller -> sched (crate::), sched -> sched::queues (a child
+        # path, `queues::RunQueues`), sched::queues -> controller (crate::):
+        # the loop the runtime had, which crate::/super::/self:: alone miss.
+        "child-path-cycle": (1, "cycles:\n  demo::controller <-> demo::sched <-> demo::sched::queues\n"),
+        # The same modules with the dependency turned around, plus what
+        # must not read as a cycle: a re-export at the root used through
+        # `crate::`, a `#[macro_export]` macro, `super::` inside an inline
+        # module, a child calling back into its parent, a path in a comment.
+        "acyclic": (0, "no module cycles\n"),
+        # A loop through the crate root is counted: the root lies above
+        # every module, so "inside one module's files" cannot excuse it.
+        "root-cycle": (1, "cycles:\n  demo <-> demo::worker\n"),
+    }
+    failed = 0
+    for fixture, (rc, out) in sorted(expected.items()):
+        run = subprocess.run(
+            [sys.executable, os.path.abspath(__file__), "--check", "--root", os.path.join(FIXTURES, fixture)],
+            capture_output=True,
+            text=True,
+        )
+        if (run.returncode, run.stdout) != (rc, out):
+            failed += 1
+            print(f"module-graph self-test {fixture}: expected exit {rc} and\n{out}got exit {run.returncode} and\n{run.stdout}{run.stderr}")
+    if not failed:
+        print(f"module-graph self-test: {len(expected)} fixtures pass")
+    return 1 if failed else 0
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

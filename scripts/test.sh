@@ -7,6 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo fmt --all -- --check
+python3 scripts/module-graph.py --self-test
 python3 scripts/module-graph.py --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked

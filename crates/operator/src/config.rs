@@ -24,6 +24,7 @@
 
 mod resolve;
 
+pub use crate::model::{BDU_US, bdu_from_us};
 pub use resolve::Sourced;
 
 use crate::server::ApiOptions;
@@ -35,7 +36,6 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::marker::PhantomData;
 use std::net::SocketAddr;
-use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
@@ -105,25 +105,6 @@ impl<'de, T: FromStr<Err: fmt::Display>> Deserialize<'de> for Parsed<T> {
             }
         }
         d.deserialize_str(V(PhantomData))
-    }
-}
-
-/// The batching-delay upper bounds `bdu_us` accepts, microseconds: the
-/// runtime's own range, so that the file, `--bdu-us` and `PATCH
-/// /api/v1/scheduler` refuse the same values, each with an error that
-/// names the key.
-pub const BDU_US: RangeInclusive<u64> = baton_runtime::control::BDU_RANGE_US;
-
-/// `us` microseconds as a BDU, or why not ([`BDU_US`]).
-pub fn bdu_from_us(us: u64) -> Result<Duration, String> {
-    if BDU_US.contains(&us) {
-        Ok(Duration::from_micros(us))
-    } else {
-        Err(format!(
-            "{us} is out of range: {} to {} microseconds (10 µs to 1 s)",
-            BDU_US.start(),
-            BDU_US.end()
-        ))
     }
 }
 

@@ -10,7 +10,7 @@
 pub mod live;
 mod scheduler;
 
-pub use scheduler::{Fairness, Scheduler, SchedulerPatch, Worker};
+pub use scheduler::{BDU_US, Fairness, Scheduler, SchedulerPatch, Worker, bdu_from_us};
 
 use crate::sampler::Rates;
 use baton_apps::views::{Host as HostView, Link as LinkView, PortRef};

@@ -13,7 +13,6 @@ use crate::io::Clock;
 use crate::network::{Fabric, Network, Timers};
 use crate::pipeline::Pipeline;
 use crate::requests::Requests;
-use crate::sched::Readiness;
 use crate::session::{CloseReason, SessionConfig};
 use crate::stats::{ControllerStats, WorkerStats};
 use crate::switch::{SendError, SwitchId, SwitchInfo};
@@ -48,7 +47,24 @@ pub(crate) struct Controller {
     pub clock: Clock,
     /// How to hand the scheduler a switch to serve (set once the
     /// scheduler's threads exist).
-    pub readiness: OnceLock<Arc<Readiness>>,
+    pub readiness: OnceLock<Arc<dyn Wake>>,
+}
+
+/// How the controller hands a switch to whichever scheduler runs, without
+/// naming it: `sched::Readiness` (the enum of the concrete schedulers)
+/// implements it.
+///
+/// A trait defined here, not the enum held here, because the schedulers
+/// use [`Controller`] (and the engine, which uses it too): holding their
+/// enum made `controller` -> `sched` -> `sched::queues` -> `controller` a
+/// loop. The enum stays where it was, and every call that is frequent goes
+/// to it directly (the timer thread's keepalive wake-ups, each scheduler's
+/// own loop); the controller calls through this trait only in
+/// [`Controller::wake_all`], once per switch when an application stops or
+/// starts, where one dynamic call is lost in the work it triggers.
+pub(crate) trait Wake: Send + Sync {
+    /// Marks switch `idx` ready, so that the scheduler serves it soon.
+    fn ready(&self, table: &SwitchTable, idx: usize);
 }
 
 /// The [`Network`] of a running controller.

@@ -3,9 +3,8 @@
 //! fairness over the last sampling interval.
 
 use super::{JsonBody, Shared};
-use crate::config::bdu_from_us;
 use crate::error::ApiError;
-use crate::model::{ErrorBody, Scheduler, SchedulerPatch};
+use crate::model::{ErrorBody, Scheduler, SchedulerPatch, bdu_from_us};
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;

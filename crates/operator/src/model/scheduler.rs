@@ -1,13 +1,36 @@
 //! The scheduler as `GET|PATCH /api/v1/scheduler` show and change it:
 //! the design and batching in use (chosen at start), the BDU (changeable),
-//! each worker's batching, and fairness over the last sampling interval.
+//! each worker's batching, and fairness over the last sampling interval;
+//! and the BDU range that the API, the configuration file and `--bdu-us`
+//! all accept ([`BDU_US`]; `config` re-exports it).
 
 use crate::sampler;
 use baton_runtime::Batching;
 use baton_runtime::control::SchedulerStatus;
 use baton_runtime::stats::WorkerSnapshot;
 use serde::{Deserialize, Serialize};
+use std::ops::RangeInclusive;
+use std::time::Duration;
 use utoipa::ToSchema;
+
+/// The batching-delay upper bounds `bdu_us` accepts, microseconds: the
+/// runtime's own range, so that the file, `--bdu-us` and `PATCH
+/// /api/v1/scheduler` refuse the same values, each with an error that
+/// names the key.
+pub const BDU_US: RangeInclusive<u64> = baton_runtime::control::BDU_RANGE_US;
+
+/// `us` microseconds as a BDU, or why not ([`BDU_US`]).
+pub fn bdu_from_us(us: u64) -> Result<Duration, String> {
+    if BDU_US.contains(&us) {
+        Ok(Duration::from_micros(us))
+    } else {
+        Err(format!(
+            "{us} is out of range: {} to {} microseconds (10 µs to 1 s)",
+            BDU_US.start(),
+            BDU_US.end()
+        ))
+    }
+}
 
 /// The scheduler now.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]

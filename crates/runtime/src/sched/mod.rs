@@ -8,11 +8,13 @@ pub(crate) mod queues;
 pub(crate) mod round_robin;
 pub(crate) mod shared_queue;
 
+use crate::controller::Wake;
 use crate::table::SwitchTable;
 use std::sync::Arc;
 
 /// How a scheduler hears that a switch needs service without input on
-/// its socket (its session's keepalive timer).
+/// its socket (its session's keepalive timer). The runtime calls it
+/// directly; the controller, which the schedulers use, through [`Wake`].
 pub(crate) enum Readiness {
     /// `fair`, `static-partition`, `dynamic-partition`.
     Queues(Arc<queues::RunQueues>),
@@ -37,5 +39,11 @@ impl Readiness {
         if let Readiness::Queues(q) = self {
             q.wake_all();
         }
+    }
+}
+
+impl Wake for Readiness {
+    fn ready(&self, table: &SwitchTable, idx: usize) {
+        Readiness::ready(self, table, idx);
     }
 }

@@ -1,0 +1,5 @@
+use crate::sched::Readiness;
+
+pub struct Controller {
+    pub readiness: Option<Readiness>,
+}
