@@ -20,6 +20,10 @@
 //! - [`routing::RoutingApp`]: shortest-path flows between hosts, floods
 //!   over a spanning tree, proxy ARP; publishes the routes.
 //!
+//! Their flows sit in named priority bands, one per role ([`priority`]),
+//! so that applications composed in one pipeline do not shadow each
+//! other's flows by accident.
+//!
 //! [`by_name`] builds an application from its command-line name; [`APPS`]
 //! lists them with a line each.
 
@@ -33,6 +37,7 @@ mod learning;
 pub mod lldp;
 pub mod loop_guard;
 pub mod mac_table;
+pub mod priority;
 pub mod routes;
 pub mod routing;
 pub mod settings;

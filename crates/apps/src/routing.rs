@@ -28,6 +28,7 @@
 //!   still settling, or the host forgotten) is sent on without flows, so
 //!   its next packets come back until the host is learnt.
 
+use crate::priority;
 use crate::routes::Routes;
 use crate::settings::{AppSettings, Settings};
 use crate::sync::lock;
@@ -51,7 +52,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 pub struct RoutingConfig {
     /// Idle timeout of installed flows, seconds.
     pub idle_timeout: u16,
-    /// Priority of installed flows.
+    /// Priority of installed flows (default: the base of
+    /// [`priority::FORWARDING`]).
     pub priority: u16,
     /// Answer ARP requests for known hosts from the controller.
     pub proxy_arp: bool,
@@ -61,7 +63,7 @@ impl Default for RoutingConfig {
     fn default() -> Self {
         RoutingConfig {
             idle_timeout: 60,
-            priority: 0x8000,
+            priority: priority::FORWARDING.base(),
             proxy_arp: true,
         }
     }
