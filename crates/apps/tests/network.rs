@@ -46,7 +46,7 @@ impl Net {
         cables: &[(Port, Port)],
         hosts: &[Port],
     ) -> Net {
-        let topology = Arc::new(TopologyApp::new(TopologyConfig::default()));
+        let topology = Arc::new(TopologyApp::new(TopologyConfig::default()).unwrap());
         let devices = Arc::new(DevicesApp::new(DevicesConfig::default()));
         let routing = Arc::new(RoutingApp::new(RoutingConfig::default()));
         let mut tb = Testbed::new(vec![
@@ -434,7 +434,7 @@ fn reachable(up: &[bool], a: usize, b: usize) -> bool {
 
 #[test]
 fn silent_hosts_age_out_and_links_teach_no_hosts() {
-    let topology = Arc::new(TopologyApp::new(TopologyConfig::default()));
+    let topology = Arc::new(TopologyApp::new(TopologyConfig::default()).unwrap());
     let devices = Arc::new(DevicesApp::new(DevicesConfig {
         host_timeout: Duration::from_secs(30),
         refresh: Duration::from_secs(1),
