@@ -1,11 +1,12 @@
 //! Flow-priority bands: which application's flows win where they overlap.
 //!
 //! A switch matches a packet against the flow of highest priority that
-//! covers it; two overlapping flows of equal priority leave the choice to
-//! the switch (1.0.0 §3.4, 1.3.5 §6.4 "the behaviour is undefined"). So
-//! applications composed in one pipeline must not pick their priorities
-//! each on its own: `learning-switch` and `routing` once both installed at
-//! 0x8000, and whichever flow came second shadowed the other's.
+//! covers it; among overlapping flows of equal priority the choice is the
+//! switch's (1.3.5 §5.3: "the selected flow entry is explicitly
+//! undefined"). So applications composed in one pipeline must not pick
+//! their priorities each on its own: `learning-switch` and `routing` once
+//! both installed at 0x8000, and which one's flow a packet took was up to
+//! the switch.
 //!
 //! The 16-bit priority space is cut into bands, one per role, the way
 //! Faucet names its bands (`faucet/valve_manager_base.py`). An application
