@@ -18,6 +18,7 @@
 
 use crate::loop_guard::{Change, LoopGuard};
 use crate::mac_table::MacTable;
+use crate::priority;
 use crate::settings::{AppSettings, Settings};
 use baton_openflow::neutral::{ActionSpec, FlowSpec, PacketOut, Payload};
 use baton_openflow::{Cookie, DatapathId, MacAddr, PortNo};
@@ -38,7 +39,8 @@ pub struct LearningConfig {
     /// behind their input port, seconds: short, so a host that moves is
     /// not cut off for long.
     pub drop_timeout: u16,
-    /// Priority of installed flows.
+    /// Priority of installed flows (default: the base of
+    /// [`priority::LEARNING`]).
     pub priority: u16,
     /// A host table that grows past this many entries is cleared: a bound
     /// on memory under MAC floods, at the cost of relearning. A change
@@ -67,7 +69,7 @@ impl Default for LearningConfig {
             idle_timeout: 10,
             hard_timeout: 0,
             drop_timeout: 5,
-            priority: 0x8000,
+            priority: priority::LEARNING.base(),
             max_hosts: 1 << 20,
         }
     }

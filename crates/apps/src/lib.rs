@@ -20,6 +20,10 @@
 //! - [`routing::RoutingApp`]: shortest-path flows between hosts, floods
 //!   over a spanning tree, proxy ARP; publishes the routes.
 //!
+//! Their flows sit in named priority bands, one per role ([`priority`]),
+//! so that applications composed in one pipeline do not shadow each
+//! other's flows by accident.
+//!
 //! [`by_name`] builds an application from its command-line name; [`APPS`]
 //! lists them with a line each.
 
@@ -33,6 +37,7 @@ mod learning;
 pub mod lldp;
 pub mod loop_guard;
 pub mod mac_table;
+pub mod priority;
 pub mod routes;
 pub mod routing;
 pub mod settings;
@@ -130,15 +135,29 @@ pub fn describe_apps() -> String {
     s
 }
 
-/// Builds the application called `name`.
+/// Builds the application called `name`, or says why it cannot: an
+/// unknown name, a bad argument, or `topology` without randomness for its
+/// probe key ([`lldp::NoRandomness`]). The error is a sentence for the
+/// operator (the configuration's check prints it at startup).
 pub fn by_name(name: &str) -> Result<AnyApp, String> {
+    build(name, getrandom::fill)
+}
+
+/// [`by_name`], with `random` as the source of randomness for `topology`'s
+/// probe key.
+fn build<E: std::fmt::Display>(
+    name: &str,
+    random: impl FnOnce(&mut [u8]) -> Result<(), E>,
+) -> Result<AnyApp, String> {
     match name {
         "hub" => Ok(AnyApp::new(Hub)),
         "learning-switch" => Ok(AnyApp::new(LearningSwitch::new(LearningConfig::default()))),
         "global-learning-switch" => Ok(AnyApp::new(GlobalLearningSwitch::new(
             LearningConfig::default(),
         ))),
-        "topology" => Ok(AnyApp::new(topology::TopologyApp::new(Default::default()))),
+        "topology" => topology::TopologyApp::with_randomness(Default::default(), random)
+            .map(AnyApp::new)
+            .map_err(|e| e.to_string()),
         "devices" => Ok(AnyApp::new(devices::DevicesApp::new(Default::default()))),
         "routing" => Ok(AnyApp::new(routing::RoutingApp::new(Default::default()))),
         other if other.starts_with("burn:") => other["burn:".len()..]
@@ -173,5 +192,16 @@ mod tests {
         }
         assert!(by_name("burn:fast").is_err());
         assert!(by_name("router").is_err());
+    }
+
+    #[test]
+    fn topology_refuses_to_start_without_randomness() {
+        let e = build("topology", |_: &mut [u8]| Err("getrandom: no entropy"))
+            .expect_err("topology without a random key");
+        assert!(e.contains("topology cannot start"), "{e}");
+        assert!(e.contains("getrandom: no entropy"), "{e}");
+        assert!(e.contains("forge"), "{e}");
+        // The other applications need no randomness.
+        assert!(build("routing", |_: &mut [u8]| Err("none")).is_ok());
     }
 }

@@ -87,20 +87,46 @@ impl fmt::Debug for ProbeKey {
     }
 }
 
+/// The operating system gave no randomness for the probe key: topology
+/// refuses to start rather than run with a key an attacker could guess.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoRandomness {
+    /// What the randomness source said.
+    pub reason: String,
+}
+
+impl fmt::Display for NoRandomness {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "topology cannot start: the operating system gave no randomness for \
+             its LLDP probe key ({}); a guessable key would let any host forge \
+             probes and make up links, so topology does not fall back to one",
+            self.reason
+        )
+    }
+}
+
+impl std::error::Error for NoRandomness {}
+
 impl ProbeKey {
-    /// A fresh random key (from the operating system).
-    pub fn random() -> ProbeKey {
+    /// A fresh random key from the operating system, or why there is none.
+    pub fn random() -> Result<ProbeKey, NoRandomness> {
+        ProbeKey::from_randomness(getrandom::fill)
+    }
+
+    /// A key filled by `fill`, a source of randomness (the operating
+    /// system's in [`ProbeKey::random`]; another in tests). A source that
+    /// fails gives no key: there is no fallback, since a key made of
+    /// guessable things (the time, an address) defeats the authenticator.
+    pub fn from_randomness<E: fmt::Display>(
+        fill: impl FnOnce(&mut [u8]) -> Result<(), E>,
+    ) -> Result<ProbeKey, NoRandomness> {
         let mut k = [0u8; 32];
-        if getrandom::fill(&mut k).is_err() {
-            // No entropy source: fall back to the time and the address of
-            // a stack value, still unknown to a host on the network.
-            let t = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos());
-            let a = &k as *const _ as usize as u128;
-            k[..16].copy_from_slice(&(t ^ a).to_le_bytes());
-        }
-        ProbeKey(k)
+        fill(&mut k).map_err(|e| NoRandomness {
+            reason: e.to_string(),
+        })?;
+        Ok(ProbeKey(k))
     }
 
     /// A key from fixed bytes (tests).
@@ -254,6 +280,27 @@ mod tests {
         let f = frame();
         let eth = etherparse::Ethernet2HeaderSlice::from_slice(&f).unwrap();
         assert_eq!(eth.ether_type().0, ETH_TYPE_LLDP);
+    }
+
+    #[test]
+    fn a_key_comes_from_the_randomness_source_or_not_at_all() {
+        let k = ProbeKey::from_randomness(|b: &mut [u8]| {
+            b.fill(1);
+            Ok::<(), String>(())
+        })
+        .unwrap();
+        assert_eq!(k.decode(&frame()), Ok(PROBE));
+        let e = ProbeKey::from_randomness(|_: &mut [u8]| Err("no entropy source"))
+            .expect_err("a failed source gives no key");
+        assert_eq!(e.reason, "no entropy source");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("no randomness") && msg.contains("no entropy source"),
+            "{msg}"
+        );
+        assert!(msg.contains("forge"), "the message says why: {msg}");
+        // The operating system's source works here.
+        assert!(ProbeKey::random().is_ok());
     }
 
     #[test]

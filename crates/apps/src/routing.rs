@@ -28,6 +28,7 @@
 //!   still settling, or the host forgotten) is sent on without flows, so
 //!   its next packets come back until the host is learnt.
 
+use crate::priority;
 use crate::routes::Routes;
 use crate::settings::{AppSettings, Settings};
 use crate::sync::lock;
@@ -35,13 +36,14 @@ use crate::views::{Hosts, Link, PortRef, Topology};
 use baton_openflow::neutral::{
     ActionSpec, FLOW_SEND_FLOW_REM, FlowSpec, MatchFields, MatchSpec, Message, PacketOut, Payload,
 };
+use baton_openflow::packet::ArpRepr;
 use baton_openflow::packet::Network as L3;
+use baton_openflow::packet::consts::ARP_OP_REQUEST;
 use baton_openflow::{Cookie, DatapathId, MacAddr, PortNo, v10, v13};
 use baton_runtime::env::{Change, Publish, Snapshot, Versioned, ViewAccess, ViewId};
 use baton_runtime::{App, Network, PacketIn, PacketInBatch, SwitchCtx, Verdict};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::net::Ipv4Addr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -51,7 +53,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 pub struct RoutingConfig {
     /// Idle timeout of installed flows, seconds.
     pub idle_timeout: u16,
-    /// Priority of installed flows.
+    /// Priority of installed flows (default: the base of
+    /// [`priority::FORWARDING`]).
     pub priority: u16,
     /// Answer ARP requests for known hosts from the controller.
     pub proxy_arp: bool,
@@ -61,7 +64,7 @@ impl Default for RoutingConfig {
     fn default() -> Self {
         RoutingConfig {
             idle_timeout: 60,
-            priority: 0x8000,
+            priority: priority::FORWARDING.base(),
             proxy_arp: true,
         }
     }
@@ -557,13 +560,15 @@ impl Inner {
         let L3::Arp(arp) = &pi.key().network else {
             return false;
         };
-        if arp.op != 1 {
+        if arp.op != ARP_OP_REQUEST {
             return false;
         }
         let Some(target) = hosts.by_ipv4(arp.tpa) else {
             return false;
         };
-        let reply = arp_reply(target.mac, arp.tpa, arp.sha, arp.spa);
+        let arp = ArpRepr::reply(target.mac, arp.tpa, arp.sha, arp.spa);
+        let mut reply = Vec::with_capacity(arp.frame_len());
+        arp.emit_frame(&mut reply);
         sw.packet_out(&PacketOut {
             payload: Payload::Frame(&reply),
             in_port: PortNo::CONTROLLER,
@@ -573,22 +578,6 @@ impl Inner {
         self.counters.proxy_arp.fetch_add(1, Ordering::Relaxed);
         true
     }
-}
-
-/// An ARP reply from `sha`/`spa` to `tha`/`tpa` (RFC 826).
-fn arp_reply(sha: MacAddr, spa: Ipv4Addr, tha: MacAddr, tpa: Ipv4Addr) -> Vec<u8> {
-    let mut f = Vec::with_capacity(60);
-    f.extend_from_slice(&tha.0);
-    f.extend_from_slice(&sha.0);
-    f.extend_from_slice(&0x0806u16.to_be_bytes());
-    f.extend_from_slice(&[0, 1, 8, 0, 6, 4, 0, 2]);
-    f.extend_from_slice(&sha.0);
-    f.extend_from_slice(&spa.octets());
-    f.extend_from_slice(&tha.0);
-    f.extend_from_slice(&tpa.octets());
-    // Ethernet's minimum frame (without FCS).
-    f.resize(60, 0);
-    f
 }
 
 impl App for RoutingApp {

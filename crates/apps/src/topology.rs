@@ -33,7 +33,7 @@
 //! one locked state (links, settling ports, nonces) and read best
 //! together; the LLDP format is apart (`lldp.rs`), and so are the tests.
 
-use crate::lldp::{ETH_TYPE_LLDP, Probe, ProbeKey, Rejected};
+use crate::lldp::{ETH_TYPE_LLDP, NoRandomness, Probe, ProbeKey, Rejected};
 use crate::settings::{AppSettings, Settings};
 use crate::sync::lock;
 use crate::views::{Link, PortRef, SwitchNode, Topology};
@@ -218,9 +218,20 @@ struct Inner {
 }
 
 impl TopologyApp {
-    /// Discovery with these settings and a fresh random probe key.
-    pub fn new(cfg: TopologyConfig) -> TopologyApp {
-        TopologyApp::with_key(cfg, ProbeKey::random())
+    /// Discovery with these settings and a fresh random probe key; an
+    /// error if the operating system gives no randomness (there is no
+    /// guessable fallback: see [`NoRandomness`]).
+    pub fn new(cfg: TopologyConfig) -> Result<TopologyApp, NoRandomness> {
+        TopologyApp::with_randomness(cfg, getrandom::fill)
+    }
+
+    /// Discovery with a probe key from the randomness source `fill`
+    /// ([`ProbeKey::from_randomness`]).
+    pub fn with_randomness<E: std::fmt::Display>(
+        cfg: TopologyConfig,
+        fill: impl FnOnce(&mut [u8]) -> Result<(), E>,
+    ) -> Result<TopologyApp, NoRandomness> {
+        Ok(TopologyApp::with_key(cfg, ProbeKey::from_randomness(fill)?))
     }
 
     /// Discovery with a given probe key (tests).

@@ -2,7 +2,8 @@
 //! software switches in one process (`baton-testbed`): discovery on a chain
 //! and a ring, hosts at their true attachment points, broadcasts over the
 //! spanning tree with no storm and no duplicate, shortest paths, reroute
-//! after a cut, rediscovery after repair, in both OpenFlow versions.
+//! after a cut, rediscovery after repair, proxy ARP, in both OpenFlow
+//! versions.
 
 use baton_apps::devices::{DevicesApp, DevicesConfig};
 use baton_apps::routes::Routes;
@@ -45,7 +46,7 @@ impl Net {
         cables: &[(Port, Port)],
         hosts: &[Port],
     ) -> Net {
-        let topology = Arc::new(TopologyApp::new(TopologyConfig::default()));
+        let topology = Arc::new(TopologyApp::new(TopologyConfig::default()).unwrap());
         let devices = Arc::new(DevicesApp::new(DevicesConfig::default()));
         let routing = Arc::new(RoutingApp::new(RoutingConfig::default()));
         let mut tb = Testbed::new(vec![
@@ -161,6 +162,40 @@ fn a_chain_is_discovered_and_every_pair_talks() {
             assert_eq!(at, PortRef::new(DatapathId(sw.0 as u64 + 1), PortNo(port)));
         }
         assert_eq!(n.devices.counters().moved, 0);
+    }
+}
+
+#[test]
+fn an_arp_request_for_a_known_host_is_answered_by_proxy() {
+    for version in BOTH {
+        let (mut n, _) = chain(version);
+        // Both hosts talk once, so devices knows them.
+        assert_eq!(n.talk(0, 2, 1), 1, "{version}");
+        let before = n.routing.counters().proxy_arp;
+        n.tb.clear_received();
+        let (a, c) = (n.hosts[0], n.hosts[2]);
+        n.tb.send(a, &arp_request(mac(0), ip(0), ip(2)));
+        assert!(
+            n.tb.received(c).is_empty(),
+            "{version}: the request went on"
+        );
+        let replies = n.tb.received(a);
+        assert_eq!(replies.len(), 1, "{version}");
+        assert_eq!(n.routing.counters().proxy_arp, before + 1, "{version}");
+        // Read by etherparse, not by baton's codec.
+        let p = etherparse::SlicedPacket::from_ethernet(&replies[0]).unwrap();
+        let Some(etherparse::LinkSlice::Ethernet2(eth)) = p.link else {
+            panic!("{version}: not Ethernet II: {:?}", p.link);
+        };
+        assert_eq!((eth.destination(), eth.source()), (mac(0).0, mac(2).0));
+        let Some(etherparse::NetSlice::Arp(arp)) = p.net else {
+            panic!("{version}: not ARP: {:?}", p.net);
+        };
+        assert_eq!(arp.operation(), etherparse::ArpOperation::REPLY);
+        assert_eq!(arp.sender_hw_addr(), &mac(2).0);
+        assert_eq!(arp.sender_protocol_addr(), &ip(2));
+        assert_eq!(arp.target_hw_addr(), &mac(0).0);
+        assert_eq!(arp.target_protocol_addr(), &ip(0));
     }
 }
 
@@ -399,7 +434,7 @@ fn reachable(up: &[bool], a: usize, b: usize) -> bool {
 
 #[test]
 fn silent_hosts_age_out_and_links_teach_no_hosts() {
-    let topology = Arc::new(TopologyApp::new(TopologyConfig::default()));
+    let topology = Arc::new(TopologyApp::new(TopologyConfig::default()).unwrap());
     let devices = Arc::new(DevicesApp::new(DevicesConfig {
         host_timeout: Duration::from_secs(30),
         refresh: Duration::from_secs(1),

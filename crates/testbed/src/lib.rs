@@ -18,6 +18,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+use baton_openflow::packet::ArpRepr;
 use baton_openflow::{MacAddr, PortNo, Version, v10, v13};
 use baton_runtime::testing::Harness;
 use baton_runtime::{AnyApp, SwitchId};
@@ -261,22 +262,19 @@ pub fn ethernet(dst: MacAddr, src: MacAddr, ethertype: u16, payload: &[u8]) -> V
 
 /// An ARP request from `sha`/`spa` for `tpa` (broadcast).
 pub fn arp_request(sha: MacAddr, spa: [u8; 4], tpa: [u8; 4]) -> Vec<u8> {
-    arp(MacAddr::BROADCAST, 1, sha, spa, MacAddr([0; 6]), tpa)
+    arp(ArpRepr::request(sha, spa.into(), tpa.into()))
 }
 
 /// An ARP reply from `sha`/`spa` to `tha`/`tpa`.
 pub fn arp_reply(sha: MacAddr, spa: [u8; 4], tha: MacAddr, tpa: [u8; 4]) -> Vec<u8> {
-    arp(tha, 2, sha, spa, tha, tpa)
+    arp(ArpRepr::reply(sha, spa.into(), tha, tpa.into()))
 }
 
-fn arp(dst: MacAddr, op: u16, sha: MacAddr, spa: [u8; 4], tha: MacAddr, tpa: [u8; 4]) -> Vec<u8> {
-    let mut p = vec![0, 1, 8, 0, 6, 4];
-    p.extend_from_slice(&op.to_be_bytes());
-    p.extend_from_slice(&sha.0);
-    p.extend_from_slice(&spa);
-    p.extend_from_slice(&tha.0);
-    p.extend_from_slice(&tpa);
-    ethernet(dst, sha, 0x0806, &p)
+/// The frame of `repr`, written by the codec's one ARP emitter.
+fn arp(repr: ArpRepr) -> Vec<u8> {
+    let mut f = Vec::with_capacity(repr.frame_len());
+    repr.emit_frame(&mut f);
+    f
 }
 
 /// An IPv4/UDP frame from `src`/`sip` to `dst`/`dip` (checksums left 0:
