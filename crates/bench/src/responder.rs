@@ -240,6 +240,7 @@ fn append_exact(
     let flow = FlowSpec {
         buffer_id: Some(buffer_id),
         idle_timeout: 10,
+        priority: baton_apps::priority::LEARNING.base(),
         ..FlowSpec::new(MatchSpec::exact_frame(in_port, frame), &actions)
     };
     encode_flow_add(out, version, xid, &flow);
