@@ -245,3 +245,77 @@ macro_rules! packet_out {
     };
 }
 pub(crate) use packet_out;
+
+/// The views and encoders of OFPT_ECHO_REQUEST, OFPT_ECHO_REPLY,
+/// OFPT_BARRIER_REQUEST and OFPT_BARRIER_REPLY, whose bodies are the same
+/// in every version (`crate::echo`), for the version given, with the
+/// sections of its specification that define them.
+macro_rules! echo_and_barrier {
+    (
+        version: $version:ident,
+        echo_request: $echo_request:literal,
+        echo_reply: $echo_reply:literal,
+        barrier: $barrier:literal $(,)?
+    ) => {
+        #[doc = concat!(
+            "A view of an OFPT_ECHO_REQUEST or OFPT_ECHO_REPLY (",
+            $echo_request, ", ", $echo_reply, ")."
+        )]
+        pub type EchoView<T> =
+            $crate::echo::EchoView<T, { $crate::version::Version::$version.wire() }>;
+
+        #[doc = concat!("A view of an OFPT_BARRIER_REQUEST or OFPT_BARRIER_REPLY (", $barrier, ").")]
+        pub type BarrierView<T> =
+            $crate::echo::BarrierView<T, { $crate::version::Version::$version.wire() }>;
+
+        #[doc = concat!("Appends an OFPT_ECHO_REQUEST (", $echo_request, ").")]
+        #[inline]
+        pub fn encode_echo_request(out: &mut Vec<u8>, xid: $crate::types::Xid, payload: &[u8]) {
+            $crate::echo::encode_echo(
+                out,
+                $crate::version::Version::$version,
+                $crate::header::Direction::Request,
+                xid,
+                payload,
+            );
+        }
+
+        #[doc = concat!(
+            "Appends an OFPT_ECHO_REPLY (", $echo_reply,
+            "), which must echo the request's xid and payload."
+        )]
+        #[inline]
+        pub fn encode_echo_reply(out: &mut Vec<u8>, xid: $crate::types::Xid, payload: &[u8]) {
+            $crate::echo::encode_echo(
+                out,
+                $crate::version::Version::$version,
+                $crate::header::Direction::Reply,
+                xid,
+                payload,
+            );
+        }
+
+        #[doc = concat!("Appends an OFPT_BARRIER_REQUEST (", $barrier, ").")]
+        #[inline]
+        pub fn encode_barrier_request(out: &mut Vec<u8>, xid: $crate::types::Xid) {
+            $crate::echo::encode_barrier(
+                out,
+                $crate::version::Version::$version,
+                $crate::header::Direction::Request,
+                xid,
+            );
+        }
+
+        #[doc = concat!("Appends an OFPT_BARRIER_REPLY (", $barrier, ").")]
+        #[inline]
+        pub fn encode_barrier_reply(out: &mut Vec<u8>, xid: $crate::types::Xid) {
+            $crate::echo::encode_barrier(
+                out,
+                $crate::version::Version::$version,
+                $crate::header::Direction::Reply,
+                xid,
+            );
+        }
+    };
+}
+pub(crate) use echo_and_barrier;

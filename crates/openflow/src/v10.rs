@@ -46,44 +46,19 @@ pub use packet_out::{PacketOut, PacketOutView, encode_packet_out, encode_packet_
 pub use port::{PhyPort, PortMod, PortStatus};
 pub use stats::{StatsReply, StatsReplyBody, StatsRequest, StatsRequestBody, StatsType};
 
-use crate::echo::{encode_barrier, encode_echo};
 use crate::error::DecodeError;
-use crate::header::{Direction, HEADER_LEN, Header, MsgType10, finish_message, start_message};
+use crate::header::{HEADER_LEN, Header, MsgType10, finish_message, start_message};
 use crate::hello::Hello;
 use crate::types::{PortNo, Xid};
 use crate::v10::ofmatch::port_to_wire;
 use crate::version::Version;
 use crate::wire::{Put, Reader};
 
-/// A view of an OFPT_ECHO_REQUEST or OFPT_ECHO_REPLY (1.0.0 §5.5.2,
-/// §5.5.3).
-pub type EchoView<T> = crate::echo::EchoView<T, { Version::V10.wire() }>;
-
-/// A view of an OFPT_BARRIER_REQUEST or OFPT_BARRIER_REPLY (1.0.0 §5.3.7).
-pub type BarrierView<T> = crate::echo::BarrierView<T, { Version::V10.wire() }>;
-
-/// Appends an OFPT_ECHO_REQUEST (1.0.0 §5.5.2).
-#[inline]
-pub fn encode_echo_request(out: &mut Vec<u8>, xid: Xid, payload: &[u8]) {
-    encode_echo(out, Version::V10, Direction::Request, xid, payload);
-}
-
-/// Appends an OFPT_ECHO_REPLY (1.0.0 §5.5.3).
-#[inline]
-pub fn encode_echo_reply(out: &mut Vec<u8>, xid: Xid, payload: &[u8]) {
-    encode_echo(out, Version::V10, Direction::Reply, xid, payload);
-}
-
-/// Appends an OFPT_BARRIER_REQUEST (1.0.0 §5.3.7).
-#[inline]
-pub fn encode_barrier_request(out: &mut Vec<u8>, xid: Xid) {
-    encode_barrier(out, Version::V10, Direction::Request, xid);
-}
-
-/// Appends an OFPT_BARRIER_REPLY (1.0.0 §5.3.7).
-#[inline]
-pub fn encode_barrier_reply(out: &mut Vec<u8>, xid: Xid) {
-    encode_barrier(out, Version::V10, Direction::Reply, xid);
+crate::twin::echo_and_barrier! {
+    version: V10,
+    echo_request: "1.0.0 §5.5.2",
+    echo_reply: "1.0.0 §5.5.3",
+    barrier: "1.0.0 §5.3.7",
 }
 
 /// One OpenFlow 1.0 message, owned (1.0.0 §5.3 to §5.5). One variant per

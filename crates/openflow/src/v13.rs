@@ -62,44 +62,18 @@ pub use packet_out::{PacketOut, PacketOutView, encode_packet_out, encode_packet_
 pub use port::Port;
 pub use queue::{PacketQueue, QueueConfig, QueueProp};
 
-use crate::echo::{encode_barrier, encode_echo};
 use crate::error::{DecodeError, ErrorKind};
-use crate::header::{Direction, HEADER_LEN, Header, MsgType13, finish_message, start_message};
+use crate::header::{HEADER_LEN, Header, MsgType13, finish_message, start_message};
 use crate::hello::Hello;
 use crate::types::{PortNo, Xid};
 use crate::version::Version;
 use crate::wire::{Put, Reader};
 
-/// A view of an OFPT_ECHO_REQUEST or OFPT_ECHO_REPLY (1.3.5 §7.5.2,
-/// §7.5.3).
-pub type EchoView<T> = crate::echo::EchoView<T, { Version::V13.wire() }>;
-
-/// A view of an OFPT_BARRIER_REQUEST or OFPT_BARRIER_REPLY (1.3.5 §7.3.8).
-pub type BarrierView<T> = crate::echo::BarrierView<T, { Version::V13.wire() }>;
-
-/// Appends an OFPT_ECHO_REQUEST (1.3.5 §7.5.2).
-#[inline]
-pub fn encode_echo_request(out: &mut Vec<u8>, xid: Xid, payload: &[u8]) {
-    encode_echo(out, Version::V13, Direction::Request, xid, payload);
-}
-
-/// Appends an OFPT_ECHO_REPLY (1.3.5 §7.5.3), which must echo the
-/// request's xid and payload.
-#[inline]
-pub fn encode_echo_reply(out: &mut Vec<u8>, xid: Xid, payload: &[u8]) {
-    encode_echo(out, Version::V13, Direction::Reply, xid, payload);
-}
-
-/// Appends an OFPT_BARRIER_REQUEST (1.3.5 §7.3.8).
-#[inline]
-pub fn encode_barrier_request(out: &mut Vec<u8>, xid: Xid) {
-    encode_barrier(out, Version::V13, Direction::Request, xid);
-}
-
-/// Appends an OFPT_BARRIER_REPLY (1.3.5 §7.3.8).
-#[inline]
-pub fn encode_barrier_reply(out: &mut Vec<u8>, xid: Xid) {
-    encode_barrier(out, Version::V13, Direction::Reply, xid);
+crate::twin::echo_and_barrier! {
+    version: V13,
+    echo_request: "1.3.5 §7.5.2",
+    echo_reply: "1.3.5 §7.5.3",
+    barrier: "1.3.5 §7.3.8",
 }
 
 /// One OpenFlow 1.3 message: a variant per [`MsgType13`] (1.3.5 §7).
