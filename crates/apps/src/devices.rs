@@ -30,6 +30,7 @@ use baton_openflow::MacAddr;
 use baton_openflow::packet::{Network as L3, Transport};
 use baton_runtime::env::{Change, Publish, Snapshot, ViewAccess};
 use baton_runtime::{App, Network, PacketInBatch, SwitchCtx};
+use baton_runtime::{Configurable, SettingsError};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
 use std::net::{Ipv4Addr, Ipv6Addr};
@@ -96,14 +97,15 @@ impl DevicesCounters {
 }
 
 impl AppSettings for DevicesConfig {
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), SettingsError> {
         if self.refresh.is_zero() {
-            return Err("setting \"refresh_ms\": must be at least 1".to_string());
+            return Err(SettingsError::invalid("refresh_ms", "must be at least 1"));
         }
         if self.host_timeout < self.refresh {
-            return Err(
-                "setting \"host_timeout_ms\": must be at least the refresh period".to_string(),
-            );
+            return Err(SettingsError::invalid(
+                "host_timeout_ms",
+                "must be at least the refresh period",
+            ));
         }
         Ok(())
     }
@@ -368,12 +370,8 @@ impl App for DevicesApp {
         self.counters().named()
     }
 
-    fn settings(&self) -> serde_json::Value {
-        self.inner.settings.json()
-    }
-
-    fn configure(&self, changes: &serde_json::Value) -> Result<(), String> {
-        self.inner.settings.merge(changes)
+    fn settings(&self) -> Option<&dyn Configurable> {
+        Some(&self.inner.settings)
     }
 
     fn views(&self) -> ViewAccess {

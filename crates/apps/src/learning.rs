@@ -23,6 +23,7 @@ use crate::settings::{AppSettings, Settings};
 use baton_openflow::neutral::{ActionSpec, FlowSpec, PacketOut, Payload};
 use baton_openflow::{Cookie, DatapathId, MacAddr, PortNo};
 use baton_runtime::{App, PacketIn, PacketInBatch, SwitchCtx, SwitchInfo};
+use baton_runtime::{Configurable, SettingsError};
 use serde::{Deserialize, Serialize};
 use std::sync::RwLock;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -50,14 +51,15 @@ pub struct LearningConfig {
 }
 
 impl AppSettings for LearningConfig {
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), SettingsError> {
         if self.max_hosts == 0 {
-            return Err("setting \"max_hosts\": must be at least 1".to_string());
+            return Err(SettingsError::invalid("max_hosts", "must be at least 1"));
         }
         if self.drop_timeout == 0 {
-            return Err(
-                "setting \"drop_timeout\": must be at least 1 s (a drop flow without a timeout would cut a host off for good)".to_string(),
-            );
+            return Err(SettingsError::invalid(
+                "drop_timeout",
+                "must be at least 1 s (a drop flow without a timeout would cut a host off for good)",
+            ));
         }
         Ok(())
     }
@@ -209,12 +211,8 @@ impl App for LearningSwitch {
         self.counters.named()
     }
 
-    fn settings(&self) -> serde_json::Value {
-        self.settings.json()
-    }
-
-    fn configure(&self, changes: &serde_json::Value) -> Result<(), String> {
-        self.settings.merge(changes)
+    fn settings(&self) -> Option<&dyn Configurable> {
+        Some(&self.settings)
     }
 
     fn packet_in(&self, batch: &mut PacketInBatch<'_, LocalSwitch>) {
@@ -326,12 +324,8 @@ impl App for GlobalLearningSwitch {
         self.counters.named()
     }
 
-    fn settings(&self) -> serde_json::Value {
-        self.settings.json()
-    }
-
-    fn configure(&self, changes: &serde_json::Value) -> Result<(), String> {
-        self.settings.merge(changes)
+    fn settings(&self) -> Option<&dyn Configurable> {
+        Some(&self.settings)
     }
 
     fn switch_down(&self, sw: &SwitchInfo, _state: LoopGuard) {

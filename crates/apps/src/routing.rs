@@ -42,6 +42,7 @@ use baton_openflow::packet::consts::ARP_OP_REQUEST;
 use baton_openflow::{Cookie, DatapathId, MacAddr, PortNo, v10, v13};
 use baton_runtime::env::{Change, Publish, Snapshot, Versioned, ViewAccess, ViewId};
 use baton_runtime::{App, Network, PacketIn, PacketInBatch, SwitchCtx, Verdict};
+use baton_runtime::Configurable;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -591,12 +592,8 @@ impl App for RoutingApp {
         self.counters().named()
     }
 
-    fn settings(&self) -> serde_json::Value {
-        self.inner.settings.json()
-    }
-
-    fn configure(&self, changes: &serde_json::Value) -> Result<(), String> {
-        self.inner.settings.merge(changes)
+    fn settings(&self) -> Option<&dyn Configurable> {
+        Some(&self.inner.settings)
     }
 
     fn views(&self) -> ViewAccess {

@@ -41,6 +41,7 @@ use baton_openflow::neutral::{ActionSpec, PacketOut, Payload, PortDesc};
 use baton_openflow::{DatapathId, PortNo};
 use baton_runtime::env::{Publish, ViewAccess};
 use baton_runtime::{App, Network, PacketIn, PacketInBatch, SwitchCtx, SwitchInfo};
+use baton_runtime::{Configurable, SettingsError};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -136,18 +137,27 @@ impl TopologyCounters {
 }
 
 impl AppSettings for TopologyConfig {
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), SettingsError> {
         if self.probe_interval.is_zero() {
-            return Err("setting \"probe_interval_ms\": must be at least 1".to_string());
+            return Err(SettingsError::invalid(
+                "probe_interval_ms",
+                "must be at least 1",
+            ));
         }
         if self.link_timeout <= self.probe_interval {
-            return Err(format!(
-                "setting \"link_timeout_ms\": must be longer than the probe interval ({} ms), or every link would age out between probes",
-                self.probe_interval.as_millis()
+            return Err(SettingsError::invalid(
+                "link_timeout_ms",
+                format!(
+                    "must be longer than the probe interval ({} ms), or every link would age out between probes",
+                    self.probe_interval.as_millis()
+                ),
             ));
         }
         if self.lldp_per_second == 0 {
-            return Err("setting \"lldp_per_second\": must be at least 1".to_string());
+            return Err(SettingsError::invalid(
+                "lldp_per_second",
+                "must be at least 1",
+            ));
         }
         Ok(())
     }
@@ -538,12 +548,8 @@ impl App for TopologyApp {
         self.counters().named()
     }
 
-    fn settings(&self) -> serde_json::Value {
-        self.inner.settings.json()
-    }
-
-    fn configure(&self, changes: &serde_json::Value) -> Result<(), String> {
-        self.inner.settings.merge(changes)
+    fn settings(&self) -> Option<&dyn Configurable> {
+        Some(&self.inner.settings)
     }
 
     fn views(&self) -> ViewAccess {
