@@ -26,7 +26,7 @@ use baton_runtime::{App, PacketIn, PacketInBatch, SwitchCtx, SwitchInfo};
 use baton_runtime::{Configurable, SettingsError};
 use serde::{Deserialize, Serialize};
 use std::sync::RwLock;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
 /// Settings shared by both learning switches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -82,23 +82,17 @@ const FLOOD: [ActionSpec; 1] = [ActionSpec::Output {
     max_len: 0,
 }];
 
-/// What the learning switches count, for the operator.
-#[derive(Default)]
-struct Counters {
-    /// Loops found (each switch's suspicion counts once).
-    loops_found: AtomicU64,
-    /// Floods dropped by the pacing of a switch on a loop.
-    floods_paced: AtomicU64,
+crate::counters::named_counters! {
+    /// What the learning switches count, for the operator.
+    struct LearningCounters, live Counters {
+        /// Loops found (each switch's suspicion counts once).
+        loops_found,
+        /// Floods dropped by the pacing of a switch on a loop.
+        floods_paced,
+    }
 }
 
 impl Counters {
-    fn named(&self) -> Vec<(&'static str, u64)> {
-        vec![
-            ("loops_found", self.loops_found.load(Ordering::Relaxed)),
-            ("floods_paced", self.floods_paced.load(Ordering::Relaxed)),
-        ]
-    }
-
     /// `mac` moved from port `before` to the packet-in's port: tell the
     /// switch's guard. Out of line: on a network without loops it runs
     /// only when a host moves.
@@ -208,7 +202,7 @@ impl App for LearningSwitch {
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        self.counters.named()
+        self.counters.snapshot().named()
     }
 
     fn settings(&self) -> Option<&dyn Configurable> {
@@ -321,7 +315,7 @@ impl App for GlobalLearningSwitch {
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        self.counters.named()
+        self.counters.snapshot().named()
     }
 
     fn settings(&self) -> Option<&dyn Configurable> {
