@@ -402,32 +402,23 @@ mod tests {
         }
     }
 
-    struct WithSettings(Fake);
+    /// An application with these settings, or none.
+    struct Test(Option<Fake>);
 
-    impl App for WithSettings {
+    impl App for Test {
         type Switch = ();
         fn name(&self) -> &str {
-            "with-settings"
+            "test"
         }
         fn switch_up(&self, _sw: &mut SwitchCtx<'_>) {}
         fn settings(&self) -> Option<&dyn Configurable> {
-            Some(&self.0)
+            self.0.as_ref().map(|s| s as &dyn Configurable)
         }
-    }
-
-    struct Without;
-
-    impl App for Without {
-        type Switch = ();
-        fn name(&self) -> &str {
-            "without"
-        }
-        fn switch_up(&self, _sw: &mut SwitchCtx<'_>) {}
     }
 
     #[test]
     fn a_change_of_some_keys_keeps_the_others_or_changes_nothing() {
-        let app = AnyApp::new(WithSettings(Fake(Mutex::new(json!({"n": 1, "on": true})))));
+        let app = AnyApp::new(Test(Some(Fake(Mutex::new(json!({"n": 1, "on": true}))))));
         app.configure(&json!({"n": 2})).unwrap();
         assert_eq!(app.settings(), json!({"n": 2, "on": true}));
         let e = app.configure(&json!({"on": false, "n": 11})).unwrap_err();
@@ -446,7 +437,7 @@ mod tests {
 
     #[test]
     fn an_application_without_settings_takes_only_an_empty_object() {
-        let app = AnyApp::new(Without);
+        let app = AnyApp::new(Test(None));
         assert_eq!(app.settings(), json!({}));
         app.configure(&json!({})).unwrap();
         let e = app.configure(&json!({"n": 1})).unwrap_err();
