@@ -30,10 +30,11 @@ use baton_openflow::MacAddr;
 use baton_openflow::packet::{Network as L3, Transport};
 use baton_runtime::env::{Change, Publish, Snapshot, ViewAccess};
 use baton_runtime::{App, Network, PacketInBatch, SwitchCtx};
+use baton_runtime::{Configurable, SettingsError};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
 use std::net::{Ipv4Addr, Ipv6Addr};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -69,52 +70,34 @@ impl Default for DevicesConfig {
     }
 }
 
-/// What host tracking has done.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct DevicesCounters {
-    /// Hosts learnt.
-    pub learnt: u64,
-    /// Hosts seen on a new attachment point.
-    pub moved: u64,
-    /// Hosts forgotten for silence.
-    pub aged: u64,
-    /// Hosts forgotten because their port became a link port, or stayed
-    /// away (switch gone, port down) longer than the grace.
-    pub dropped: u64,
-}
-
-impl DevicesCounters {
-    /// Each counter with its name.
-    pub fn named(&self) -> Vec<(&'static str, u64)> {
-        vec![
-            ("learnt", self.learnt),
-            ("moved", self.moved),
-            ("aged", self.aged),
-            ("dropped", self.dropped),
-        ]
+crate::counters::named_counters! {
+    /// What host tracking has done.
+    pub struct DevicesCounters, live Counters {
+        /// Hosts learnt.
+        learnt,
+        /// Hosts seen on a new attachment point.
+        moved,
+        /// Hosts forgotten for silence.
+        aged,
+        /// Hosts forgotten because their port became a link port, or stayed
+        /// away (switch gone, port down) longer than the grace.
+        dropped,
     }
 }
 
 impl AppSettings for DevicesConfig {
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), SettingsError> {
         if self.refresh.is_zero() {
-            return Err("setting \"refresh_ms\": must be at least 1".to_string());
+            return Err(SettingsError::invalid("refresh_ms", "must be at least 1"));
         }
         if self.host_timeout < self.refresh {
-            return Err(
-                "setting \"host_timeout_ms\": must be at least the refresh period".to_string(),
-            );
+            return Err(SettingsError::invalid(
+                "host_timeout_ms",
+                "must be at least the refresh period",
+            ));
         }
         Ok(())
     }
-}
-
-#[derive(Default)]
-struct Counters {
-    learnt: AtomicU64,
-    moved: AtomicU64,
-    aged: AtomicU64,
-    dropped: AtomicU64,
 }
 
 #[derive(Default)]
@@ -154,14 +137,7 @@ impl DevicesApp {
 
     /// What it has done so far.
     pub fn counters(&self) -> DevicesCounters {
-        let c = &self.inner.counters;
-        let r = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        DevicesCounters {
-            learnt: r(&c.learnt),
-            moved: r(&c.moved),
-            aged: r(&c.aged),
-            dropped: r(&c.dropped),
-        }
+        self.inner.counters.snapshot()
     }
 }
 
@@ -368,12 +344,8 @@ impl App for DevicesApp {
         self.counters().named()
     }
 
-    fn settings(&self) -> serde_json::Value {
-        self.inner.settings.json()
-    }
-
-    fn configure(&self, changes: &serde_json::Value) -> Result<(), String> {
-        self.inner.settings.merge(changes)
+    fn settings(&self) -> Option<&dyn Configurable> {
+        Some(&self.inner.settings)
     }
 
     fn views(&self) -> ViewAccess {

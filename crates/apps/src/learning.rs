@@ -23,9 +23,10 @@ use crate::settings::{AppSettings, Settings};
 use baton_openflow::neutral::{ActionSpec, FlowSpec, PacketOut, Payload};
 use baton_openflow::{Cookie, DatapathId, MacAddr, PortNo};
 use baton_runtime::{App, PacketIn, PacketInBatch, SwitchCtx, SwitchInfo};
+use baton_runtime::{Configurable, SettingsError};
 use serde::{Deserialize, Serialize};
 use std::sync::RwLock;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
 /// Settings shared by both learning switches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -50,14 +51,15 @@ pub struct LearningConfig {
 }
 
 impl AppSettings for LearningConfig {
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), SettingsError> {
         if self.max_hosts == 0 {
-            return Err("setting \"max_hosts\": must be at least 1".to_string());
+            return Err(SettingsError::invalid("max_hosts", "must be at least 1"));
         }
         if self.drop_timeout == 0 {
-            return Err(
-                "setting \"drop_timeout\": must be at least 1 s (a drop flow without a timeout would cut a host off for good)".to_string(),
-            );
+            return Err(SettingsError::invalid(
+                "drop_timeout",
+                "must be at least 1 s (a drop flow without a timeout would cut a host off for good)",
+            ));
         }
         Ok(())
     }
@@ -80,23 +82,17 @@ const FLOOD: [ActionSpec; 1] = [ActionSpec::Output {
     max_len: 0,
 }];
 
-/// What the learning switches count, for the operator.
-#[derive(Default)]
-struct Counters {
-    /// Loops found (each switch's suspicion counts once).
-    loops_found: AtomicU64,
-    /// Floods dropped by the pacing of a switch on a loop.
-    floods_paced: AtomicU64,
+crate::counters::named_counters! {
+    /// What the learning switches count, for the operator.
+    struct LearningCounters, live Counters {
+        /// Loops found (each switch's suspicion counts once).
+        loops_found,
+        /// Floods dropped by the pacing of a switch on a loop.
+        floods_paced,
+    }
 }
 
 impl Counters {
-    fn named(&self) -> Vec<(&'static str, u64)> {
-        vec![
-            ("loops_found", self.loops_found.load(Ordering::Relaxed)),
-            ("floods_paced", self.floods_paced.load(Ordering::Relaxed)),
-        ]
-    }
-
     /// `mac` moved from port `before` to the packet-in's port: tell the
     /// switch's guard. Out of line: on a network without loops it runs
     /// only when a host moves.
@@ -206,15 +202,11 @@ impl App for LearningSwitch {
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        self.counters.named()
+        self.counters.snapshot().named()
     }
 
-    fn settings(&self) -> serde_json::Value {
-        self.settings.json()
-    }
-
-    fn configure(&self, changes: &serde_json::Value) -> Result<(), String> {
-        self.settings.merge(changes)
+    fn settings(&self) -> Option<&dyn Configurable> {
+        Some(&self.settings)
     }
 
     fn packet_in(&self, batch: &mut PacketInBatch<'_, LocalSwitch>) {
@@ -323,15 +315,11 @@ impl App for GlobalLearningSwitch {
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        self.counters.named()
+        self.counters.snapshot().named()
     }
 
-    fn settings(&self) -> serde_json::Value {
-        self.settings.json()
-    }
-
-    fn configure(&self, changes: &serde_json::Value) -> Result<(), String> {
-        self.settings.merge(changes)
+    fn settings(&self) -> Option<&dyn Configurable> {
+        Some(&self.settings)
     }
 
     fn switch_down(&self, sw: &SwitchInfo, _state: LoopGuard) {

@@ -31,6 +31,7 @@
 #![deny(unsafe_code)]
 
 mod burn;
+mod counters;
 pub mod devices;
 mod hub;
 mod learning;

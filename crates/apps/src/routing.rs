@@ -40,11 +40,12 @@ use baton_openflow::packet::ArpRepr;
 use baton_openflow::packet::Network as L3;
 use baton_openflow::packet::consts::ARP_OP_REQUEST;
 use baton_openflow::{Cookie, DatapathId, MacAddr, PortNo, v10, v13};
+use baton_runtime::Configurable;
 use baton_runtime::env::{Change, Publish, Snapshot, Versioned, ViewAccess, ViewId};
 use baton_runtime::{App, Network, PacketIn, PacketInBatch, SwitchCtx, Verdict};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// The settings of routing.
@@ -70,54 +71,29 @@ impl Default for RoutingConfig {
     }
 }
 
-/// What routing has done.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct RoutingCounters {
-    /// Paths installed.
-    pub paths: u64,
-    /// Packets flooded over the spanning tree.
-    pub floods: u64,
-    /// Copies dropped because they came in on a link off the tree.
-    pub loop_drops: u64,
-    /// Packets from hosts not learnt where they came in, sent on without
-    /// installing flows.
-    pub relayed: u64,
-    /// ARP requests answered by proxy.
-    pub proxy_arp: u64,
-    /// Flows deleted because a link on their path went, or their host
-    /// moved or went.
-    pub flows_deleted: u64,
-    /// Times the routes were computed.
-    pub computations: u64,
-}
-
-impl RoutingCounters {
-    /// Each counter with its name.
-    pub fn named(&self) -> Vec<(&'static str, u64)> {
-        vec![
-            ("paths", self.paths),
-            ("floods", self.floods),
-            ("loop_drops", self.loop_drops),
-            ("relayed", self.relayed),
-            ("proxy_arp", self.proxy_arp),
-            ("flows_deleted", self.flows_deleted),
-            ("computations", self.computations),
-        ]
+crate::counters::named_counters! {
+    /// What routing has done.
+    pub struct RoutingCounters, live Counters {
+        /// Paths installed.
+        paths,
+        /// Packets flooded over the spanning tree.
+        floods,
+        /// Copies dropped because they came in on a link off the tree.
+        loop_drops,
+        /// Packets from hosts not learnt where they came in, sent on without
+        /// installing flows.
+        relayed,
+        /// ARP requests answered by proxy.
+        proxy_arp,
+        /// Flows deleted because a link on their path went, or their host
+        /// moved or went.
+        flows_deleted,
+        /// Times the routes were computed.
+        computations,
     }
 }
 
 impl AppSettings for RoutingConfig {}
-
-#[derive(Default)]
-struct Counters {
-    paths: AtomicU64,
-    floods: AtomicU64,
-    loop_drops: AtomicU64,
-    relayed: AtomicU64,
-    proxy_arp: AtomicU64,
-    flows_deleted: AtomicU64,
-    computations: AtomicU64,
-}
 
 /// The flows routing installed, per switch and destination host: the
 /// sources that have a flow there and the links their paths cross from
@@ -285,17 +261,7 @@ impl RoutingApp {
 
     /// What it has done so far.
     pub fn counters(&self) -> RoutingCounters {
-        let c = &self.inner.counters;
-        let r = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        RoutingCounters {
-            paths: r(&c.paths),
-            floods: r(&c.floods),
-            loop_drops: r(&c.loop_drops),
-            relayed: r(&c.relayed),
-            proxy_arp: r(&c.proxy_arp),
-            flows_deleted: r(&c.flows_deleted),
-            computations: r(&c.computations),
-        }
+        self.inner.counters.snapshot()
     }
 
     /// How many flows routing believes are installed.
@@ -591,12 +557,8 @@ impl App for RoutingApp {
         self.counters().named()
     }
 
-    fn settings(&self) -> serde_json::Value {
-        self.inner.settings.json()
-    }
-
-    fn configure(&self, changes: &serde_json::Value) -> Result<(), String> {
-        self.inner.settings.merge(changes)
+    fn settings(&self) -> Option<&dyn Configurable> {
+        Some(&self.inner.settings)
     }
 
     fn views(&self) -> ViewAccess {

@@ -1,13 +1,22 @@
 //! [`Settings`]: an application's settings that the operator may change
-//! while it runs (`App::settings` and `App::configure`), from the
-//! configuration file at start or from the API later.
+//! while it runs, from the configuration file at start or from the API
+//! later ([`baton_runtime::App::settings`]).
 //!
-//! Each application keeps one serde struct of settings behind an
-//! `ArcSwap`: the packet path reads the current one with one atomic load
-//! and no lock, and a change builds the next struct whole, checks it, and
-//! swaps it in, so a reader never sees half of a change.
+//! Each application keeps one serde struct of settings ([`AppSettings`])
+//! behind an `ArcSwap`: the packet path reads the current one with one
+//! atomic load and no lock, and a change builds the next struct whole,
+//! checks it, and swaps it in, so a reader never sees half of a change.
+//! `Settings` is the one [`Configurable`] of every application: the
+//! runtime merges the operator's changes into the current JSON object
+//! ([`baton_runtime::AnyApp::configure`]) and this converts it to the
+//! struct, naming the key a value does not fit.
+//!
+//! The typed half lives here and not in the runtime because it needs
+//! serde's derive and `serde_path_to_error`, which the runtime does not
+//! depend on; the runtime sees only the JSON face of it.
 
 use arc_swap::{ArcSwap, Guard};
+use baton_runtime::{Configurable, SettingsError};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -16,8 +25,9 @@ use std::sync::Arc;
 /// What an application's settings struct offers: serde both ways (the
 /// JSON keys are the settings' names) and a check of the values together.
 pub trait AppSettings: Serialize + DeserializeOwned + Clone + Send + Sync + 'static {
-    /// Whether these values make sense together; the error names the key.
-    fn check(&self) -> Result<(), String> {
+    /// Whether these values make sense together; the error names the key
+    /// ([`SettingsError::invalid`]).
+    fn check(&self) -> Result<(), SettingsError> {
         Ok(())
     }
 }
@@ -41,36 +51,24 @@ impl<C: AppSettings> Settings<C> {
         self.current.load()
     }
 
-    /// The settings now, as a JSON object.
-    pub fn json(&self) -> Value {
-        serde_json::to_value(&**self.current.load()).unwrap_or(Value::Null)
-    }
-
-    /// Applies `changes`, a JSON object of some of the settings' keys: all
-    /// of them, or none with an error that names the key and what was
-    /// expected.
-    pub fn merge(&self, changes: &Value) -> Result<(), String> {
-        let Value::Object(changes) = changes else {
-            return Err(format!("settings must be an object, not {changes}"));
-        };
-        let Value::Object(mut next) = self.json() else {
-            return Err("the settings are not an object".to_string());
-        };
-        for (key, value) in changes {
-            if !next.contains_key(key) {
-                let known: Vec<&str> = next.keys().map(String::as_str).collect();
-                return Err(format!(
-                    "unknown setting {key:?}; the settings are: {}",
-                    known.join(", ")
-                ));
-            }
-            next.insert(key.clone(), value.clone());
-        }
-        let next: C = serde_path_to_error::deserialize(Value::Object(next))
-            .map_err(|e| format!("setting {:?}: {}", e.path().to_string(), e.inner()))?;
+    /// Replaces the settings with `next` if it passes
+    /// [`AppSettings::check`].
+    pub fn set(&self, next: C) -> Result<(), SettingsError> {
         next.check()?;
         self.current.store(Arc::new(next));
         Ok(())
+    }
+}
+
+impl<C: AppSettings> Configurable for Settings<C> {
+    fn json(&self) -> Value {
+        serde_json::to_value(&**self.current.load()).unwrap_or(Value::Null)
+    }
+
+    fn replace(&self, next: Value) -> Result<(), SettingsError> {
+        let next: C = serde_path_to_error::deserialize(next)
+            .map_err(|e| SettingsError::invalid(e.path().to_string(), e.inner().to_string()))?;
+        self.set(next)
     }
 }
 
@@ -94,6 +92,7 @@ pub mod millis {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use baton_runtime::{AnyApp, App, SwitchCtx};
     use serde::Deserialize;
     use serde_json::json;
     use std::time::Duration;
@@ -108,35 +107,50 @@ mod tests {
     }
 
     impl AppSettings for Example {
-        fn check(&self) -> Result<(), String> {
+        fn check(&self) -> Result<(), SettingsError> {
             if self.period.is_zero() {
-                return Err("setting \"period_ms\": must be at least 1".to_string());
+                return Err(SettingsError::invalid("period_ms", "must be at least 1"));
             }
             Ok(())
         }
     }
 
-    fn example() -> Settings<Example> {
-        Settings::new(Example {
+    struct ExampleApp(Settings<Example>);
+
+    impl App for ExampleApp {
+        type Switch = ();
+        fn name(&self) -> &str {
+            "example"
+        }
+        fn switch_up(&self, _sw: &mut SwitchCtx<'_>) {}
+        fn settings(&self) -> Option<&dyn Configurable> {
+            Some(&self.0)
+        }
+    }
+
+    fn example() -> (Arc<ExampleApp>, AnyApp) {
+        let app = Arc::new(ExampleApp(Settings::new(Example {
             timeout: 10,
             period: Duration::from_secs(5),
             enabled: true,
-        })
+        })));
+        (app.clone(), AnyApp::from(app))
     }
 
     #[test]
     fn writes_durations_in_milliseconds() {
         assert_eq!(
-            example().json(),
+            example().1.settings(),
             json!({"timeout": 10, "period_ms": 5000, "enabled": true})
         );
     }
 
     #[test]
     fn a_change_of_some_keys_keeps_the_others() {
-        let s = example();
-        s.merge(&json!({"timeout": 30, "period_ms": 250})).unwrap();
-        let now = s.get();
+        let (typed, app) = example();
+        app.configure(&json!({"timeout": 30, "period_ms": 250}))
+            .unwrap();
+        let now = typed.0.get();
         assert_eq!(now.timeout, 30);
         assert_eq!(now.period, Duration::from_millis(250));
         assert!(now.enabled);
@@ -144,18 +158,34 @@ mod tests {
 
     #[test]
     fn errors_name_the_key_and_change_nothing() {
-        let s = example();
-        let before = s.json();
-        let e = s.merge(&json!({"timeout": 70000})).unwrap_err();
-        assert!(e.contains("\"timeout\"") && e.contains("u16"), "{e}");
-        let e = s.merge(&json!({"enabled": "yes"})).unwrap_err();
-        assert!(e.contains("\"enabled\"") && e.contains("boolean"), "{e}");
-        let e = s.merge(&json!({"timout": 3})).unwrap_err();
-        assert!(e.contains("\"timout\"") && e.contains("timeout"), "{e}");
-        let e = s.merge(&json!({"timeout": 5, "period_ms": 0})).unwrap_err();
-        assert!(e.contains("period_ms"), "{e}");
-        let e = s.merge(&json!([1, 2])).unwrap_err();
-        assert!(e.contains("object"), "{e}");
-        assert_eq!(s.json(), before);
+        let (typed, app) = example();
+        let before = app.settings();
+        let e = app.configure(&json!({"timeout": 70000})).unwrap_err();
+        assert_eq!(e.key(), Some("timeout"));
+        assert!(
+            e.to_string().contains("\"timeout\"") && e.to_string().contains("u16"),
+            "{e}"
+        );
+        let e = app.configure(&json!({"enabled": "yes"})).unwrap_err();
+        assert!(
+            e.to_string().contains("\"enabled\"") && e.to_string().contains("boolean"),
+            "{e}"
+        );
+        let e = app.configure(&json!({"timout": 3})).unwrap_err();
+        assert!(
+            e.to_string().contains("\"timout\"") && e.to_string().contains("timeout"),
+            "{e}"
+        );
+        let e = app
+            .configure(&json!({"timeout": 5, "period_ms": 0}))
+            .unwrap_err();
+        assert_eq!(e, SettingsError::invalid("period_ms", "must be at least 1"));
+        let e = app.configure(&json!([1, 2])).unwrap_err();
+        assert!(e.to_string().contains("object"), "{e}");
+        assert_eq!(app.settings(), before);
+        let mut next = Example::clone(&typed.0.get());
+        next.period = Duration::ZERO;
+        assert!(typed.0.set(next).is_err());
+        assert_eq!(app.settings(), before);
     }
 }

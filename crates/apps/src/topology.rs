@@ -41,6 +41,7 @@ use baton_openflow::neutral::{ActionSpec, PacketOut, Payload, PortDesc};
 use baton_openflow::{DatapathId, PortNo};
 use baton_runtime::env::{Publish, ViewAccess};
 use baton_runtime::{App, Network, PacketIn, PacketInBatch, SwitchCtx, SwitchInfo};
+use baton_runtime::{Configurable, SettingsError};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -86,87 +87,61 @@ impl Default for TopologyConfig {
 /// How often the topology timer looks at settling ports and probe times.
 const TICK: Duration = Duration::from_millis(100);
 
-/// What discovery has done, for operators and tests.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct TopologyCounters {
-    /// Probes sent.
-    pub probes_sent: u64,
-    /// Authentic probes received.
-    pub probes_received: u64,
-    /// Links learnt (including relearnt after removal).
-    pub links_learnt: u64,
-    /// Links removed (port down, switch gone, aged out).
-    pub links_removed: u64,
-    /// LLDP frames that do not parse.
-    pub malformed: u64,
-    /// LLDP frames from other LLDP speakers.
-    pub foreign: u64,
-    /// Probes with a wrong authenticator.
-    pub bad_authenticator: u64,
-    /// Probes too old, or seen before.
-    pub replayed: u64,
-    /// Probes that came back to the port that sent them.
-    pub reflected: u64,
-    /// Probes on or from a host port.
-    pub host_port: u64,
-    /// Probes from a switch or port that is not up.
-    pub unknown_sender: u64,
-    /// LLDP frames over the per-port rate.
-    pub rate_limited: u64,
-}
-
-impl TopologyCounters {
-    /// Each counter with its name.
-    pub fn named(&self) -> Vec<(&'static str, u64)> {
-        vec![
-            ("probes_sent", self.probes_sent),
-            ("probes_received", self.probes_received),
-            ("links_learnt", self.links_learnt),
-            ("links_removed", self.links_removed),
-            ("malformed", self.malformed),
-            ("foreign", self.foreign),
-            ("bad_authenticator", self.bad_authenticator),
-            ("replayed", self.replayed),
-            ("reflected", self.reflected),
-            ("host_port", self.host_port),
-            ("unknown_sender", self.unknown_sender),
-            ("rate_limited", self.rate_limited),
-        ]
+crate::counters::named_counters! {
+    /// What discovery has done, for operators and tests.
+    pub struct TopologyCounters, live Counters {
+        /// Probes sent.
+        probes_sent,
+        /// Authentic probes received.
+        probes_received,
+        /// Links learnt (including relearnt after removal).
+        links_learnt,
+        /// Links removed (port down, switch gone, aged out).
+        links_removed,
+        /// LLDP frames that do not parse.
+        malformed,
+        /// LLDP frames from other LLDP speakers.
+        foreign,
+        /// Probes with a wrong authenticator.
+        bad_authenticator,
+        /// Probes too old, or seen before.
+        replayed,
+        /// Probes that came back to the port that sent them.
+        reflected,
+        /// Probes on or from a host port.
+        host_port,
+        /// Probes from a switch or port that is not up.
+        unknown_sender,
+        /// LLDP frames over the per-port rate.
+        rate_limited,
     }
 }
 
 impl AppSettings for TopologyConfig {
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), SettingsError> {
         if self.probe_interval.is_zero() {
-            return Err("setting \"probe_interval_ms\": must be at least 1".to_string());
+            return Err(SettingsError::invalid(
+                "probe_interval_ms",
+                "must be at least 1",
+            ));
         }
         if self.link_timeout <= self.probe_interval {
-            return Err(format!(
-                "setting \"link_timeout_ms\": must be longer than the probe interval ({} ms), or every link would age out between probes",
-                self.probe_interval.as_millis()
+            return Err(SettingsError::invalid(
+                "link_timeout_ms",
+                format!(
+                    "must be longer than the probe interval ({} ms), or every link would age out between probes",
+                    self.probe_interval.as_millis()
+                ),
             ));
         }
         if self.lldp_per_second == 0 {
-            return Err("setting \"lldp_per_second\": must be at least 1".to_string());
+            return Err(SettingsError::invalid(
+                "lldp_per_second",
+                "must be at least 1",
+            ));
         }
         Ok(())
     }
-}
-
-#[derive(Default)]
-struct Counters {
-    probes_sent: AtomicU64,
-    probes_received: AtomicU64,
-    links_learnt: AtomicU64,
-    links_removed: AtomicU64,
-    malformed: AtomicU64,
-    foreign: AtomicU64,
-    bad_authenticator: AtomicU64,
-    replayed: AtomicU64,
-    reflected: AtomicU64,
-    host_port: AtomicU64,
-    unknown_sender: AtomicU64,
-    rate_limited: AtomicU64,
 }
 
 fn bump(c: &AtomicU64) {
@@ -250,30 +225,11 @@ impl TopologyApp {
 
     /// What discovery has done so far.
     pub fn counters(&self) -> TopologyCounters {
-        self.inner.counters()
+        self.inner.counters.snapshot()
     }
 }
 
 impl Inner {
-    fn counters(&self) -> TopologyCounters {
-        let c = &self.counters;
-        let r = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        TopologyCounters {
-            probes_sent: r(&c.probes_sent),
-            probes_received: r(&c.probes_received),
-            links_learnt: r(&c.links_learnt),
-            links_removed: r(&c.links_removed),
-            malformed: r(&c.malformed),
-            foreign: r(&c.foreign),
-            bad_authenticator: r(&c.bad_authenticator),
-            replayed: r(&c.replayed),
-            reflected: r(&c.reflected),
-            host_port: r(&c.host_port),
-            unknown_sender: r(&c.unknown_sender),
-            rate_limited: r(&c.rate_limited),
-        }
-    }
-
     fn ms_since_epoch(&self, now: Instant) -> u64 {
         let mut e = lock(&self.epoch);
         let epoch = *e.get_or_insert(now);
@@ -538,12 +494,8 @@ impl App for TopologyApp {
         self.counters().named()
     }
 
-    fn settings(&self) -> serde_json::Value {
-        self.inner.settings.json()
-    }
-
-    fn configure(&self, changes: &serde_json::Value) -> Result<(), String> {
-        self.inner.settings.merge(changes)
+    fn settings(&self) -> Option<&dyn Configurable> {
+        Some(&self.inner.settings)
     }
 
     fn views(&self) -> ViewAccess {

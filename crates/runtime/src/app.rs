@@ -102,30 +102,117 @@ pub trait App: Send + Sync + 'static {
         Vec::new()
     }
 
-    /// Its settings as they are now: a JSON object (empty for none).
-    fn settings(&self) -> serde_json::Value {
-        serde_json::Value::Object(Default::default())
-    }
-
-    /// Changes the settings named in `changes` (a JSON object of some of
-    /// the keys of [`App::settings`]), from the configuration file before
-    /// it starts or from the operator while it runs. Either all of them
-    /// change or, with an error that names the key and what was expected,
-    /// none does.
-    fn configure(&self, changes: &serde_json::Value) -> Result<(), String> {
-        no_settings(changes)
+    /// The settings the operator may read and change, if it has any:
+    /// from the configuration file before it starts, from the API while it
+    /// runs. An application keeps them typed (`baton_apps::settings`
+    /// holds a serde struct behind an atomic pointer) and hands them out
+    /// here; [`AnyApp::configure`] does the rest, the same for all.
+    fn settings(&self) -> Option<&dyn Configurable> {
+        None
     }
 }
 
-/// [`App::configure`] of an application without settings: accepts only
-/// an empty object.
-pub fn no_settings(changes: &serde_json::Value) -> Result<(), String> {
-    match changes.as_object() {
-        Some(keys) => match keys.keys().next() {
-            None => Ok(()),
-            Some(key) => Err(format!("unknown setting {key:?}: it has none")),
-        },
-        None => Err(format!("settings must be an object, not {changes}")),
+/// An application's settings as the operator sees them: one JSON object,
+/// a value per key. Written once for every settings struct
+/// (`baton_apps::settings::Settings`), not per application.
+pub trait Configurable: Send + Sync {
+    /// The settings now, as a JSON object.
+    fn json(&self) -> serde_json::Value;
+
+    /// Replaces them all with `next`, an object of every key: converted to
+    /// the application's own type and checked, then swapped in whole, or,
+    /// with an error, left as they were.
+    fn replace(&self, next: serde_json::Value) -> Result<(), SettingsError>;
+}
+
+/// Why a change of settings was refused: nothing changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SettingsError {
+    /// The changes are not a JSON object; what was given.
+    NotAnObject(String),
+    /// A key the application does not have.
+    UnknownKey {
+        /// The key given.
+        key: String,
+        /// The keys it has (none for an application without settings).
+        known: Vec<String>,
+    },
+    /// A value the key does not take.
+    Invalid {
+        /// The key.
+        key: String,
+        /// What it must be (`must be at least 1`), or the type it takes
+        /// (`invalid type: string "high", expected u16`).
+        expected: String,
+    },
+}
+
+impl SettingsError {
+    /// `key`'s value is not what it must be: `expected` says what is.
+    pub fn invalid(key: impl Into<String>, expected: impl Into<String>) -> SettingsError {
+        SettingsError::Invalid {
+            key: key.into(),
+            expected: expected.into(),
+        }
+    }
+
+    /// The key at fault, if one is.
+    pub fn key(&self) -> Option<&str> {
+        match self {
+            SettingsError::NotAnObject(_) => None,
+            SettingsError::UnknownKey { key, .. } | SettingsError::Invalid { key, .. } => Some(key),
+        }
+    }
+}
+
+impl std::fmt::Display for SettingsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SettingsError::NotAnObject(given) => {
+                write!(f, "settings must be an object, not {given}")
+            }
+            SettingsError::UnknownKey { key, known } if known.is_empty() => {
+                write!(f, "unknown setting {key:?}: it has none")
+            }
+            SettingsError::UnknownKey { key, known } => write!(
+                f,
+                "unknown setting {key:?}; the settings are: {}",
+                known.join(", ")
+            ),
+            SettingsError::Invalid { key, expected } => write!(f, "setting {key:?}: {expected}"),
+        }
+    }
+}
+
+impl std::error::Error for SettingsError {}
+
+/// Applies `changes`, a JSON object of some of the keys of `settings`
+/// (`None`: an application without settings, which takes only `{}`): the
+/// current object with those keys overwritten replaces the settings whole.
+fn merge(
+    settings: Option<&dyn Configurable>,
+    changes: &serde_json::Value,
+) -> Result<(), SettingsError> {
+    use serde_json::Value;
+    let Value::Object(changes) = changes else {
+        return Err(SettingsError::NotAnObject(changes.to_string()));
+    };
+    let mut next = match settings.map(|s| s.json()) {
+        Some(Value::Object(now)) => now,
+        _ => serde_json::Map::new(),
+    };
+    for (key, value) in changes {
+        if !next.contains_key(key) {
+            return Err(SettingsError::UnknownKey {
+                key: key.clone(),
+                known: next.keys().cloned().collect(),
+            });
+        }
+        next.insert(key.clone(), value.clone());
+    }
+    match settings {
+        Some(s) => s.replace(Value::Object(next)),
+        None => Ok(()),
     }
 }
 
@@ -157,14 +244,20 @@ impl AnyApp {
         self.tag
     }
 
-    /// Its settings ([`App::settings`]).
+    /// Its settings ([`App::settings`]) as they are now: a JSON object,
+    /// empty for none.
     pub fn settings(&self) -> serde_json::Value {
-        self.app.settings()
+        match self.app.settings() {
+            Some(s) => s.json(),
+            None => serde_json::Value::Object(Default::default()),
+        }
     }
 
-    /// Changes its settings ([`App::configure`]).
-    pub fn configure(&self, changes: &serde_json::Value) -> Result<(), String> {
-        self.app.configure(changes)
+    /// Changes the settings named in `changes` (a JSON object of some of
+    /// the keys of [`AnyApp::settings`]): either all of them change or,
+    /// with an error that names the key and what was expected, none does.
+    pub fn configure(&self, changes: &serde_json::Value) -> Result<(), SettingsError> {
+        merge(self.app.settings(), changes)
     }
 
     pub(crate) fn erased(&self) -> &dyn ErasedApp {
@@ -220,8 +313,7 @@ pub(crate) trait ErasedApp: Send + Sync {
         msg: &Message,
     ) -> Verdict;
     fn counters(&self) -> Vec<(&'static str, u64)>;
-    fn settings(&self) -> serde_json::Value;
-    fn configure(&self, changes: &serde_json::Value) -> Result<(), String>;
+    fn settings(&self) -> Option<&dyn Configurable>;
 }
 
 struct Typed<A>(Arc<A>);
@@ -282,18 +374,76 @@ impl<A: App> ErasedApp for Typed<A> {
         self.0.counters()
     }
 
-    fn settings(&self) -> serde_json::Value {
+    fn settings(&self) -> Option<&dyn Configurable> {
         self.0.settings()
-    }
-
-    fn configure(&self, changes: &serde_json::Value) -> Result<(), String> {
-        self.0.configure(changes)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::cookie_tag;
+    use super::*;
+    use serde_json::{Value, json};
+    use std::sync::Mutex;
+
+    /// Settings kept as JSON, refusing `"n"` over 10.
+    struct Fake(Mutex<Value>);
+
+    impl Configurable for Fake {
+        fn json(&self) -> Value {
+            self.0.lock().unwrap().clone()
+        }
+
+        fn replace(&self, next: Value) -> Result<(), SettingsError> {
+            if next["n"].as_u64().is_none_or(|n| n > 10) {
+                return Err(SettingsError::invalid("n", "must be at most 10"));
+            }
+            *self.0.lock().unwrap() = next;
+            Ok(())
+        }
+    }
+
+    /// An application with these settings, or none.
+    struct Test(Option<Fake>);
+
+    impl App for Test {
+        type Switch = ();
+        fn name(&self) -> &str {
+            "test"
+        }
+        fn switch_up(&self, _sw: &mut SwitchCtx<'_>) {}
+        fn settings(&self) -> Option<&dyn Configurable> {
+            self.0.as_ref().map(|s| s as &dyn Configurable)
+        }
+    }
+
+    #[test]
+    fn a_change_of_some_keys_keeps_the_others_or_changes_nothing() {
+        let app = AnyApp::new(Test(Some(Fake(Mutex::new(json!({"n": 1, "on": true}))))));
+        app.configure(&json!({"n": 2})).unwrap();
+        assert_eq!(app.settings(), json!({"n": 2, "on": true}));
+        let e = app.configure(&json!({"on": false, "n": 11})).unwrap_err();
+        assert_eq!(e, SettingsError::invalid("n", "must be at most 10"));
+        assert_eq!(e.to_string(), "setting \"n\": must be at most 10");
+        let e = app.configure(&json!({"on": false, "m": 1})).unwrap_err();
+        assert_eq!(e.key(), Some("m"));
+        assert_eq!(
+            e.to_string(),
+            "unknown setting \"m\"; the settings are: n, on"
+        );
+        let e = app.configure(&json!([1])).unwrap_err();
+        assert_eq!(e.to_string(), "settings must be an object, not [1]");
+        assert_eq!(app.settings(), json!({"n": 2, "on": true}));
+    }
+
+    #[test]
+    fn an_application_without_settings_takes_only_an_empty_object() {
+        let app = AnyApp::new(Test(None));
+        assert_eq!(app.settings(), json!({}));
+        app.configure(&json!({})).unwrap();
+        let e = app.configure(&json!({"n": 1})).unwrap_err();
+        assert_eq!(e.to_string(), "unknown setting \"n\": it has none");
+        assert!(app.configure(&json!(null)).is_err());
+    }
 
     #[test]
     fn cookie_tags_are_stable_nonzero_and_tell_names_apart() {

@@ -627,7 +627,7 @@ impl Control {
         Ok(())
     }
 
-    /// Changes some of an application's settings ([`crate::App::configure`]):
+    /// Changes some of an application's settings ([`crate::AnyApp::configure`]):
     /// all or, with an error naming the key, none.
     pub fn configure_app(
         &self,

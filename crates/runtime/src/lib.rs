@@ -84,7 +84,7 @@ mod runtime;
 mod sync;
 mod table;
 
-pub use app::{AnyApp, App, Verdict, no_settings};
+pub use app::{AnyApp, App, Configurable, SettingsError, Verdict};
 pub use config::{Batching, Config, SchedulerKind, parse_duration, parse_weight};
 pub use context::{Events, PacketInBatch, SwitchCtx, WrongVersion};
 pub use event::PacketIn;

@@ -58,7 +58,7 @@ pub struct AppStatus {
     pub writes: Vec<&'static str>,
     /// Its counters ([`crate::App::counters`]).
     pub counters: Vec<(&'static str, u64)>,
-    /// Its settings ([`crate::App::settings`]).
+    /// Its settings ([`AnyApp::settings`]).
     pub settings: serde_json::Value,
 }
 
@@ -184,8 +184,9 @@ impl Pipeline {
         true
     }
 
-    /// Changes application `i`'s settings ([`crate::App::configure`]),
-    /// running or not; a panic is the application's failure, as anywhere.
+    /// Changes application `i`'s settings ([`AnyApp::configure`]), running
+    /// or not; a panic is the application's failure, as anywhere. The error
+    /// says why in words, for the operator.
     pub fn configure(&self, i: usize, changes: &serde_json::Value) -> Result<(), String> {
         let e = &self.apps[i];
         match catch_unwind(AssertUnwindSafe(|| e.app.configure(changes))) {
@@ -193,7 +194,7 @@ impl Pipeline {
                 tracing::info!(app = e.app.name(), %changes, "application settings changed");
                 Ok(())
             }
-            Ok(Err(why)) => Err(why),
+            Ok(Err(why)) => Err(why.to_string()),
             Err(payload) => {
                 let msg = panic_message(&*payload);
                 tracing::error!(app = e.app.name(), panic = %msg, "application panicked; stopped");

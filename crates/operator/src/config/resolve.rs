@@ -225,7 +225,7 @@ impl Sourced {
                     self.error(&format!("app.{name}"), format!("not JSON-like: {e}"))
                 })?;
                 app.configure(&json)
-                    .map_err(|e| self.error(&format!("app.{name}"), e))?;
+                    .map_err(|e| self.error(&format!("app.{name}"), e.to_string()))?;
             }
             apps.push(app);
         }
