@@ -1,20 +1,21 @@
 //! The per-thread engine every scheduler drives: serve a switch (read,
 //! chop into messages, add them to the batch), process the batch (the
 //! sessions and the pipeline, in `pipeline.rs`), flush output (one write
-//! per switch per batch), adapt IBT, and hand the switches back.
+//! per switch per batch), and hand the switches back.
 //!
-//! Schedulers differ only in *which* switch they serve next and *when* they
-//! release a batch; everything a message goes through is here or in the
-//! modules this one calls, once.
+//! Every decision on how much to serve, when a batch is full and when
+//! replies are written is the [`Policy`]'s (`policy.rs`), which this loop
+//! asks and gives the time from the controller's one clock; schedulers
+//! differ only in *which* switch they serve next. Everything a message goes
+//! through is here or in the modules this one calls, once.
 
 use crate::batch::{Batch, MsgRef};
-use crate::config::{Batching, SchedulerKind};
 use crate::conn::Connection;
 use crate::context::BatchSwitches;
 use crate::controller::Controller;
 use crate::framing::ReadOutcome;
-use crate::ibt::Ibt;
 use crate::io::{self, Transport};
+use crate::policy::{Params, Policy, Service};
 use crate::session::CloseReason;
 use crate::stats::{DelayTally, Tally, WorkerStats};
 use crate::switch::SwitchId;
@@ -25,16 +26,9 @@ use baton_openflow::neutral::Message;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, TryLockError};
 use std::time::{Duration, Instant};
-use surplus::Chance;
 
-mod surplus;
-
-/// Staged output a switch with input waiting may accumulate before it is
-/// written (see [`Engine::flush`]).
-const WRITE_BATCH: usize = 32 * 1024;
-
-/// Past this, a held switch's buffer is not grown further in one batch.
-const MAX_HELD_BUFFER: usize = 256 * 1024;
+/// How often a worker's IBT trace records a point.
+const TRACE_INTERVAL: Duration = Duration::from_millis(100);
 
 /// A switch held for the length of a batch.
 pub(crate) struct Held {
@@ -103,19 +97,15 @@ pub(crate) struct Released {
     pub ready: bool,
 }
 
-/// One thread's batch under construction and its IBT state.
+/// One thread's batch under construction, and the policy that decides
+/// what goes into it.
 pub(crate) struct Engine {
     pub ctl: Arc<Controller>,
     held: Vec<Held>,
     batch: Batch,
     deferred: Vec<usize>,
     released: Vec<Released>,
-    ibt: Ibt,
-    /// Smoothed input rate of this worker, bytes per second.
-    input_rate: f64,
-    /// Bytes read into the current batch.
-    batch_bytes: usize,
-    batch_started: Option<Instant>,
+    policy: Policy,
     stats: Arc<WorkerStats>,
     last_trace: Instant,
     /// Messages read and written in the current batch, by type.
@@ -131,17 +121,14 @@ impl Engine {
     pub fn new(ctl: Arc<Controller>, worker: usize) -> Engine {
         let stats = ctl.workers[worker.min(ctl.workers.len() - 1)].clone();
         Engine {
-            ibt: Ibt::new(ctl.bdu()),
+            policy: Policy::new(Params::new(&ctl.config, ctl.bdu())),
+            last_trace: ctl.clock.now(),
             ctl,
             held: Vec::new(),
             batch: Batch::default(),
             deferred: Vec::new(),
             released: Vec::new(),
-            input_rate: 0.0,
-            batch_bytes: 0,
-            batch_started: None,
             stats,
-            last_trace: Instant::now(),
             rx_types: Tally::default(),
             tx_types: Tally::default(),
             waits: Vec::new(),
@@ -159,49 +146,15 @@ impl Engine {
         self.held.len()
     }
 
-    /// True when the batch should be processed now: adaptive batching
-    /// waits for IBT messages; static batching processes each read.
+    /// True when the batch should be processed now ([`Policy::batch_full`]).
     pub fn batch_full(&self) -> bool {
-        match self.ctl.config.batching() {
-            Batching::Adaptive => self.batch.len() >= self.ibt.threshold() as usize,
-            Batching::Static => !self.held.is_empty(),
-        }
+        self.policy.batch_full(self.batch.len(), self.held.len())
     }
 
-    /// Bytes of input to serve from a switch per service chance (times its
-    /// weight).
-    ///
-    /// Static batching serves `static_read_size` (Beacon's 64 KB read).
-    /// Adaptive batching sizes the quantum so that one round over the
-    /// `ready` switches takes about one BDU at this worker's measured input
-    /// rate, within `[min_read, max_read]` (the floor is the scheduler's,
-    /// [`crate::SchedulerKind::default_min_read`]): under overload with
-    /// many switches this is the floor, fine-grained rounds as Maestro's;
-    /// with few busy switches it grows towards a large one. Either way a
-    /// busy switch is read ahead in large reads (see [`Engine::fill`]), so
-    /// small quanta do not cost a system call each.
+    /// Bytes of input to serve from a switch per service chance, with
+    /// `ready` switches waiting ([`Policy::quantum`]).
     pub fn quantum(&self, ready: usize) -> usize {
-        let cfg = &self.ctl.config;
-        if cfg.batching() == Batching::Static {
-            return cfg.static_read_size;
-        }
-        let per_round = self.input_rate * self.ctl.bdu().as_secs_f64();
-        let q = per_round / ready.max(1) as f64;
-        let min_read = cfg.min_read();
-        (q as usize).clamp(min_read, cfg.max_read.max(min_read))
-    }
-
-    /// The most a fair service takes from one switch beyond its quantum
-    /// once the quantum is at its floor (rounds then last longer than a
-    /// BDU, and a switch's read-ahead waits that long and leaves the
-    /// cache; with shorter rounds the quantum alone is served): a whole
-    /// read (`max_read`), but no more than a quarter of a BDU's worth of
-    /// input at the measured rate, so that a switch that becomes ready
-    /// waits at most that long for the service in progress (with an
-    /// expensive application the quantum alone is served).
-    fn whole_read_limit(&self) -> usize {
-        let per_bdu = self.input_rate * self.ctl.bdu().as_secs_f64();
-        ((per_bdu / 4.0) as usize).min(self.ctl.config.max_read)
+        self.policy.quantum(ready)
     }
 
     /// Serves switch `idx`, whose task the caller took by moving its
@@ -209,10 +162,8 @@ impl Engine {
     /// weight) of its complete messages to the batch, reading first if
     /// fewer than that are buffered. Returns the number of messages added.
     pub fn serve(&mut self, idx: usize, task: Task, quantum: usize) -> usize {
-        let now = Instant::now();
-        if self.batch_started.is_none() {
-            self.batch_started = Some(now);
-        }
+        let now = self.ctl.clock.now();
+        self.policy.begin(now);
         let closing = self.ctl.table.slots[idx].killed();
         self.held.push(Held {
             idx,
@@ -235,59 +186,46 @@ impl Engine {
         let mut added = 0;
         for h in 0..self.held.len() {
             let held = &self.held[h];
-            if held.more && held.closing.is_none() && held.conn.recv.buffered() <= MAX_HELD_BUFFER {
+            if held.more
+                && held.closing.is_none()
+                && self.policy.may_refill(held.conn.recv.buffered())
+            {
                 added += self.fill(h, quantum, false);
             }
         }
         added
     }
 
-    /// One service of held switch `h`: reads if less than a quantum of
-    /// complete messages is buffered, then hands at most a quantum of them
-    /// (at least one) to the batch.
+    /// One service of held switch `h`: reads if less than the policy's
+    /// grant of complete messages is buffered, then hands at most the
+    /// grant of them (at least one) to the batch.
     ///
     /// Reading and serving are decoupled so that the default scheduler
     /// keeps Maestro's fine-grained rounds (a quantum per switch per
     /// round, Maestro §3.2) without paying a system call per quantum: a
-    /// switch whose last read filled the space offered is *read ahead*, up
-    /// to `max_read` bytes at once (what NOX and Beacon read), and the
-    /// rest waits in its buffer for the following rounds.
-    ///
-    /// The fair scheduler serves as Surplus Round Robin does ([`surplus`]):
-    /// when many switches are busy, a busy switch is served a whole read
-    /// (up to [`Engine::whole_read_limit`]) while its bytes are fresh in
-    /// the cache, and what it took beyond its quantum is its surplus, paid
-    /// back one quantum per service chance, during which it is passed
-    /// over. Over a few rounds every busy switch gets its quantum per
-    /// round, as with fine-grained rounds, but each byte is framed soon
-    /// after it is read. A switch found with nothing to serve is forgiven
-    /// its surplus.
+    /// busy switch is read ahead ([`Policy::read_size`]) and the rest
+    /// waits in its buffer for the following services. Whether the switch
+    /// is passed over, and how much it may take, is the policy's
+    /// ([`Policy::service`]).
     fn fill(&mut self, h: usize, quantum: usize, compact: bool) -> usize {
-        let max_read = self.ctl.config.max_read;
-        let idx = self.held[h].idx;
-        let slot = &self.ctl.table.slots[idx];
-        let budget = quantum * slot.weight() as usize;
-        let fair = self.ctl.config.scheduler == SchedulerKind::Fair;
-        let whole_read = if fair && quantum <= self.ctl.config.min_read() {
-            self.whole_read_limit()
-        } else {
-            0
-        };
         let held = &mut self.held[h];
-        let recv = &mut held.conn.recv;
-        let (allowance, limit) = if fair && held.closing.is_none() {
-            match surplus::chance(slot.surplus.load(Ordering::Relaxed), budget, whole_read) {
-                Chance::PassOver { surplus } => {
+        let slot = &self.ctl.table.slots[held.idx];
+        let surplus = slot.surplus.load(Ordering::Relaxed);
+        let grant =
+            match self
+                .policy
+                .service(quantum, slot.weight(), surplus, held.closing.is_some())
+            {
+                Service::PassOver { surplus } => {
                     // It was queued because it had input: it stays ready.
                     held.more = true;
                     slot.surplus.store(surplus, Ordering::Relaxed);
                     return 0;
                 }
-                Chance::Serve { allowance, limit } => (allowance, limit),
-            }
-        } else {
-            (budget, budget)
-        };
+                Service::Serve(grant) => grant,
+            };
+        let limit = grant.limit;
+        let recv = &mut held.conn.recv;
         let mut read = false;
         let mut added = 0;
         let mut taken = 0;
@@ -295,11 +233,7 @@ impl Engine {
             if !read && held.closing.is_none() && (recv.unconsumed() < limit || !recv.has_message())
             {
                 read = true;
-                let want = if recv.busy {
-                    limit.max(max_read)
-                } else {
-                    limit
-                };
+                let want = self.policy.read_size(limit, recv.busy);
                 // Compacting moves bytes, so only before this switch has
                 // messages in the batch.
                 if compact && added == 0 {
@@ -315,7 +249,6 @@ impl Engine {
                 match recv.next_message() {
                     Ok(Some((at, len))) => {
                         self.rx_types.count(recv.slice(at, len));
-                        self.batch_bytes += len as usize;
                         taken += len as usize;
                         added += 1;
                         self.batch.push(MsgRef {
@@ -342,10 +275,10 @@ impl Engine {
         // so again) or a complete message is still buffered.
         held.more = recv.busy || buffered_message;
         held.rx += added as u32;
-        if fair {
-            let idle = added == 0 && !held.more;
-            slot.surplus
-                .store(surplus::after(taken, allowance, idle), Ordering::Relaxed);
+        self.policy.took(taken);
+        let idle = added == 0 && !held.more;
+        if let Some(surplus) = self.policy.surplus_after(grant, taken, idle) {
+            slot.surplus.store(surplus, Ordering::Relaxed);
         }
         added
     }
@@ -359,10 +292,8 @@ impl Engine {
         if self.held.is_empty() {
             return &self.released;
         }
-        let started = self.batch_started.take().unwrap_or_else(Instant::now);
-        let now = Instant::now();
+        let now = self.ctl.clock.now();
         let n = self.batch.len();
-        let full = n >= self.ibt.threshold() as usize;
         let ctl = self.ctl.clone();
         for h in &mut self.held {
             ctl.pipeline.reconcile(&mut h.conn);
@@ -394,7 +325,7 @@ impl Engine {
         }
         self.count_staged();
         self.flush();
-        let flushed = Instant::now();
+        let flushed = ctl.clock.now();
         for &(since, n) in &self.waits {
             self.delays
                 .observe(flushed.saturating_duration_since(since), u64::from(n));
@@ -402,28 +333,8 @@ impl Engine {
         self.delays.drain_into(&self.stats.delay);
         self.rx_types.drain_into(&self.stats.types.rx);
         self.tx_types.drain_into(&self.stats.types.tx);
-        let elapsed = flushed.saturating_duration_since(started);
-        if ctl.config.batching() == Batching::Adaptive {
-            let bdu = ctl.bdu();
-            if bdu != self.ibt.bdu() {
-                self.ibt.set_bdu(bdu);
-            }
-            if full {
-                self.ibt.full_batch(n as u32, elapsed);
-            } else if !input_pending {
-                self.ibt.idle();
-            }
-        }
-        self.record(n, elapsed);
-        // Input rate for the read quantum: bytes per second of busy time,
-        // smoothed like IBT's score (w = 0.2).
-        let rate = self.batch_bytes as f64 / elapsed.as_secs_f64().max(1e-9);
-        self.input_rate = if self.input_rate == 0.0 {
-            rate
-        } else {
-            0.8 * self.input_rate + 0.2 * rate
-        };
-        self.batch_bytes = 0;
+        let elapsed = self.policy.batch_done(flushed, n, input_pending, ctl.bdu());
+        self.record(n, elapsed, flushed);
         self.release_all();
         &self.released
     }
@@ -453,18 +364,18 @@ impl Engine {
         }
     }
 
-    fn record(&mut self, n: usize, elapsed: Duration) {
+    fn record(&mut self, n: usize, elapsed: Duration, now: Instant) {
         let s = &self.stats;
         s.batches.fetch_add(1, Ordering::Relaxed);
         s.messages.fetch_add(n as u64, Ordering::Relaxed);
         s.batch_ns
             .fetch_add(elapsed.as_nanos() as u64, Ordering::Relaxed);
         s.max_batch.fetch_max(n as u64, Ordering::Relaxed);
-        s.ibt
-            .store(u64::from(self.ibt.threshold()), Ordering::Relaxed);
-        if self.last_trace.elapsed() >= Duration::from_millis(100) {
-            self.last_trace = Instant::now();
-            s.trace(self.ctl.clock.now_ms(), self.ibt.threshold());
+        let threshold = self.policy.threshold();
+        s.ibt.store(u64::from(threshold), Ordering::Relaxed);
+        if now.saturating_duration_since(self.last_trace) >= TRACE_INTERVAL {
+            self.last_trace = now;
+            s.trace(self.ctl.clock.ms(now), threshold);
         }
     }
 
@@ -482,24 +393,16 @@ impl Engine {
     }
 
     /// Writes each held switch's staged output with one system call
-    /// (Beacon Alg. 2). A switch whose output lock another thread holds
-    /// is skipped and revisited after the others (Maestro thesis
-    /// §4.2.3.1).
-    ///
-    /// A switch that still has input waiting keeps output smaller than
-    /// [`WRITE_BATCH`] staged until a later service: with fine-grained
-    /// rounds one quantum's replies are a few kilobytes, and a write per
-    /// quantum would cost a system call per few dozen replies. Its next
-    /// service comes within a round, and the output is written as soon as
-    /// the switch runs out of input, so the delay added is bounded by the
-    /// rounds it takes to stage `WRITE_BATCH` bytes.
+    /// (Beacon Alg. 2), when the policy says so ([`Policy::write_now`]).
+    /// A switch whose output lock another thread holds is skipped and
+    /// revisited after the others (Maestro thesis §4.2.3.1).
     fn flush(&mut self) {
         let table = self.ctl.table.clone();
         self.deferred.clear();
         for i in 0..self.held.len() {
             let h = &mut self.held[i];
-            let staged = h.conn.out.len();
-            if staged == 0 || (h.more && h.closing.is_none() && staged < WRITE_BATCH) {
+            let more_input = h.more && h.closing.is_none();
+            if !self.policy.write_now(h.conn.out.len(), more_input) {
                 continue;
             }
             let slot = &table.slots[h.idx];
@@ -545,16 +448,14 @@ impl Engine {
         let held = self.held.pop()?;
         spare.clear();
         spare.extend(self.batch.drain_msgs().map(|m| (m.at, m.len)));
-        self.batch_started = None;
+        self.policy.batch_handed_off();
         Some(Chunk { held, msgs: spare })
     }
 
     /// Adds a chunk from the shared queue to this engine's batch; returns
     /// its emptied position vector for reuse.
     pub fn adopt(&mut self, chunk: Chunk) -> Vec<(u32, u32)> {
-        if self.batch_started.is_none() {
-            self.batch_started = Some(Instant::now());
-        }
+        self.policy.begin(self.ctl.clock.now());
         let h = self.held.len() as u32;
         for &(at, len) in &chunk.msgs {
             self.batch.push(MsgRef { conn: h, at, len });

@@ -80,6 +80,7 @@ mod failure_log;
 mod framing;
 mod io;
 pub mod pipeline;
+mod policy;
 mod runtime;
 mod sync;
 mod table;

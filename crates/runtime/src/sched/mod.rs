@@ -7,6 +7,8 @@ pub mod partition;
 pub(crate) mod queues;
 pub(crate) mod round_robin;
 pub(crate) mod shared_queue;
+#[cfg(test)]
+mod simulation;
 
 use crate::controller::Wake;
 use crate::table::SwitchTable;
