@@ -147,8 +147,8 @@ pub struct Config {
     pub min_read: Option<usize>,
     /// Most bytes served per service chance with adaptive batching. Between
     /// the two, the quantum adapts so that one round over the ready
-    /// switches takes about one BDU (see `Engine::quantum`). Also the size
-    /// of a busy switch's read-ahead (see `Engine::fill`).
+    /// switches takes about one BDU (see `Policy::quantum`). Also the size
+    /// of a busy switch's read-ahead (see `Policy::read_size`).
     pub max_read: usize,
     /// Bytes read per service chance with static batching (Beacon: 64 KB).
     pub static_read_size: usize,

@@ -381,7 +381,7 @@ impl Engine {
 
     /// Counts by type the replies the batch staged for each held switch,
     /// while they are still in the cache: a switch's staged output may
-    /// wait several services to be written ([`WRITE_BATCH`]), by when
+    /// wait several services to be written ([`crate::policy::WRITE_BATCH`]), by when
     /// walking it again costs a cache miss per message.
     fn count_staged(&mut self) {
         for h in &mut self.held {

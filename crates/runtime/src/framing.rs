@@ -36,7 +36,7 @@ pub(crate) struct RecvBuffer {
     start: usize,
     end: usize,
     /// The last read filled the space offered: the peer sends faster than
-    /// it is served, so it is read ahead (see `Engine::fill`).
+    /// it is served, so it is read ahead (see `Policy::read_size`).
     pub busy: bool,
 }
 

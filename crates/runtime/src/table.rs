@@ -123,7 +123,7 @@ pub(crate) struct Slot {
     pub round: AtomicU64,
     /// Bytes served beyond its quanta, paid back a quantum per service
     /// chance before it is served again (fair scheduler; see
-    /// `Engine::fill`).
+    /// `Policy::service`).
     pub surplus: AtomicUsize,
     /// Datapath id once the handshake finished.
     pub dpid: AtomicU64,
