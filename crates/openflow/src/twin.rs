@@ -5,8 +5,9 @@
 //!
 //! Each macro here expands, inside a version's module, to what that
 //! module would otherwise spell out: the view over received bytes, the
-//! owned form and the encoders. The version's file gives the constants and
-//! keeps its own tests.
+//! owned form, the encoders and the tests that hold in every version (run
+//! with that version's offsets). The version's file gives the constants
+//! and keeps the tests of what is its own.
 
 /// OFPT_PACKET_OUT (`ofp_packet_out`): the view, the owned form and the
 /// encoders, for the version whose constants are given:
@@ -241,6 +242,37 @@ macro_rules! packet_out {
             }
             out.put_slice(data);
             finish_message(out, at);
+        }
+
+        /// The version's PACKET_OUT, checked with this version's offsets.
+        #[cfg(test)]
+        mod twin_tests {
+            use super::*;
+
+            #[test]
+            fn actions_len_is_checked() {
+                let mut out = Vec::new();
+                let actions = [Action::Output {
+                    port: PortNo::FLOOD,
+                    max_len: 0,
+                }];
+                encode_packet_out(&mut out, Xid(3), BufferId::NONE, PortNo(1), &actions, b"xy");
+                let v = PacketOutView::new_checked(&out[..]).unwrap();
+                assert_eq!(v.actions().collect::<Result<Vec<_>, _>>().unwrap(), actions);
+                assert_eq!((v.in_port(), v.data()), (PortNo(1), &b"xy"[..]));
+                assert_eq!(PacketOut::parse(&v).unwrap().buffer_len(), out.len());
+                let actions_len = actions[0].wire_len();
+                assert_eq!(usize::from(v.actions_len()), actions_len);
+                // One byte more than the message holds after the fixed part.
+                let claimed = out.len() - field::ACTIONS + 1;
+                set_u16(&mut out, field::ACTIONS_LEN, claimed as u16);
+                let e = PacketOutView::new_checked(&out[..]).unwrap_err();
+                assert_eq!(e.kind(), &ErrorKind::BadLength { claimed });
+                // Fits, but cuts into the frame: the next "action" is cut.
+                set_u16(&mut out, field::ACTIONS_LEN, (actions_len + 2) as u16);
+                let v = PacketOutView::new_checked(&out[..]).unwrap();
+                assert!(v.actions().any(|a| a.is_err()));
+            }
         }
     };
 }
