@@ -581,3 +581,86 @@ macro_rules! head_names {
     };
 }
 pub(crate) use head_names;
+
+/// The check and the accessors of the `ofp_packet_in` fields that 1.0
+/// and 1.3 place alike (`buffer_id`, `total_len`, `reason`), for the
+/// version's `PacketInView`, whose `field` module gives their offsets.
+///
+/// `new_checked` accepts at once what `fast` accepts (the message the
+/// controller sees most, in a few compares) and sends anything else to
+/// the header check, then the version's `then` check, out of line, for
+/// the precise error.
+macro_rules! packet_in_fields {
+    (
+        version: $version:ident,
+        new_checked_doc: $doc:literal,
+        fast: $fast:expr,
+        then: $then:expr $(,)?
+    ) => {
+        impl<T: AsRef<[u8]>> PacketInView<T> {
+            #[doc = $doc]
+            #[inline]
+            pub fn new_checked(buffer: T) -> Result<Self, DecodeError> {
+                let b = buffer.as_ref();
+                if !($fast)(b) {
+                    Self::check_slow(b)?;
+                }
+                Ok(PacketInView { buffer })
+            }
+
+            /// The full check, out of line so the fast path above stays small.
+            #[cold]
+            #[inline(never)]
+            fn check_slow(b: &[u8]) -> Result<(), DecodeError> {
+                $crate::header::Header::check_kind(
+                    b,
+                    $crate::version::Version::$version,
+                    &[$crate::header::MsgKind::PacketIn],
+                )?;
+                ($then)(b)
+            }
+
+            /// `buffer_id` ([`BufferId::NONE`] when not buffered).
+            #[inline]
+            pub fn buffer_id(&self) -> BufferId {
+                BufferId($crate::wire::get_u32(
+                    self.buffer.as_ref(),
+                    field::BUFFER_ID,
+                ))
+            }
+
+            /// `total_len`: the length of the whole frame.
+            #[inline]
+            pub fn total_len(&self) -> u16 {
+                $crate::wire::get_u16(self.buffer.as_ref(), field::TOTAL_LEN)
+            }
+
+            /// `reason`.
+            #[inline]
+            pub fn reason(&self) -> PacketInReason {
+                PacketInReason::from($crate::wire::get_u8(self.buffer.as_ref(), field::REASON))
+            }
+        }
+
+        impl<T: AsRef<[u8]> + AsMut<[u8]>> PacketInView<T> {
+            /// Sets `buffer_id`.
+            #[inline]
+            pub fn set_buffer_id(&mut self, v: BufferId) {
+                $crate::wire::set_u32(self.buffer.as_mut(), field::BUFFER_ID, v.0);
+            }
+
+            /// Sets `total_len`.
+            #[inline]
+            pub fn set_total_len(&mut self, v: u16) {
+                $crate::wire::set_u16(self.buffer.as_mut(), field::TOTAL_LEN, v);
+            }
+
+            /// Sets `reason`.
+            #[inline]
+            pub fn set_reason(&mut self, v: PacketInReason) {
+                $crate::wire::set_u8(self.buffer.as_mut(), field::REASON, v.into());
+            }
+        }
+    };
+}
+pub(crate) use packet_in_fields;
