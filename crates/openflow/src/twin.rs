@@ -5,8 +5,9 @@
 //!
 //! Each macro here expands, inside a version's module, to what that
 //! module would otherwise spell out: the view over received bytes, the
-//! owned form and the encoders. The version's file gives the constants and
-//! keeps its own tests.
+//! owned form, the encoders and the tests that hold in every version (run
+//! with that version's offsets). The version's file gives the constants
+//! and keeps the tests of what is its own.
 
 /// OFPT_PACKET_OUT (`ofp_packet_out`): the view, the owned form and the
 /// encoders, for the version whose constants are given:
@@ -242,6 +243,37 @@ macro_rules! packet_out {
             out.put_slice(data);
             finish_message(out, at);
         }
+
+        /// The version's PACKET_OUT, checked with this version's offsets.
+        #[cfg(test)]
+        mod twin_tests {
+            use super::*;
+
+            #[test]
+            fn actions_len_is_checked() {
+                let mut out = Vec::new();
+                let actions = [Action::Output {
+                    port: PortNo::FLOOD,
+                    max_len: 0,
+                }];
+                encode_packet_out(&mut out, Xid(3), BufferId::NONE, PortNo(1), &actions, b"xy");
+                let v = PacketOutView::new_checked(&out[..]).unwrap();
+                assert_eq!(v.actions().collect::<Result<Vec<_>, _>>().unwrap(), actions);
+                assert_eq!((v.in_port(), v.data()), (PortNo(1), &b"xy"[..]));
+                assert_eq!(PacketOut::parse(&v).unwrap().buffer_len(), out.len());
+                let actions_len = actions[0].wire_len();
+                assert_eq!(usize::from(v.actions_len()), actions_len);
+                // One byte more than the message holds after the fixed part.
+                let claimed = out.len() - field::ACTIONS + 1;
+                set_u16(&mut out, field::ACTIONS_LEN, claimed as u16);
+                let e = PacketOutView::new_checked(&out[..]).unwrap_err();
+                assert_eq!(e.kind(), &ErrorKind::BadLength { claimed });
+                // Fits, but cuts into the frame: the next "action" is cut.
+                set_u16(&mut out, field::ACTIONS_LEN, (actions_len + 2) as u16);
+                let v = PacketOutView::new_checked(&out[..]).unwrap();
+                assert!(v.actions().any(|a| a.is_err()));
+            }
+        }
     };
 }
 pub(crate) use packet_out;
@@ -319,3 +351,316 @@ macro_rules! echo_and_barrier {
     };
 }
 pub(crate) use echo_and_barrier;
+
+/// The port bits whose values 1.0 and 1.3 share (1.0.0 §5.2.1, 1.3.5
+/// §7.2.1); each version's `config`, `state` and `features` modules
+/// re-export them beside the bits of its own.
+pub(crate) mod port_bits {
+    /// `ofp_port_config` bits defined alike in both versions.
+    pub mod config {
+        /// `OFPPC_PORT_DOWN`: port is administratively down.
+        pub const PORT_DOWN: u32 = 1 << 0;
+        /// `OFPPC_NO_RECV`: drop the packets the port receives (1.0: all
+        /// but 802.1D spanning tree).
+        pub const NO_RECV: u32 = 1 << 2;
+        /// `OFPPC_NO_FWD`: drop packets forwarded to the port.
+        pub const NO_FWD: u32 = 1 << 5;
+        /// `OFPPC_NO_PACKET_IN`: do not send packet-in messages for the port.
+        pub const NO_PACKET_IN: u32 = 1 << 6;
+    }
+
+    /// `ofp_port_state` bits defined alike in both versions.
+    pub mod state {
+        /// `OFPPS_LINK_DOWN`: no physical link present.
+        pub const LINK_DOWN: u32 = 1 << 0;
+    }
+
+    /// `ofp_port_features` rate bits defined alike in both versions (1.3
+    /// adds faster rates after them, which moves the medium bits).
+    pub mod rates {
+        /// `OFPPF_10MB_HD`.
+        pub const F_10MB_HD: u32 = 1 << 0;
+        /// `OFPPF_10MB_FD`.
+        pub const F_10MB_FD: u32 = 1 << 1;
+        /// `OFPPF_100MB_HD`.
+        pub const F_100MB_HD: u32 = 1 << 2;
+        /// `OFPPF_100MB_FD`.
+        pub const F_100MB_FD: u32 = 1 << 3;
+        /// `OFPPF_1GB_HD`.
+        pub const F_1GB_HD: u32 = 1 << 4;
+        /// `OFPPF_1GB_FD`.
+        pub const F_1GB_FD: u32 = 1 << 5;
+        /// `OFPPF_10GB_FD`.
+        pub const F_10GB_FD: u32 = 1 << 6;
+    }
+}
+
+/// A port's description (`ofp_phy_port` in 1.0, `ofp_port` in 1.3), the
+/// OFPT_PORT_STATUS body and the OFPT_PORT_MOD body, for the version
+/// whose layout is given. Both versions start a port's description and a
+/// PORT_MOD with the port number and the hardware address (`head`, with
+/// the version's width and padding) and share the fields after them; 1.3
+/// adds the `extra` counters at the end of the description.
+///
+/// ```text
+/// crate::twin::ports! {
+///     desc: PhyPort, c: "ofp_phy_port", spec: "1.0.0 §5.2.1",
+///     status_spec: "1.0.0 §5.4.3", mod_spec: "1.0.0 §5.3.3",
+///     name_len: MAX_PORT_NAME_LEN,
+///     head: read |r, [port_no, pad, hw_addr, pad2]| ..., write |out, port, hw_addr| ...,
+///     extra: [],
+///     parse: parse, emit: emit,
+/// }
+/// ```
+macro_rules! ports {
+    (
+        desc: $desc:ident, c: $c:literal, spec: $spec:literal,
+        status_spec: $status_spec:literal, mod_spec: $mod_spec:literal,
+        name_len: $name_len:expr,
+        head: read $read_head:expr, write $write_head:expr,
+        extra: [$( $(#[$extra_meta:meta])* $extra:ident ),* $(,)?],
+        parse: $parse:ident, emit: $emit:ident $(,)?
+    ) => {
+        #[doc = concat!("`", $c, "` (", $spec, "): a port's description.")]
+        ///
+        /// `name` is read up to its first NUL and never includes the
+        /// field's last byte; bytes that are not UTF-8 become `?`. Names
+        /// of at most 15 bytes without NUL survive a round trip; longer
+        /// ones are cut on encode.
+        #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+        pub struct $desc {
+            /// `port_no`.
+            pub port_no: $crate::types::PortNo,
+            /// `hw_addr`.
+            pub hw_addr: $crate::types::MacAddr,
+            /// `name`.
+            pub name: String,
+            /// `config`: `OFPPC_*` bits.
+            pub config: u32,
+            /// `state`: `OFPPS_*` bits.
+            pub state: u32,
+            /// `curr`: current features (`OFPPF_*` bits).
+            pub curr: u32,
+            /// `advertised`: features advertised by the port.
+            pub advertised: u32,
+            /// `supported`: features supported by the port.
+            pub supported: u32,
+            /// `peer`: features advertised by the peer.
+            pub peer: u32,
+            $( $(#[$extra_meta])* pub $extra: u32, )*
+        }
+
+        impl $desc {
+            #[doc = concat!("Reads an `", $c, "`.")]
+            pub fn parse(
+                r: &mut $crate::wire::Reader<'_>,
+            ) -> Result<$desc, $crate::error::DecodeError> {
+                let (port_no, hw_addr) = ($read_head)(r, $crate::twin::head_names!($c))?;
+                Ok($desc {
+                    port_no,
+                    hw_addr,
+                    name: r.fixed_string($name_len, concat!($c, ".name"))?,
+                    config: r.u32(concat!($c, ".config"))?,
+                    state: r.u32(concat!($c, ".state"))?,
+                    curr: r.u32(concat!($c, ".curr"))?,
+                    advertised: r.u32(concat!($c, ".advertised"))?,
+                    supported: r.u32(concat!($c, ".supported"))?,
+                    peer: r.u32(concat!($c, ".peer"))?,
+                    $( $extra: r.u32(concat!($c, ".", stringify!($extra)))?, )*
+                })
+            }
+
+            #[doc = concat!("Appends the `", $c, "`.")]
+            pub fn emit(&self, out: &mut Vec<u8>) {
+                use $crate::wire::Put;
+                ($write_head)(out, self.port_no, self.hw_addr);
+                out.put_fixed_str(self.name.as_bytes(), $name_len);
+                for v in [
+                    self.config,
+                    self.state,
+                    self.curr,
+                    self.advertised,
+                    self.supported,
+                    self.peer,
+                    $( self.$extra, )*
+                ] {
+                    out.put_u32(v);
+                }
+            }
+        }
+
+        #[doc = concat!("The body of OFPT_PORT_STATUS (`ofp_port_status`, ", $status_spec, ").")]
+        #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+        pub struct PortStatus {
+            /// `reason`.
+            pub reason: $crate::types::PortReason,
+            /// `desc`.
+            pub desc: $desc,
+        }
+
+        impl PortStatus {
+            /// Reads the body, from just after the header.
+            pub fn $parse(
+                r: &mut $crate::wire::Reader<'_>,
+            ) -> Result<PortStatus, $crate::error::DecodeError> {
+                let reason = r.u8("ofp_port_status.reason")?.into();
+                r.skip(7, "ofp_port_status.pad")?;
+                let desc = $desc::parse(r)?;
+                Ok(PortStatus { reason, desc })
+            }
+
+            /// Appends the body.
+            pub fn $emit(&self, out: &mut Vec<u8>) {
+                use $crate::wire::Put;
+                out.put_u8(self.reason.into());
+                out.put_zeros(7);
+                self.desc.emit(out);
+            }
+        }
+
+        #[doc = concat!("The body of OFPT_PORT_MOD (`ofp_port_mod`, ", $mod_spec, ").")]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub struct PortMod {
+            /// `port_no`.
+            pub port_no: $crate::types::PortNo,
+            /// `hw_addr`: must match the port's, as a sanity check.
+            pub hw_addr: $crate::types::MacAddr,
+            /// `config`: `OFPPC_*` bits to set.
+            pub config: u32,
+            /// `mask`: which `config` bits to change.
+            pub mask: u32,
+            /// `advertise`: `OFPPF_*` bits to advertise; 0 leaves them
+            /// unchanged.
+            pub advertise: u32,
+        }
+
+        impl PortMod {
+            /// Reads the body, from just after the header.
+            pub fn $parse(
+                r: &mut $crate::wire::Reader<'_>,
+            ) -> Result<PortMod, $crate::error::DecodeError> {
+                let (port_no, hw_addr) = ($read_head)(r, $crate::twin::head_names!("ofp_port_mod"))?;
+                let config = r.u32("ofp_port_mod.config")?;
+                let mask = r.u32("ofp_port_mod.mask")?;
+                let advertise = r.u32("ofp_port_mod.advertise")?;
+                r.skip(4, "ofp_port_mod.pad3")?;
+                Ok(PortMod {
+                    port_no,
+                    hw_addr,
+                    config,
+                    mask,
+                    advertise,
+                })
+            }
+
+            /// Appends the body.
+            pub fn $emit(&self, out: &mut Vec<u8>) {
+                use $crate::wire::Put;
+                ($write_head)(out, self.port_no, self.hw_addr);
+                out.put_u32(self.config);
+                out.put_u32(self.mask);
+                out.put_u32(self.advertise);
+                out.put_zeros(4);
+            }
+        }
+    };
+}
+pub(crate) use ports;
+
+/// The names, for errors, of the fields that start a port's description
+/// or a PORT_MOD in the structure `$c`: `port_no`, the padding after it,
+/// `hw_addr` and the padding after that (1.0 has no padding).
+macro_rules! head_names {
+    ($c:literal) => {
+        [
+            concat!($c, ".port_no"),
+            concat!($c, ".pad"),
+            concat!($c, ".hw_addr"),
+            concat!($c, ".pad2"),
+        ]
+    };
+}
+pub(crate) use head_names;
+
+/// The check and the accessors of the `ofp_packet_in` fields that 1.0
+/// and 1.3 place alike (`buffer_id`, `total_len`, `reason`), for the
+/// version's `PacketInView`, whose `field` module gives their offsets.
+///
+/// `new_checked` accepts at once what `fast` accepts (the message the
+/// controller sees most, in a few compares) and sends anything else to
+/// the header check, then the version's `then` check, out of line, for
+/// the precise error.
+macro_rules! packet_in_fields {
+    (
+        version: $version:ident,
+        new_checked_doc: $doc:literal,
+        fast: $fast:expr,
+        then: $then:expr $(,)?
+    ) => {
+        impl<T: AsRef<[u8]>> PacketInView<T> {
+            #[doc = $doc]
+            #[inline]
+            pub fn new_checked(buffer: T) -> Result<Self, DecodeError> {
+                let b = buffer.as_ref();
+                if !($fast)(b) {
+                    Self::check_slow(b)?;
+                }
+                Ok(PacketInView { buffer })
+            }
+
+            /// The full check, out of line so the fast path above stays small.
+            #[cold]
+            #[inline(never)]
+            fn check_slow(b: &[u8]) -> Result<(), DecodeError> {
+                $crate::header::Header::check_kind(
+                    b,
+                    $crate::version::Version::$version,
+                    &[$crate::header::MsgKind::PacketIn],
+                )?;
+                ($then)(b)
+            }
+
+            /// `buffer_id` ([`BufferId::NONE`] when not buffered).
+            #[inline]
+            pub fn buffer_id(&self) -> BufferId {
+                BufferId($crate::wire::get_u32(
+                    self.buffer.as_ref(),
+                    field::BUFFER_ID,
+                ))
+            }
+
+            /// `total_len`: the length of the whole frame.
+            #[inline]
+            pub fn total_len(&self) -> u16 {
+                $crate::wire::get_u16(self.buffer.as_ref(), field::TOTAL_LEN)
+            }
+
+            /// `reason`.
+            #[inline]
+            pub fn reason(&self) -> PacketInReason {
+                PacketInReason::from($crate::wire::get_u8(self.buffer.as_ref(), field::REASON))
+            }
+        }
+
+        impl<T: AsRef<[u8]> + AsMut<[u8]>> PacketInView<T> {
+            /// Sets `buffer_id`.
+            #[inline]
+            pub fn set_buffer_id(&mut self, v: BufferId) {
+                $crate::wire::set_u32(self.buffer.as_mut(), field::BUFFER_ID, v.0);
+            }
+
+            /// Sets `total_len`.
+            #[inline]
+            pub fn set_total_len(&mut self, v: u16) {
+                $crate::wire::set_u16(self.buffer.as_mut(), field::TOTAL_LEN, v);
+            }
+
+            /// Sets `reason`.
+            #[inline]
+            pub fn set_reason(&mut self, v: PacketInReason) {
+                $crate::wire::set_u8(self.buffer.as_mut(), field::REASON, v.into());
+            }
+        }
+    };
+}
+pub(crate) use packet_in_fields;

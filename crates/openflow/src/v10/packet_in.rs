@@ -7,11 +7,11 @@
 //! out of line.
 
 use crate::error::DecodeError;
-use crate::header::{self, Header, MsgKind, MsgType10, finish_message, header_bytes};
+use crate::header::{self, MsgType10, finish_message, header_bytes};
 use crate::types::{BufferId, PortNo, Xid};
 use crate::v10::ofmatch::port_to_wire;
 use crate::version::Version;
-use crate::wire::{Put, get_u8, get_u16, get_u32, set_u8, set_u16, set_u32};
+use crate::wire::{Put, get_u16, set_u16};
 
 crate::wire_enum! {
     /// `ofp_packet_in_reason` (1.0.0 §5.4.1).
@@ -47,54 +47,23 @@ crate::header::message_view! {
     PacketInView
 }
 
+crate::twin::packet_in_fields! {
+    version: V10,
+    new_checked_doc: "A view of `buffer`, which must hold exactly one OFPT_PACKET_IN: \
+        the header check ([`Header::check`](crate::header::Header::check)) with its length rule, which covers the \
+        18-byte fixed part.",
+    // Version 1, type PACKET_IN, length field == length, at least the
+    // fixed part.
+    fast: |b: &[u8]| matches!(*b, [1, 10, l0, l1, ..]
+        if b.len() >= FIXED_LEN && usize::from(u16::from_be_bytes([l0, l1])) == b.len()),
+    then: |_| Ok(()),
+}
+
 impl<T: AsRef<[u8]>> PacketInView<T> {
-    /// A view of `buffer`, which must hold exactly one OFPT_PACKET_IN:
-    /// the header check ([`Header::check`]) with its length rule, which
-    /// covers the 18-byte fixed part.
-    #[inline]
-    pub fn new_checked(buffer: T) -> Result<Self, DecodeError> {
-        // Fast path for the message the controller sees most: version 1,
-        // type PACKET_IN, length field == length, at least the fixed part.
-        // Anything else takes the full check for its precise error.
-        let b = buffer.as_ref();
-        if let [1, 10, l0, l1, ..] = *b {
-            if b.len() >= FIXED_LEN && usize::from(u16::from_be_bytes([l0, l1])) == b.len() {
-                return Ok(PacketInView { buffer });
-            }
-        }
-        Self::check_slow(b)?;
-        Ok(PacketInView { buffer })
-    }
-
-    /// The full check, out of line so the fast path above stays small.
-    #[cold]
-    #[inline(never)]
-    fn check_slow(b: &[u8]) -> Result<(), DecodeError> {
-        Header::check_kind(b, Version::V10, &[MsgKind::PacketIn]).map(drop)
-    }
-
-    /// `buffer_id` ([`BufferId::NONE`] when not buffered).
-    #[inline]
-    pub fn buffer_id(&self) -> BufferId {
-        BufferId(get_u32(self.buffer.as_ref(), field::BUFFER_ID))
-    }
-
-    /// `total_len`: length of the whole frame.
-    #[inline]
-    pub fn total_len(&self) -> u16 {
-        get_u16(self.buffer.as_ref(), field::TOTAL_LEN)
-    }
-
     /// `in_port`.
     #[inline]
     pub fn in_port(&self) -> PortNo {
         PortNo::from_of10(get_u16(self.buffer.as_ref(), field::IN_PORT))
-    }
-
-    /// `reason`.
-    #[inline]
-    pub fn reason(&self) -> PacketInReason {
-        PacketInReason::from(get_u8(self.buffer.as_ref(), field::REASON))
     }
 }
 
@@ -107,28 +76,10 @@ impl<'a, T: AsRef<[u8]> + ?Sized> PacketInView<&'a T> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> PacketInView<T> {
-    /// Sets `buffer_id`.
-    #[inline]
-    pub fn set_buffer_id(&mut self, v: BufferId) {
-        set_u32(self.buffer.as_mut(), field::BUFFER_ID, v.0);
-    }
-
-    /// Sets `total_len`.
-    #[inline]
-    pub fn set_total_len(&mut self, v: u16) {
-        set_u16(self.buffer.as_mut(), field::TOTAL_LEN, v);
-    }
-
     /// Sets `in_port`.
     #[inline]
     pub fn set_in_port(&mut self, v: PortNo) {
         set_u16(self.buffer.as_mut(), field::IN_PORT, port_to_wire(v));
-    }
-
-    /// Sets `reason`.
-    #[inline]
-    pub fn set_reason(&mut self, v: PacketInReason) {
-        set_u8(self.buffer.as_mut(), field::REASON, v.into());
     }
 
     /// The frame, to rewrite in place.

@@ -16,29 +16,3 @@ crate::twin::packet_out! {
     actions_len: 14..16,
     actions: 16,
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn packet_out_actions_len_is_checked() {
-        let mut out = Vec::new();
-        let actions = [Action::Output {
-            port: PortNo::FLOOD,
-            max_len: 0,
-        }];
-        encode_packet_out(&mut out, Xid(3), BufferId::NONE, PortNo(1), &actions, b"xy");
-        let v = PacketOutView::new_checked(&out[..]).unwrap();
-        assert_eq!(v.actions().collect_vec().unwrap(), actions);
-        assert_eq!(v.data(), b"xy");
-        assert_eq!(PacketOut::parse(&v).unwrap().buffer_len(), out.len());
-        assert_eq!(&out[14..16], &[0, 8]);
-        out[15] = 11; // 16 + 11 > 26
-        let e = PacketOutView::new_checked(&out[..]).unwrap_err();
-        assert_eq!(e.kind(), &ErrorKind::BadLength { claimed: 11 });
-        out[15] = 10; // fits, but cuts an action
-        let v = PacketOutView::new_checked(&out[..]).unwrap();
-        assert!(v.actions().any(|a| a.is_err()));
-    }
-}

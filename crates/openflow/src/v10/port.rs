@@ -1,15 +1,15 @@
 //! Ports: `ofp_phy_port` (1.0.0 §5.2.1) with its config, state and feature
 //! bits, the OFPT_PORT_STATUS body (§5.4.3) and the OFPT_PORT_MOD body
-//! (§5.3.3).
+//! (§5.3.3), generated with 1.3's from one definition
+//! (`crate::twin::ports!`).
 //!
 //! Bit sets are plain `u32`s with named constants, kept whole so undefined
 //! bits round-trip.
 
 use crate::error::DecodeError;
-use crate::types::PortReason;
 use crate::types::{MacAddr, PortNo};
 use crate::v10::ofmatch::port_to_wire;
-use crate::wire::{Put, Reader};
+use crate::wire::Reader;
 
 /// Size of `ofp_phy_port`.
 pub const PHY_PORT_LEN: usize = 48;
@@ -18,26 +18,20 @@ pub const MAX_PORT_NAME_LEN: usize = 16;
 
 /// `ofp_port_config` bits (1.0.0 §5.2.1).
 pub mod config {
-    /// `OFPPC_PORT_DOWN`: port is administratively down.
-    pub const PORT_DOWN: u32 = 1 << 0;
+    pub use crate::twin::port_bits::config::*;
+
     /// `OFPPC_NO_STP`: disable 802.1D spanning tree on the port.
     pub const NO_STP: u32 = 1 << 1;
-    /// `OFPPC_NO_RECV`: drop all packets except 802.1D spanning tree.
-    pub const NO_RECV: u32 = 1 << 2;
     /// `OFPPC_NO_RECV_STP`: drop received 802.1D STP packets.
     pub const NO_RECV_STP: u32 = 1 << 3;
     /// `OFPPC_NO_FLOOD`: do not include this port when flooding.
     pub const NO_FLOOD: u32 = 1 << 4;
-    /// `OFPPC_NO_FWD`: drop packets forwarded to the port.
-    pub const NO_FWD: u32 = 1 << 5;
-    /// `OFPPC_NO_PACKET_IN`: do not send packet-in messages for the port.
-    pub const NO_PACKET_IN: u32 = 1 << 6;
 }
 
 /// `ofp_port_state` bits and values (1.0.0 §5.2.1).
 pub mod state {
-    /// `OFPPS_LINK_DOWN`: no physical link present.
-    pub const LINK_DOWN: u32 = 1 << 0;
+    pub use crate::twin::port_bits::state::*;
+
     /// `OFPPS_STP_LISTEN`: not learning or relaying frames.
     pub const STP_LISTEN: u32 = 0 << 8;
     /// `OFPPS_STP_LEARN`: learning but not relaying frames.
@@ -53,20 +47,8 @@ pub mod state {
 /// `ofp_port_features` bits (1.0.0 §5.2.1), used by `curr`, `advertised`,
 /// `supported` and `peer`.
 pub mod features {
-    /// `OFPPF_10MB_HD`.
-    pub const F_10MB_HD: u32 = 1 << 0;
-    /// `OFPPF_10MB_FD`.
-    pub const F_10MB_FD: u32 = 1 << 1;
-    /// `OFPPF_100MB_HD`.
-    pub const F_100MB_HD: u32 = 1 << 2;
-    /// `OFPPF_100MB_FD`.
-    pub const F_100MB_FD: u32 = 1 << 3;
-    /// `OFPPF_1GB_HD`.
-    pub const F_1GB_HD: u32 = 1 << 4;
-    /// `OFPPF_1GB_FD`.
-    pub const F_1GB_FD: u32 = 1 << 5;
-    /// `OFPPF_10GB_FD`.
-    pub const F_10GB_FD: u32 = 1 << 6;
+    pub use crate::twin::port_bits::rates::*;
+
     /// `OFPPF_COPPER`.
     pub const COPPER: u32 = 1 << 7;
     /// `OFPPF_FIBER`.
@@ -79,127 +61,19 @@ pub mod features {
     pub const PAUSE_ASYM: u32 = 1 << 11;
 }
 
-/// `ofp_phy_port` (1.0.0 §5.2.1): a port's description.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct PhyPort {
-    /// `port_no`.
-    pub port_no: PortNo,
-    /// `hw_addr`.
-    pub hw_addr: MacAddr,
-    /// `name`, up to 16 bytes before the first NUL.
-    pub name: String,
-    /// `config`: [`config`] bits.
-    pub config: u32,
-    /// `state`: [`state`] bits.
-    pub state: u32,
-    /// `curr`: current [`features`].
-    pub curr: u32,
-    /// `advertised`: [`features`] advertised by the port.
-    pub advertised: u32,
-    /// `supported`: [`features`] supported by the port.
-    pub supported: u32,
-    /// `peer`: [`features`] advertised by the peer.
-    pub peer: u32,
-}
-
-impl PhyPort {
-    /// Reads a 48-byte `ofp_phy_port`.
-    pub fn parse(r: &mut Reader<'_>) -> Result<PhyPort, DecodeError> {
-        Ok(PhyPort {
-            port_no: PortNo::from_of10(r.u16("ofp_phy_port.port_no")?),
-            hw_addr: MacAddr(r.array("ofp_phy_port.hw_addr")?),
-            name: r.fixed_string(MAX_PORT_NAME_LEN, "ofp_phy_port.name")?,
-            config: r.u32("ofp_phy_port.config")?,
-            state: r.u32("ofp_phy_port.state")?,
-            curr: r.u32("ofp_phy_port.curr")?,
-            advertised: r.u32("ofp_phy_port.advertised")?,
-            supported: r.u32("ofp_phy_port.supported")?,
-            peer: r.u32("ofp_phy_port.peer")?,
-        })
-    }
-
-    /// Appends the 48-byte `ofp_phy_port`.
-    pub fn emit(&self, out: &mut Vec<u8>) {
-        out.put_u16(port_to_wire(self.port_no));
-        out.put_slice(&self.hw_addr.0);
-        out.put_fixed_str(self.name.as_bytes(), MAX_PORT_NAME_LEN);
-        out.put_u32(self.config);
-        out.put_u32(self.state);
-        out.put_u32(self.curr);
-        out.put_u32(self.advertised);
-        out.put_u32(self.supported);
-        out.put_u32(self.peer);
-    }
-}
-
-/// The body of OFPT_PORT_STATUS (`ofp_port_status`, 1.0.0 §5.4.3).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct PortStatus {
-    /// `reason`.
-    pub reason: PortReason,
-    /// `desc`.
-    pub desc: PhyPort,
-}
-
-impl PortStatus {
-    /// Reads the body (56 bytes after the header).
-    pub fn parse(r: &mut Reader<'_>) -> Result<PortStatus, DecodeError> {
-        let reason = PortReason::from(r.u8("ofp_port_status.reason")?);
-        r.skip(7, "ofp_port_status.pad")?;
-        let desc = PhyPort::parse(r)?;
-        Ok(PortStatus { reason, desc })
-    }
-
-    /// Appends the body.
-    pub fn emit(&self, out: &mut Vec<u8>) {
-        out.put_u8(self.reason.into());
-        out.put_zeros(7);
-        self.desc.emit(out);
-    }
-}
-
-/// The body of OFPT_PORT_MOD (`ofp_port_mod`, 1.0.0 §5.3.3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct PortMod {
-    /// `port_no`.
-    pub port_no: PortNo,
-    /// `hw_addr`: must match the port's, as a sanity check.
-    pub hw_addr: MacAddr,
-    /// `config`: [`config`] bits to set.
-    pub config: u32,
-    /// `mask`: which [`config`] bits to change.
-    pub mask: u32,
-    /// `advertise`: [`features`] to advertise; 0 leaves them unchanged.
-    pub advertise: u32,
-}
-
-impl PortMod {
-    /// Reads the body (24 bytes after the header).
-    pub fn parse(r: &mut Reader<'_>) -> Result<PortMod, DecodeError> {
-        let port_no = PortNo::from_of10(r.u16("ofp_port_mod.port_no")?);
-        let hw_addr = MacAddr(r.array("ofp_port_mod.hw_addr")?);
-        let config = r.u32("ofp_port_mod.config")?;
-        let mask = r.u32("ofp_port_mod.mask")?;
-        let advertise = r.u32("ofp_port_mod.advertise")?;
-        r.skip(4, "ofp_port_mod.pad")?;
-        Ok(PortMod {
-            port_no,
-            hw_addr,
-            config,
-            mask,
-            advertise,
-        })
-    }
-
-    /// Appends the body.
-    pub fn emit(&self, out: &mut Vec<u8>) {
-        out.put_u16(port_to_wire(self.port_no));
-        out.put_slice(&self.hw_addr.0);
-        out.put_u32(self.config);
-        out.put_u32(self.mask);
-        out.put_u32(self.advertise);
-        out.put_zeros(4);
-    }
+crate::twin::ports! {
+    desc: PhyPort, c: "ofp_phy_port", spec: "1.0.0 §5.2.1",
+    status_spec: "1.0.0 §5.4.3", mod_spec: "1.0.0 §5.3.3",
+    name_len: MAX_PORT_NAME_LEN,
+    head: read |r: &mut Reader<'_>, [port_no, _, hw_addr, _]: [&'static str; 4]| {
+            Ok::<_, DecodeError>((PortNo::from_of10(r.u16(port_no)?), MacAddr(r.array(hw_addr)?)))
+        },
+        write |out: &mut Vec<u8>, port: PortNo, hw_addr: MacAddr| {
+            out.put_u16(port_to_wire(port));
+            out.put_slice(&hw_addr.0);
+        },
+    extra: [],
+    parse: parse, emit: emit,
 }
 
 #[cfg(test)]

@@ -5,10 +5,9 @@
 //! header, and `encode_body(out)`.
 
 use crate::error::DecodeError;
-use crate::types::PortReason;
-use crate::types::{Cookie, DatapathId, MacAddr, PortNo};
+use crate::types::{Cookie, DatapathId};
 use crate::v13::oxm::Match13;
-use crate::v13::port::Port;
+pub use crate::v13::port::{PortMod, PortStatus};
 use crate::wire::{Put, Reader};
 
 crate::wire_enum! {
@@ -214,82 +213,6 @@ pub mod config_flags {
     pub const FRAG_REASM: u16 = 2;
     /// OFPC_FRAG_MASK.
     pub const FRAG_MASK: u16 = 3;
-}
-
-/// OFPT_PORT_STATUS's body (`ofp_port_status`, 1.3.5 §7.4.3).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct PortStatus {
-    /// `reason`.
-    pub reason: PortReason,
-    /// `desc`.
-    pub desc: Port,
-}
-
-impl PortStatus {
-    /// Decodes the body.
-    pub fn decode_body(r: &mut Reader<'_>) -> Result<PortStatus, DecodeError> {
-        let reason = r.u8("ofp_port_status.reason")?.into();
-        r.skip(7, "ofp_port_status.pad")?;
-        Ok(PortStatus {
-            reason,
-            desc: Port::parse(r)?,
-        })
-    }
-
-    /// Appends the body.
-    pub fn encode_body(&self, out: &mut Vec<u8>) {
-        out.put_u8(self.reason.into());
-        out.put_zeros(7);
-        self.desc.emit(out);
-    }
-}
-
-/// OFPT_PORT_MOD's body (`ofp_port_mod`, 1.3.5 §7.3.4.3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct PortMod {
-    /// `port_no`.
-    pub port_no: PortNo,
-    /// `hw_addr`, a sanity check.
-    pub hw_addr: MacAddr,
-    /// `config`: `port_config` bits to set.
-    pub config: u32,
-    /// `mask`: which `config` bits to change.
-    pub mask: u32,
-    /// `advertise`: `port_features` bits, or 0 to leave unchanged.
-    pub advertise: u32,
-}
-
-impl PortMod {
-    /// Decodes the body.
-    pub fn decode_body(r: &mut Reader<'_>) -> Result<PortMod, DecodeError> {
-        let port_no = PortNo(r.u32("ofp_port_mod.port_no")?);
-        r.skip(4, "ofp_port_mod.pad")?;
-        let hw_addr = MacAddr(r.array("ofp_port_mod.hw_addr")?);
-        r.skip(2, "ofp_port_mod.pad2")?;
-        let config = r.u32("ofp_port_mod.config")?;
-        let mask = r.u32("ofp_port_mod.mask")?;
-        let advertise = r.u32("ofp_port_mod.advertise")?;
-        r.skip(4, "ofp_port_mod.pad3")?;
-        Ok(PortMod {
-            port_no,
-            hw_addr,
-            config,
-            mask,
-            advertise,
-        })
-    }
-
-    /// Appends the body.
-    pub fn encode_body(&self, out: &mut Vec<u8>) {
-        out.put_u32(self.port_no.0);
-        out.put_zeros(4);
-        out.put_slice(&self.hw_addr.0);
-        out.put_zeros(2);
-        out.put_u32(self.config);
-        out.put_u32(self.mask);
-        out.put_u32(self.advertise);
-        out.put_zeros(4);
-    }
 }
 
 /// Reserved table numbers (`enum ofp_table`, 1.3.5 §7.2.2 / §7.3.3).

@@ -7,13 +7,11 @@
 //! buffer, as the 1.0 view does.
 
 use crate::error::DecodeError;
-use crate::header::{self, Header, MsgKind, MsgType13, finish_message, header_bytes};
+use crate::header::{self, MsgType13, finish_message, header_bytes};
 use crate::types::{BufferId, Cookie, PortNo, Xid};
 use crate::v13::oxm::{Match13, MatchRef, Oxm, OxmIter, emit_match};
 use crate::version::Version;
-use crate::wire::{
-    Put, Reader, get_u8, get_u16, get_u32, get_u64, pad8, set_u8, set_u16, set_u32, set_u64,
-};
+use crate::wire::{Put, Reader, get_u8, get_u16, get_u64, pad8, set_u8, set_u64};
 
 crate::wire_enum! {
     /// `enum ofp_packet_in_reason` (1.3.5 §7.4.1).
@@ -61,51 +59,16 @@ crate::header::message_view! {
     PacketInView
 }
 
+crate::twin::packet_in_fields! {
+    version: V13,
+    new_checked_doc: "A view of `buffer`, which must hold exactly one OFPT_PACKET_IN \
+        ([`Header::check`](crate::header::Header::check), then the match as [`MatchRef::parse`] checks it, then \
+        the padding before the frame).",
+    fast: table_miss_fast,
+    then: |b| if in_port_only(b) { Ok(()) } else { check_match(b) },
+}
+
 impl<T: AsRef<[u8]>> PacketInView<T> {
-    /// A view of `buffer`, which must hold exactly one OFPT_PACKET_IN
-    /// ([`Header::check`], then the match as [`MatchRef::parse`] checks
-    /// it, then the padding before the frame).
-    #[inline]
-    pub fn new_checked(buffer: T) -> Result<Self, DecodeError> {
-        // Fast path for the message the controller sees most; anything
-        // else takes the full check for its precise error (as the 1.0 view
-        // does).
-        let b = buffer.as_ref();
-        if !table_miss_fast(b) {
-            Self::check_slow(b)?;
-        }
-        Ok(PacketInView { buffer })
-    }
-
-    /// The full check, out of line so the fast path above stays small.
-    #[cold]
-    #[inline(never)]
-    fn check_slow(b: &[u8]) -> Result<(), DecodeError> {
-        Header::check_kind(b, Version::V13, &[MsgKind::PacketIn])?;
-        if !in_port_only(b) {
-            check_match(b)?;
-        }
-        Ok(())
-    }
-
-    /// `buffer_id` ([`BufferId::NONE`] when unbuffered).
-    #[inline]
-    pub fn buffer_id(&self) -> BufferId {
-        BufferId(get_u32(self.buffer.as_ref(), field::BUFFER_ID))
-    }
-
-    /// `total_len`: the frame's full length.
-    #[inline]
-    pub fn total_len(&self) -> u16 {
-        get_u16(self.buffer.as_ref(), field::TOTAL_LEN)
-    }
-
-    /// `reason`.
-    #[inline]
-    pub fn reason(&self) -> PacketInReason {
-        PacketInReason::from(get_u8(self.buffer.as_ref(), field::REASON))
-    }
-
     /// `table_id`.
     #[inline]
     pub fn table_id(&self) -> u8 {
@@ -200,24 +163,6 @@ impl<'a, T: AsRef<[u8]> + ?Sized> PacketInView<&'a T> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> PacketInView<T> {
-    /// Sets `buffer_id`.
-    #[inline]
-    pub fn set_buffer_id(&mut self, v: BufferId) {
-        set_u32(self.buffer.as_mut(), field::BUFFER_ID, v.0);
-    }
-
-    /// Sets `total_len`.
-    #[inline]
-    pub fn set_total_len(&mut self, v: u16) {
-        set_u16(self.buffer.as_mut(), field::TOTAL_LEN, v);
-    }
-
-    /// Sets `reason`.
-    #[inline]
-    pub fn set_reason(&mut self, v: PacketInReason) {
-        set_u8(self.buffer.as_mut(), field::REASON, v.into());
-    }
-
     /// Sets `table_id`.
     #[inline]
     pub fn set_table_id(&mut self, v: u8) {

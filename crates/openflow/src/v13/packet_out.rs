@@ -15,25 +15,3 @@ crate::twin::packet_out! {
     // 18..24: padding.
     actions: 24,
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn actions_len_is_checked() {
-        let mut out = Vec::new();
-        let actions = [Action::Output {
-            port: PortNo::FLOOD,
-            max_len: 0,
-        }];
-        encode_packet_out(&mut out, Xid(3), BufferId::NONE, PortNo(1), &actions, b"xy");
-        let v = PacketOutView::new_checked(&out[..]).unwrap();
-        assert_eq!((v.in_port(), v.data()), (PortNo(1), &b"xy"[..]));
-        assert_eq!(PacketOut::parse(&v).unwrap().buffer_len(), out.len());
-        assert_eq!(&out[16..18], &[0, 16]);
-        out[17] = 19; // 24 + 19 > 42
-        let e = PacketOutView::new_checked(&out[..]).unwrap_err();
-        assert_eq!(e.kind(), &ErrorKind::BadLength { claimed: 19 });
-    }
-}

@@ -427,3 +427,38 @@ pub(crate) fn split<T>(items: Vec<T>, mut len: impl FnMut(&T) -> usize) -> Vec<V
     }
     out
 }
+
+/// The message in `msg` as the version's `decode` reads it, or `None`
+/// after the ERROR reply that says why not has been queued on `c`.
+fn decoded<M>(
+    c: &mut Connection,
+    version: Version,
+    decode: impl FnOnce(&[u8]) -> Result<(Xid, M), baton_openflow::DecodeError>,
+    xid: Xid,
+    msg: &[u8],
+) -> Option<M> {
+    match decode(msg) {
+        Ok((_, m)) => Some(m),
+        Err(e) => {
+            c.send_error(e.reply(version), xid, msg);
+            None
+        }
+    }
+}
+
+/// The flow table's command for a FLOW_MOD's `command`, which 1.0 and 1.3
+/// number alike (1.0.0 §5.3.3, 1.3.5 §7.3.4.1) in enums of their own;
+/// `OFPFMFC_BAD_COMMAND` for a number neither defines.
+macro_rules! flow_mod_command {
+    ($command:expr, $enum:ident) => {
+        match $command {
+            $enum::Add => Command::Add,
+            $enum::Modify => Command::Modify,
+            $enum::ModifyStrict => Command::ModifyStrict,
+            $enum::Delete => Command::Delete,
+            $enum::DeleteStrict => Command::DeleteStrict,
+            $enum::Unknown(_) => return Err(OfError::BadFlowModCommand),
+        }
+    };
+}
+use flow_mod_command;

@@ -35,12 +35,8 @@ pub(super) fn handle(
     msg: &[u8],
     tx: &mut dyn Transmit,
 ) {
-    let m = match v10::decode(msg) {
-        Ok((_, m)) => m,
-        Err(e) => {
-            c.send_error(e.reply(Version::V10), xid, msg);
-            return;
-        }
+    let Some(m) = super::decoded(c, Version::V10, v10::decode, xid, msg) else {
+        return;
     };
     let r = match m {
         Message::Hello(_) | Message::EchoReply(_) | Message::Error(_) => Ok(()),
@@ -140,14 +136,7 @@ fn flow_mod(
     if fm.flags & OFPFF_EMERG != 0 {
         return Err(OfError::FlowModUnsupported);
     }
-    let command = match fm.command {
-        FlowModCommand::Add => Command::Add,
-        FlowModCommand::Modify => Command::Modify,
-        FlowModCommand::ModifyStrict => Command::ModifyStrict,
-        FlowModCommand::Delete => Command::Delete,
-        FlowModCommand::DeleteStrict => Command::DeleteStrict,
-        FlowModCommand::Unknown(_) => return Err(OfError::BadFlowModCommand),
-    };
+    let command = super::flow_mod_command!(fm.command, FlowModCommand);
     let wire = normalize(&fm.match_);
     let m = compile(&wire);
     let deleting = matches!(command, Command::Delete | Command::DeleteStrict);

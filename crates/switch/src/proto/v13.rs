@@ -34,12 +34,8 @@ pub(super) fn handle(
     msg: &[u8],
     tx: &mut dyn Transmit,
 ) {
-    let m = match v13::decode(msg) {
-        Ok((_, m)) => m,
-        Err(e) => {
-            c.send_error(e.reply(Version::V13), xid, msg);
-            return;
-        }
+    let Some(m) = super::decoded(c, Version::V13, v13::decode, xid, msg) else {
+        return;
     };
     let changes_state = matches!(
         m,
@@ -201,14 +197,7 @@ fn flow_mod(
     fm: v13::FlowMod,
     tx: &mut dyn Transmit,
 ) -> Result<(), OfError> {
-    let command = match fm.command {
-        FlowModCommand::Add => Command::Add,
-        FlowModCommand::Modify => Command::Modify,
-        FlowModCommand::ModifyStrict => Command::ModifyStrict,
-        FlowModCommand::Delete => Command::Delete,
-        FlowModCommand::DeleteStrict => Command::DeleteStrict,
-        FlowModCommand::Unknown(_) => return Err(OfError::BadFlowModCommand),
-    };
+    let command = super::flow_mod_command!(fm.command, FlowModCommand);
     let m = compile(&fm.match_)?;
     let deleting = matches!(command, Command::Delete | Command::DeleteStrict);
     let table_for_goto = if fm.table_id == ALL_TABLES {
