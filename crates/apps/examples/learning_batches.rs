@@ -13,7 +13,7 @@
 //!
 //! The inclusive count of `<LearningSwitch as App>::packet_in` divided by
 //! the 128,000 PACKET_INs is the application's cost per request
-//! (BENCHMARKS.md, "Issue 22").
+//! (BENCHMARKS.md, "Loops and the learning switch's loop guard").
 
 use baton_apps::{LearningConfig, LearningSwitch};
 use baton_openflow::Version;

@@ -35,7 +35,7 @@ pub const WINDOW: Duration = Duration::from_secs(1);
 /// moves once when it moves; on a ring of four Open vSwitch bridges with
 /// the learning switch, one ARP request moved its sender's address past
 /// this at every bridge within 18-50 ms (three runs), a thousand times a
-/// second or more (BENCHMARKS.md, "Issue 22"). Twenty leaves room for
+/// second or more (BENCHMARKS.md, "Loops and the learning switch's loop guard"). Twenty leaves room for
 /// many hosts moving at once (a rack's virtual machines migrating)
 /// without a false alarm.
 pub const MOVES_FOR_LOOP: u32 = 20;

@@ -13,7 +13,7 @@
 //! The searches are written here rather than taken from petgraph: a
 //! route needs the *port* each hop leaves by, which petgraph's `Bfs` does
 //! not report, and its `dijkstra` returns no predecessors.
-//! `examples/route_times.rs` measures them (BENCHMARKS.md, "Routing").
+//! `examples/route_times.rs` measures them (BENCHMARKS.md, "The network services on Open vSwitch").
 
 use crate::sync::lock;
 use crate::views::{Link, PortRef, Topology};

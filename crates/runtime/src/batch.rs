@@ -80,7 +80,7 @@ impl Batch {
         // leaving a span costs the fmt subscriber hundreds of instructions,
         // and the default scheduler's small quanta (a dozen messages per
         // run at 64 switches) made it 32 of the 1,351 instructions per
-        // response (BENCHMARKS.md, "Fair as fast as static").
+        // response (BENCHMARKS.md, "Fairness and the schedulers"; the figure is in its git history).
         let spans = tracing::level_enabled!(tracing::Level::DEBUG);
         let mut entered: Option<(u32, tracing::span::EnteredSpan)> = None;
         for i in 0..self.msgs.len() {

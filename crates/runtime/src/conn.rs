@@ -33,7 +33,7 @@ pub(crate) struct Connection {
     /// bytes, `counted_msgs` messages): counted while the bytes are still
     /// in the cache, at the end of the batch that staged them, rather
     /// than when they are written, perhaps several services later
-    /// (BENCHMARKS.md, "Seventh session").
+    /// (issue 12, seventh session: BENCHMARKS.md's git history).
     pub counted: usize,
     /// Messages in `out[..counted]`.
     pub counted_msgs: u64,

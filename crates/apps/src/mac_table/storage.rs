@@ -10,8 +10,8 @@
 //! enabled only for memory that asks for them (`madvise` mode), and only
 //! for 2 MiB-aligned ranges advised *before* they are first touched: a
 //! table grown in a `Vec` and advised afterwards got a tenth of its memory
-//! onto huge pages and no gain (BENCHMARKS.md, "Tried and not kept: MAC
-//! tables on huge pages"). No crate hands out aligned, advised, zeroed
+//! onto huge pages and no gain (BENCHMARKS.md, "Tried and not kept": MAC
+//! tables on huge pages). No crate hands out aligned, advised, zeroed
 //! memory, so this maps it: anonymous memory is zero-filled, and a zeroed
 //! slot is an empty one.
 //!

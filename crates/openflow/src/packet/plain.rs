@@ -8,7 +8,7 @@
 //! reads (cbench's frames are IP protocol 255). For those
 //! the match's fields are bytes at known offsets; building the 96-byte
 //! [`FlowKey`], copying it and converting it cost more than the flow
-//! request's whole encoding (BENCHMARKS.md, "Seventh session"). Every
+//! request's whole encoding (BENCHMARKS.md, "OpenFlow 1.3 against 1.0 and the codec's costs"). Every
 //! other frame is left to [`FlowKey::extract`]: this module recognises
 //! only frames on which both give the same match, and the tests check
 //! that over every frame shape [`FlowKey`] knows.

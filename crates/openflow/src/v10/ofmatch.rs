@@ -166,8 +166,8 @@ impl Match10 {
 
     /// Writes the 40 wire bytes, padding as zeros. Every field sits at a
     /// constant offset, so this compiles to a handful of stores (on the
-    /// FLOW_MOD hot path; BENCHMARKS.md, "Third session: prefetching the
-    /// tables, cheaper encoding").
+    /// FLOW_MOD hot path; issue 12's third session, in BENCHMARKS.md's
+    /// git history).
     #[inline]
     pub fn write(&self, b: &mut [u8; MATCH_LEN]) {
         b[0..4].copy_from_slice(&self.wildcards.to_be_bytes());

@@ -53,7 +53,7 @@ const FRAMES_PER_BLOCK: usize = 32;
 /// loses nothing when it is preempted once. With 256 slots (1 ms) the
 /// kernel dropped about three quarters of such a stream at the ring on a
 /// loaded 2-vCPU VM, and forwarding fell below Open vSwitch's; with 4,096,
-/// 3 to 12 % (BENCHMARKS.md, "Forwarding in namespaces").
+/// 3 to 12 % (BENCHMARKS.md, "The software switch").
 const RX_BLOCKS: usize = 128;
 const RX_FRAMES: usize = FRAMES_PER_BLOCK * RX_BLOCKS;
 /// TX blocks per port: 1,024 slots (2 MiB). The loop hands queued slots

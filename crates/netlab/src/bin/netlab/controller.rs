@@ -1,7 +1,7 @@
 //! `netlab controller`: how a controller runs a network of Open vSwitch
 //! bridges (or of `baton switch`es), measured from the outside, the same
-//! way for any controller: the figures of BENCHMARKS.md's "Network
-//! services".
+//! way for any controller: the figures of BENCHMARKS.md's "The network
+//! services on Open vSwitch".
 //!
 //! ```text
 //! netlab controller --run 'CMD ARGS' [--topology linear:3] [--of 10|13]

@@ -1,6 +1,6 @@
 //! `netlab measure`: how long building topologies takes on this machine,
-//! and whether they work: the figures of BENCHMARKS.md's "End-to-end
-//! laboratory".
+//! and whether they work: the figures of BENCHMARKS.md's "The test
+//! laboratory's own costs".
 //!
 //! For each topology, `runs` times:
 //! - **controller**: a lab with `ovs-testcontroller` listening (one per
