@@ -1,5 +1,5 @@
 //! [`Controller`]: what every thread of one runtime shares (the switch
-//! table, the pipeline, the configuration, the clock, the statistics),
+//! table and the sockets, the pipeline, the configuration, the clock, the statistics),
 //! and the bookkeeping when a switch comes up or goes, with its log lines
 //! (those of connections that fail before their handshake rate-limited
 //! by [`FailureLog`]).
@@ -9,7 +9,7 @@ use crate::config::Config;
 use crate::conn::Connection;
 use crate::env::Environment;
 use crate::failure_log::{self, FailureLog, Line, Suppressed};
-use crate::io::Clock;
+use crate::io::{Clock, Sockets};
 use crate::network::{Fabric, Network, Timers};
 use crate::pipeline::Pipeline;
 use crate::requests::Requests;
@@ -27,6 +27,8 @@ use std::time::Instant;
 /// The running controller, as its threads share it.
 pub(crate) struct Controller {
     pub table: Arc<SwitchTable>,
+    /// The switches' sockets, by the table's slot index.
+    pub sockets: Arc<Sockets>,
     pub pipeline: Pipeline,
     pub config: Config,
     pub session: SessionConfig,
@@ -70,6 +72,7 @@ pub(crate) trait Wake: Send + Sync {
 /// The [`Network`] of a running controller.
 pub(crate) struct RuntimeFabric {
     pub table: Arc<SwitchTable>,
+    pub sockets: Arc<Sockets>,
     pub running: AtomicBool,
     pub timers: Timers,
     pub env: Environment,
@@ -79,7 +82,7 @@ pub(crate) struct RuntimeFabric {
 
 impl Fabric for RuntimeFabric {
     fn send(&self, id: SwitchId, bytes: &[u8]) -> Result<(), SendError> {
-        self.table.send(id, bytes)
+        self.sockets.send(id, bytes)
     }
 
     fn switches(&self) -> Vec<SwitchInfo> {
@@ -131,9 +134,15 @@ impl Fabric for RuntimeFabric {
 }
 
 impl Controller {
-    pub fn new(table: Arc<SwitchTable>, apps: Vec<AnyApp>, config: Config) -> Controller {
+    pub fn new(
+        table: Arc<SwitchTable>,
+        sockets: Arc<Sockets>,
+        apps: Vec<AnyApp>,
+        config: Config,
+    ) -> Controller {
         let fabric = Arc::new(RuntimeFabric {
             table: table.clone(),
+            sockets: sockets.clone(),
             running: AtomicBool::new(true),
             timers: Timers::default(),
             env: Environment::default(),
@@ -153,6 +162,7 @@ impl Controller {
         });
         Controller {
             table,
+            sockets,
             pipeline: Pipeline::new(apps, &net),
             session: SessionConfig {
                 echo_interval: config.echo_interval,
@@ -224,9 +234,7 @@ impl Controller {
                     "datapath id claimed by a new connection; closing its previous one"
                 );
                 old_slot.kill(Kill::Replaced);
-                if let Some(s) = lock(&old_slot.out).stream.as_ref() {
-                    s.shutdown();
-                }
+                self.sockets.shutdown(old.index());
             }
         }
         // The switch's span says which (id, peer, dpid).
@@ -234,13 +242,13 @@ impl Controller {
     }
 
     /// Closes a task the caller owns (it moved the switch to `Running`):
-    /// unregisters the socket, tells the applications, frees the slot,
+    /// closes the socket, tells the applications, frees the slot,
     /// and logs one line.
     pub fn close(&self, idx: usize, task: Task, reason: &CloseReason) {
         let table = &self.table;
         let slot = &table.slots[idx];
         self.stats.closed(reason.label());
-        let Task { mut conn, stream } = task;
+        let Task { mut conn } = task;
         let id = conn.id;
         let span = conn.span.clone();
         let _span = span.enter();
@@ -248,9 +256,7 @@ impl Controller {
         // application (or test) that sees `switch_down` never still finds
         // the switch listed.
         slot.up.store(false, Ordering::Release);
-        table.deregister(id, &stream);
-        stream.shutdown();
-        lock(&slot.out).stream = None;
+        self.sockets.close(idx);
         let was_up = conn.session.features().is_some();
         conn.session.close();
         let info = conn.info();

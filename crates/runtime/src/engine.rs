@@ -14,12 +14,12 @@ use crate::context::BatchSwitches;
 use crate::controller::Controller;
 use crate::framing::ReadOutcome;
 use crate::ibt::Ibt;
-use crate::io::{self, Transport};
+use crate::io::{OutQueue, Sockets};
 use crate::session::CloseReason;
 use crate::stats::{DelayTally, Tally, WorkerStats};
 use crate::switch::SwitchId;
 use crate::sync::lock;
-use crate::table::{OutQueue, SwitchTable, Task};
+use crate::table::Task;
 use baton_openflow::Xid;
 use baton_openflow::neutral::Message;
 use std::sync::atomic::Ordering;
@@ -40,7 +40,6 @@ const MAX_HELD_BUFFER: usize = 256 * 1024;
 pub(crate) struct Held {
     pub idx: usize,
     pub conn: Box<Connection>,
-    pub stream: Arc<Transport>,
     /// Input is waiting: the last read filled the space offered, or a
     /// complete message is still buffered (see [`Engine::fill`]).
     pub more: bool,
@@ -217,7 +216,6 @@ impl Engine {
         self.held.push(Held {
             idx,
             conn: task.conn,
-            stream: task.stream,
             more: false,
             closing,
             rx: 0,
@@ -305,7 +303,7 @@ impl Engine {
                 if compact && added == 0 {
                     recv.compact_for(want);
                 }
-                match io::read(&self.ctl.table, held.idx, &held.stream, recv, want) {
+                match self.ctl.sockets.read(held.idx, recv, want) {
                     Ok(ReadOutcome::Data | ReadOutcome::WouldBlock) => {}
                     Ok(ReadOutcome::Eof) => held.closing = Some(CloseReason::PeerClosed),
                     Err(reason) => held.closing = Some(reason),
@@ -439,9 +437,12 @@ impl Engine {
             let conn = &mut *h.conn;
             if let Some(reason) = conn.session.poll_timeout(now, &mut conn.out) {
                 h.closing = Some(match reason {
-                    CloseReason::Silent { for_ } if h.stream.handshaking() => CloseReason::Tls(
-                        format!("handshake unfinished after {} ms", for_.as_millis()),
-                    ),
+                    CloseReason::Silent { for_ } if ctl.sockets.handshaking(h.idx) => {
+                        CloseReason::Tls(format!(
+                            "handshake unfinished after {} ms",
+                            for_.as_millis()
+                        ))
+                    }
                     reason => reason,
                 });
                 continue;
@@ -494,7 +495,7 @@ impl Engine {
     /// the switch runs out of input, so the delay added is bounded by the
     /// rounds it takes to stage `WRITE_BATCH` bytes.
     fn flush(&mut self) {
-        let table = self.ctl.table.clone();
+        let sockets = self.ctl.sockets.clone();
         self.deferred.clear();
         for i in 0..self.held.len() {
             let h = &mut self.held[i];
@@ -502,17 +503,16 @@ impl Engine {
             if staged == 0 || (h.more && h.closing.is_none() && staged < WRITE_BATCH) {
                 continue;
             }
-            let slot = &table.slots[h.idx];
-            match slot.out.try_lock() {
-                Ok(mut q) => write_staged(&table, h, &mut q),
-                Err(TryLockError::Poisoned(p)) => write_staged(&table, h, &mut p.into_inner()),
+            match sockets.queue(h.idx).try_lock() {
+                Ok(mut q) => write_staged(&sockets, h, &mut q),
+                Err(TryLockError::Poisoned(p)) => write_staged(&sockets, h, &mut p.into_inner()),
                 Err(TryLockError::WouldBlock) => self.deferred.push(i),
             }
         }
         for k in 0..self.deferred.len() {
             let h = &mut self.held[self.deferred[k]];
-            let mut q = lock(&table.slots[h.idx].out);
-            write_staged(&table, h, &mut q);
+            let mut q = lock(sockets.queue(h.idx));
+            write_staged(&sockets, h, &mut q);
         }
     }
 
@@ -520,10 +520,7 @@ impl Engine {
         let ctl = self.ctl.clone();
         for h in self.held.drain(..) {
             let slot = &ctl.table.slots[h.idx];
-            let task = Task {
-                conn: h.conn,
-                stream: h.stream,
-            };
+            let task = Task { conn: h.conn };
             if let Some(reason) = h.closing {
                 ctl.close(h.idx, task, &reason);
                 continue;
@@ -567,12 +564,11 @@ impl Engine {
 }
 
 /// Writes `h`'s staged output, which [`Engine::count_staged`] counted.
-fn write_staged(table: &SwitchTable, h: &mut Held, q: &mut OutQueue) {
-    let slot = &table.slots[h.idx];
+fn write_staged(sockets: &Sockets, h: &mut Held, q: &mut OutQueue) {
     let conn = &mut *h.conn;
-    let written = table.write_locked(conn.id, slot, q, &conn.out, conn.counted_msgs);
+    let written = sockets.write_locked(conn.id, q, &conn.out, conn.counted_msgs);
     if written.is_err() && h.closing.is_none() {
-        h.closing = Some(slot.killed().unwrap_or(CloseReason::WriteFailed));
+        h.closing = Some(sockets.killed(h.idx).unwrap_or(CloseReason::WriteFailed));
     }
     conn.out.clear();
     conn.counted = 0;
