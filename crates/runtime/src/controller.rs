@@ -5,15 +5,16 @@
 //! by [`FailureLog`]).
 
 use crate::app::AnyApp;
+use crate::closed::Closed;
 use crate::config::Config;
 use crate::conn::Connection;
 use crate::env::Environment;
 use crate::failure_log::{self, FailureLog, Line, Suppressed};
-use crate::io::{Clock, Sockets};
+use crate::io::{Clock, Sockets, TransportError};
 use crate::network::{Fabric, Network, Timers};
 use crate::pipeline::Pipeline;
 use crate::requests::Requests;
-use crate::session::{CloseReason, SessionConfig};
+use crate::session::SessionConfig;
 use crate::stats::{ControllerStats, WorkerStats};
 use crate::switch::{SendError, SwitchId, SwitchInfo};
 use crate::sync::lock;
@@ -243,8 +244,9 @@ impl Controller {
 
     /// Closes a task the caller owns (it moved the switch to `Running`):
     /// closes the socket, tells the applications, frees the slot,
-    /// and logs one line.
-    pub fn close(&self, idx: usize, task: Task, reason: &CloseReason) {
+    /// and logs one line: the one place a close's reason ([`Closed`]) is
+    /// counted and logged.
+    pub fn close(&self, idx: usize, task: Task, reason: &Closed) {
         let table = &self.table;
         let slot = &table.slots[idx];
         self.stats.closed(reason.label());
@@ -283,7 +285,12 @@ impl Controller {
                 (Line::Count, _) => {}
                 // A certificate refused, or not TLS at all: the operator
                 // may want to know.
-                (Line::Write, CloseReason::Tls(_)) => {
+                (
+                    Line::Write,
+                    Closed::Transport(
+                        TransportError::Tls(_) | TransportError::TlsHandshakeUnfinished { .. },
+                    ),
+                ) => {
                     tracing::warn!(%reason, "TLS connection failed")
                 }
                 (Line::Write, _) => {

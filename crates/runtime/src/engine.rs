@@ -8,6 +8,7 @@
 //! modules this one calls, once.
 
 use crate::batch::{Batch, MsgRef};
+use crate::closed::Closed;
 use crate::config::{Batching, SchedulerKind};
 use crate::conn::Connection;
 use crate::context::BatchSwitches;
@@ -44,7 +45,7 @@ pub(crate) struct Held {
     /// complete message is still buffered (see [`Engine::fill`]).
     pub more: bool,
     /// Why it must be closed after this batch, if it must.
-    pub closing: Option<CloseReason>,
+    pub closing: Option<Closed>,
     /// Messages received in this batch.
     pub rx: u32,
     /// When it was first served in this batch: its messages wait from
@@ -69,7 +70,7 @@ impl BatchSwitches for HeldSwitches<'_> {
 
     fn close(&mut self, i: usize, reason: CloseReason) {
         if let Some(h) = self.held.get_mut(i) {
-            h.closing.get_or_insert(reason);
+            h.closing.get_or_insert(reason.into());
         }
     }
 
@@ -212,7 +213,7 @@ impl Engine {
         if self.batch_started.is_none() {
             self.batch_started = Some(now);
         }
-        let closing = self.ctl.table.slots[idx].killed();
+        let closing = self.ctl.sockets.killed(idx);
         self.held.push(Held {
             idx,
             conn: task.conn,
@@ -305,8 +306,8 @@ impl Engine {
                 }
                 match self.ctl.sockets.read(held.idx, recv, want) {
                     Ok(ReadOutcome::Data | ReadOutcome::WouldBlock) => {}
-                    Ok(ReadOutcome::Eof) => held.closing = Some(CloseReason::PeerClosed),
-                    Err(reason) => held.closing = Some(reason),
+                    Ok(ReadOutcome::Eof) => held.closing = Some(CloseReason::PeerClosed.into()),
+                    Err(e) => held.closing = Some(e.into()),
                 }
             }
             while held.closing.is_none() && (taken < limit || added == 0) {
@@ -323,7 +324,7 @@ impl Engine {
                         });
                     }
                     Ok(None) => break,
-                    Err(e) => held.closing = Some(CloseReason::Unframeable(e)),
+                    Err(e) => held.closing = Some(CloseReason::Unframeable(e).into()),
                 }
             }
             // Served from the buffer alone and now out of messages: data
@@ -436,15 +437,7 @@ impl Engine {
             }
             let conn = &mut *h.conn;
             if let Some(reason) = conn.session.poll_timeout(now, &mut conn.out) {
-                h.closing = Some(match reason {
-                    CloseReason::Silent { for_ } if ctl.sockets.handshaking(h.idx) => {
-                        CloseReason::Tls(format!(
-                            "handshake unfinished after {} ms",
-                            for_.as_millis()
-                        ))
-                    }
-                    reason => reason,
-                });
+                h.closing = Some(Closed::join(reason, ctl.sockets.unfinished(h.idx, now)));
                 continue;
             }
             let wake = ctl.clock.ms(conn.session.next_timeout());
@@ -568,7 +561,8 @@ fn write_staged(sockets: &Sockets, h: &mut Held, q: &mut OutQueue) {
     let conn = &mut *h.conn;
     let written = sockets.write_locked(conn.id, q, &conn.out, conn.counted_msgs);
     if written.is_err() && h.closing.is_none() {
-        h.closing = Some(sockets.killed(h.idx).unwrap_or(CloseReason::WriteFailed));
+        // Whoever failed the write asked for the close, and said why.
+        h.closing = sockets.killed_locked(h.idx, q);
     }
     conn.out.clear();
     conn.counted = 0;

@@ -8,6 +8,11 @@
 //! [`poll_ready`] turns epoll events into "this switch is ready"; [`Clock`]
 //! is the controller's clock.
 //!
+//! What goes wrong with a socket is a [`TransportError`], io's own type:
+//! [`Sockets::read`] returns it, and a write that fails (on any thread)
+//! is kept here for the serving thread, which asks [`Sockets::killed`].
+//! The session's reasons are another type; `closed.rs` joins the two.
+//!
 //! A switch's socket is a [`Transport`] (`io/transport.rs`): plain TCP,
 //! or TLS over TCP. Both go through [`Sockets`]; for TLS, reading also
 //! runs the handshake, whose output is written like any other, and the
@@ -26,6 +31,7 @@
 
 pub(crate) mod transport;
 
+use crate::closed::Closed;
 use crate::framing::{ReadOutcome, RecvBuffer};
 use crate::session::CloseReason;
 use crate::stats::Tally;
@@ -42,7 +48,7 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-pub(crate) use transport::Transport;
+pub(crate) use transport::{Transport, TransportError};
 
 /// The token of a poller's waker (switch tokens are slot indices).
 pub(crate) const WAKER: Token = Token(usize::MAX - 1);
@@ -125,6 +131,8 @@ pub(crate) struct OutQueue {
     pending: Vec<u8>,
     /// WRITABLE interest is registered.
     want_writable: bool,
+    /// Why a write failed, for [`Kill::WriteFailed`].
+    write_error: Option<io::ErrorKind>,
 }
 
 /// One slot's socket.
@@ -203,16 +211,14 @@ impl Sockets {
         idx: usize,
         recv: &mut RecvBuffer,
         want: usize,
-    ) -> Result<ReadOutcome, CloseReason> {
+    ) -> Result<ReadOutcome, TransportError> {
         // No socket: the slot is being closed; nothing more will come.
         let transport = self.sockets[idx].transport.load();
         let Some(transport) = transport.as_deref() else {
             return Ok(ReadOutcome::Eof);
         };
         match transport {
-            Transport::Tcp(tcp) => recv
-                .fill_from(tcp, want)
-                .map_err(|e| CloseReason::ReadFailed(e.to_string())),
+            Transport::Tcp(tcp) => recv.fill_from(tcp, want).map_err(TransportError::Read),
             Transport::Tls(tls) => {
                 let outcome = tls.read(recv, want);
                 if tls.has_output() {
@@ -223,19 +229,31 @@ impl Sockets {
         }
     }
 
-    /// `true` while switch `idx`'s TLS handshake has not finished.
-    pub fn handshaking(&self, idx: usize) -> bool {
-        self.sockets[idx]
-            .transport
-            .load()
-            .as_ref()
-            .is_some_and(|t| t.handshaking())
+    /// Switch `idx`'s TLS handshake, if it has not finished at `now`: the
+    /// cause when its session finds it silent.
+    pub fn unfinished(&self, idx: usize, now: Instant) -> Option<TransportError> {
+        self.sockets[idx].transport.load().as_ref()?.unfinished(now)
     }
 
     /// Why another thread asked for switch `idx` to be closed, if it did
     /// (a write that failed, a backlog past the limit, a replacement).
-    pub fn killed(&self, idx: usize) -> Option<CloseReason> {
-        self.table.slots[idx].killed()
+    pub fn killed(&self, idx: usize) -> Option<Closed> {
+        match self.table.slots[idx].killed() {
+            Kill::None => None,
+            _ => self.killed_locked(idx, &lock(self.queue(idx))),
+        }
+    }
+
+    /// [`Sockets::killed`] for a caller that holds the output lock.
+    pub fn killed_locked(&self, idx: usize, q: &OutQueue) -> Option<Closed> {
+        Some(match self.table.slots[idx].killed() {
+            Kill::None => return None,
+            Kill::Replaced => CloseReason::Replaced.into(),
+            Kill::OutputOverflow => TransportError::OutputOverflow.into(),
+            Kill::WriteFailed => {
+                TransportError::Write(q.write_error.unwrap_or(io::ErrorKind::Other)).into()
+            }
+        })
     }
 
     /// Shuts switch `idx`'s socket down both ways, so that whoever serves
@@ -306,8 +324,9 @@ impl Sockets {
                 &slot.counters.tx_bytes,
             ),
         };
-        if written.is_err() {
+        if let Err(e) = written {
             // The reader will see the error and close the switch.
+            q.write_error = Some(e.kind());
             slot.kill(Kill::WriteFailed);
             stream.shutdown();
             return Err(SendError::Gone);
@@ -357,7 +376,8 @@ impl Sockets {
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(_) => {
+                Err(e) => {
+                    q.write_error = Some(e.kind());
                     slot.kill(Kill::WriteFailed);
                     stream.shutdown();
                     q.pending.clear();

@@ -73,6 +73,7 @@ pub mod testing;
 pub mod tls;
 
 mod batch;
+mod closed;
 mod conn;
 mod controller;
 mod engine;

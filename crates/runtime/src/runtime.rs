@@ -277,7 +277,7 @@ impl Runtime {
             if let Some(task) = slot.take_task() {
                 slot.state
                     .store(TaskState::Running as u8, Ordering::Release);
-                self.ctl.close(i, task, &CloseReason::Stopping);
+                self.ctl.close(i, task, &CloseReason::Stopping.into());
             }
         }
     }
@@ -350,9 +350,10 @@ fn admit(
         shut(&stream);
         return Ok(());
     };
+    let now = ctl.clock.now();
     let transport = match tls {
         None => Transport::Tcp(stream),
-        Some(config) => match Transport::tls(stream, config.clone()) {
+        Some(config) => match Transport::tls(stream, config.clone(), now) {
             Ok(t) => t,
             Err(e) => {
                 table.release(idx);
@@ -362,7 +363,6 @@ fn admit(
     };
     let slot = &table.slots[idx];
     let id = slot.id(idx);
-    let now = ctl.clock.now();
     let mut hello = Vec::with_capacity(16);
     let session = Session::new(ctl.session, now, &mut hello);
     if let Err(e) = transport.greet(&hello) {

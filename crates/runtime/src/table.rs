@@ -16,7 +16,6 @@
 //! output queue, in `io.rs`, has a real lock.)
 
 use crate::conn::Connection;
-use crate::session::CloseReason;
 use crate::stats::{SwitchSnapshot, TypeCounters};
 use crate::switch::{SwitchId, SwitchInfo};
 use crate::sync::lock;
@@ -74,7 +73,9 @@ pub(crate) struct SwitchCounters {
     pub tx_writes: AtomicU64,
 }
 
-/// Why another thread wants a switch closed ([`Slot::kill`]).
+/// Why another thread wants a switch closed ([`Slot::kill`]): a request
+/// across threads, which `io.rs` turns into the close's reason
+/// (`Sockets::killed`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub(crate) enum Kill {
@@ -85,13 +86,12 @@ pub(crate) enum Kill {
 }
 
 impl Kill {
-    /// The close reason, if a kill was requested.
-    pub fn reason(v: u8) -> Option<CloseReason> {
+    fn from_u8(v: u8) -> Kill {
         match v {
-            1 => Some(CloseReason::Replaced),
-            2 => Some(CloseReason::OutputOverflow),
-            3 => Some(CloseReason::WriteFailed),
-            _ => None,
+            1 => Kill::Replaced,
+            2 => Kill::OutputOverflow,
+            3 => Kill::WriteFailed,
+            _ => Kill::None,
         }
     }
 }
@@ -219,9 +219,9 @@ impl Slot {
         self.kill.store(why as u8, Ordering::Release);
     }
 
-    /// The close a kill asked for, if any.
-    pub fn killed(&self) -> Option<CloseReason> {
-        Kill::reason(self.kill.load(Ordering::Acquire))
+    /// The kill asked for, `Kill::None` if none.
+    pub fn killed(&self) -> Kill {
+        Kill::from_u8(self.kill.load(Ordering::Acquire))
     }
 }
 
@@ -370,10 +370,12 @@ mod tests {
     #[test]
     fn kills_carry_their_reason() {
         let s = Slot::new();
-        assert_eq!(s.killed(), None);
+        assert_eq!(s.killed(), Kill::None);
         s.kill(Kill::Replaced);
-        assert_eq!(s.killed(), Some(CloseReason::Replaced));
+        assert_eq!(s.killed(), Kill::Replaced);
         s.kill(Kill::OutputOverflow);
-        assert_eq!(s.killed(), Some(CloseReason::OutputOverflow));
+        assert_eq!(s.killed(), Kill::OutputOverflow);
+        s.kill(Kill::WriteFailed);
+        assert_eq!(s.killed(), Kill::WriteFailed);
     }
 }
