@@ -24,7 +24,7 @@ use std::time::Duration;
 const SECOND: Duration = Duration::from_secs(1);
 
 /// What baton logs when a connection's TLS fails before its switch is up
-/// (`baton_runtime::session::CloseReason::Tls`).
+/// (the runtime's `TransportError::Tls`, counted as `tls`).
 const TLS_FAILED: &str = "TLS connection failed";
 
 /// A certificate authority made for the test.

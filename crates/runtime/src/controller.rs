@@ -1,19 +1,20 @@
 //! [`Controller`]: what every thread of one runtime shares (the switch
-//! table, the pipeline, the configuration, the clock, the statistics),
+//! table and the sockets, the pipeline, the configuration, the clock, the statistics),
 //! and the bookkeeping when a switch comes up or goes, with its log lines
 //! (those of connections that fail before their handshake rate-limited
 //! by [`FailureLog`]).
 
 use crate::app::AnyApp;
+use crate::closed::Closed;
 use crate::config::Config;
 use crate::conn::Connection;
 use crate::env::Environment;
 use crate::failure_log::{self, FailureLog, Line, Suppressed};
-use crate::io::Clock;
+use crate::io::{Clock, Sockets, TransportError};
 use crate::network::{Fabric, Network, Timers};
 use crate::pipeline::Pipeline;
 use crate::requests::Requests;
-use crate::session::{CloseReason, SessionConfig};
+use crate::session::SessionConfig;
 use crate::stats::{ControllerStats, WorkerStats};
 use crate::switch::{SendError, SwitchId, SwitchInfo};
 use crate::sync::lock;
@@ -27,6 +28,8 @@ use std::time::Instant;
 /// The running controller, as its threads share it.
 pub(crate) struct Controller {
     pub table: Arc<SwitchTable>,
+    /// The switches' sockets, by the table's slot index.
+    pub sockets: Arc<Sockets>,
     pub pipeline: Pipeline,
     pub config: Config,
     pub session: SessionConfig,
@@ -70,6 +73,7 @@ pub(crate) trait Wake: Send + Sync {
 /// The [`Network`] of a running controller.
 pub(crate) struct RuntimeFabric {
     pub table: Arc<SwitchTable>,
+    pub sockets: Arc<Sockets>,
     pub running: AtomicBool,
     pub timers: Timers,
     pub env: Environment,
@@ -79,7 +83,7 @@ pub(crate) struct RuntimeFabric {
 
 impl Fabric for RuntimeFabric {
     fn send(&self, id: SwitchId, bytes: &[u8]) -> Result<(), SendError> {
-        self.table.send(id, bytes)
+        self.sockets.send(id, bytes)
     }
 
     fn switches(&self) -> Vec<SwitchInfo> {
@@ -131,9 +135,15 @@ impl Fabric for RuntimeFabric {
 }
 
 impl Controller {
-    pub fn new(table: Arc<SwitchTable>, apps: Vec<AnyApp>, config: Config) -> Controller {
+    pub fn new(
+        table: Arc<SwitchTable>,
+        sockets: Arc<Sockets>,
+        apps: Vec<AnyApp>,
+        config: Config,
+    ) -> Controller {
         let fabric = Arc::new(RuntimeFabric {
             table: table.clone(),
+            sockets: sockets.clone(),
             running: AtomicBool::new(true),
             timers: Timers::default(),
             env: Environment::default(),
@@ -153,6 +163,7 @@ impl Controller {
         });
         Controller {
             table,
+            sockets,
             pipeline: Pipeline::new(apps, &net),
             session: SessionConfig {
                 echo_interval: config.echo_interval,
@@ -224,9 +235,7 @@ impl Controller {
                     "datapath id claimed by a new connection; closing its previous one"
                 );
                 old_slot.kill(Kill::Replaced);
-                if let Some(s) = lock(&old_slot.out).stream.as_ref() {
-                    s.shutdown();
-                }
+                self.sockets.shutdown(old.index());
             }
         }
         // The switch's span says which (id, peer, dpid).
@@ -234,13 +243,14 @@ impl Controller {
     }
 
     /// Closes a task the caller owns (it moved the switch to `Running`):
-    /// unregisters the socket, tells the applications, frees the slot,
-    /// and logs one line.
-    pub fn close(&self, idx: usize, task: Task, reason: &CloseReason) {
+    /// closes the socket, tells the applications, frees the slot,
+    /// and logs one line: the one place a close's reason ([`Closed`]) is
+    /// counted and logged.
+    pub fn close(&self, idx: usize, task: Task, reason: &Closed) {
         let table = &self.table;
         let slot = &table.slots[idx];
         self.stats.closed(reason.label());
-        let Task { mut conn, stream } = task;
+        let Task { mut conn } = task;
         let id = conn.id;
         let span = conn.span.clone();
         let _span = span.enter();
@@ -248,9 +258,7 @@ impl Controller {
         // application (or test) that sees `switch_down` never still finds
         // the switch listed.
         slot.up.store(false, Ordering::Release);
-        table.deregister(id, &stream);
-        stream.shutdown();
-        lock(&slot.out).stream = None;
+        self.sockets.close(idx);
         let was_up = conn.session.features().is_some();
         conn.session.close();
         let info = conn.info();
@@ -277,7 +285,12 @@ impl Controller {
                 (Line::Count, _) => {}
                 // A certificate refused, or not TLS at all: the operator
                 // may want to know.
-                (Line::Write, CloseReason::Tls(_)) => {
+                (
+                    Line::Write,
+                    Closed::Transport(
+                        TransportError::Tls(_) | TransportError::TlsHandshakeUnfinished { .. },
+                    ),
+                ) => {
                     tracing::warn!(%reason, "TLS connection failed")
                 }
                 (Line::Write, _) => {

@@ -10,17 +10,18 @@
 //! through is here or in the modules this one calls, once.
 
 use crate::batch::{Batch, MsgRef};
+use crate::closed::Closed;
 use crate::conn::Connection;
 use crate::context::BatchSwitches;
 use crate::controller::Controller;
 use crate::framing::ReadOutcome;
-use crate::io::{self, Transport};
+use crate::io::{OutQueue, Sockets};
 use crate::policy::{Params, Policy, Service};
 use crate::session::CloseReason;
 use crate::stats::{DelayTally, Tally, WorkerStats};
 use crate::switch::SwitchId;
 use crate::sync::lock;
-use crate::table::{OutQueue, SwitchTable, Task};
+use crate::table::Task;
 use baton_openflow::Xid;
 use baton_openflow::neutral::Message;
 use std::sync::atomic::Ordering;
@@ -34,12 +35,11 @@ const TRACE_INTERVAL: Duration = Duration::from_millis(100);
 pub(crate) struct Held {
     pub idx: usize,
     pub conn: Box<Connection>,
-    pub stream: Arc<Transport>,
     /// Input is waiting: the last read filled the space offered, or a
     /// complete message is still buffered (see [`Engine::fill`]).
     pub more: bool,
     /// Why it must be closed after this batch, if it must.
-    pub closing: Option<CloseReason>,
+    pub closing: Option<Closed>,
     /// Messages received in this batch.
     pub rx: u32,
     /// When it was first served in this batch: its messages wait from
@@ -64,7 +64,7 @@ impl BatchSwitches for HeldSwitches<'_> {
 
     fn close(&mut self, i: usize, reason: CloseReason) {
         if let Some(h) = self.held.get_mut(i) {
-            h.closing.get_or_insert(reason);
+            h.closing.get_or_insert(reason.into());
         }
     }
 
@@ -164,11 +164,10 @@ impl Engine {
     pub fn serve(&mut self, idx: usize, task: Task, quantum: usize) -> usize {
         let now = self.ctl.clock.now();
         self.policy.begin(now);
-        let closing = self.ctl.table.slots[idx].killed();
+        let closing = self.ctl.sockets.killed(idx);
         self.held.push(Held {
             idx,
             conn: task.conn,
-            stream: task.stream,
             more: false,
             closing,
             rx: 0,
@@ -239,10 +238,10 @@ impl Engine {
                 if compact && added == 0 {
                     recv.compact_for(want);
                 }
-                match io::read(&self.ctl.table, held.idx, &held.stream, recv, want) {
+                match self.ctl.sockets.read(held.idx, recv, want) {
                     Ok(ReadOutcome::Data | ReadOutcome::WouldBlock) => {}
-                    Ok(ReadOutcome::Eof) => held.closing = Some(CloseReason::PeerClosed),
-                    Err(reason) => held.closing = Some(reason),
+                    Ok(ReadOutcome::Eof) => held.closing = Some(CloseReason::PeerClosed.into()),
+                    Err(e) => held.closing = Some(e.into()),
                 }
             }
             while held.closing.is_none() && (taken < limit || added == 0) {
@@ -258,7 +257,7 @@ impl Engine {
                         });
                     }
                     Ok(None) => break,
-                    Err(e) => held.closing = Some(CloseReason::Unframeable(e)),
+                    Err(e) => held.closing = Some(CloseReason::Unframeable(e).into()),
                 }
             }
             // Served from the buffer alone and now out of messages: data
@@ -349,12 +348,7 @@ impl Engine {
             }
             let conn = &mut *h.conn;
             if let Some(reason) = conn.session.poll_timeout(now, &mut conn.out) {
-                h.closing = Some(match reason {
-                    CloseReason::Silent { for_ } if h.stream.handshaking() => CloseReason::Tls(
-                        format!("handshake unfinished after {} ms", for_.as_millis()),
-                    ),
-                    reason => reason,
-                });
+                h.closing = Some(Closed::join(reason, ctl.sockets.unfinished(h.idx, now)));
                 continue;
             }
             let wake = ctl.clock.ms(conn.session.next_timeout());
@@ -397,7 +391,7 @@ impl Engine {
     /// A switch whose output lock another thread holds is skipped and
     /// revisited after the others (Maestro thesis §4.2.3.1).
     fn flush(&mut self) {
-        let table = self.ctl.table.clone();
+        let sockets = self.ctl.sockets.clone();
         self.deferred.clear();
         for i in 0..self.held.len() {
             let h = &mut self.held[i];
@@ -405,17 +399,16 @@ impl Engine {
             if !self.policy.write_now(h.conn.out.len(), more_input) {
                 continue;
             }
-            let slot = &table.slots[h.idx];
-            match slot.out.try_lock() {
-                Ok(mut q) => write_staged(&table, h, &mut q),
-                Err(TryLockError::Poisoned(p)) => write_staged(&table, h, &mut p.into_inner()),
+            match sockets.queue(h.idx).try_lock() {
+                Ok(mut q) => write_staged(&sockets, h, &mut q),
+                Err(TryLockError::Poisoned(p)) => write_staged(&sockets, h, &mut p.into_inner()),
                 Err(TryLockError::WouldBlock) => self.deferred.push(i),
             }
         }
         for k in 0..self.deferred.len() {
             let h = &mut self.held[self.deferred[k]];
-            let mut q = lock(&table.slots[h.idx].out);
-            write_staged(&table, h, &mut q);
+            let mut q = lock(sockets.queue(h.idx));
+            write_staged(&sockets, h, &mut q);
         }
     }
 
@@ -423,10 +416,7 @@ impl Engine {
         let ctl = self.ctl.clone();
         for h in self.held.drain(..) {
             let slot = &ctl.table.slots[h.idx];
-            let task = Task {
-                conn: h.conn,
-                stream: h.stream,
-            };
+            let task = Task { conn: h.conn };
             if let Some(reason) = h.closing {
                 ctl.close(h.idx, task, &reason);
                 continue;
@@ -468,12 +458,12 @@ impl Engine {
 }
 
 /// Writes `h`'s staged output, which [`Engine::count_staged`] counted.
-fn write_staged(table: &SwitchTable, h: &mut Held, q: &mut OutQueue) {
-    let slot = &table.slots[h.idx];
+fn write_staged(sockets: &Sockets, h: &mut Held, q: &mut OutQueue) {
     let conn = &mut *h.conn;
-    let written = table.write_locked(conn.id, slot, q, &conn.out, conn.counted_msgs);
+    let written = sockets.write_locked(conn.id, q, &conn.out, conn.counted_msgs);
     if written.is_err() && h.closing.is_none() {
-        h.closing = Some(slot.killed().unwrap_or(CloseReason::WriteFailed));
+        // Whoever failed the write asked for the close, and said why.
+        h.closing = sockets.killed_locked(h.idx, q);
     }
     conn.out.clear();
     conn.counted = 0;

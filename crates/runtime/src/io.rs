@@ -1,33 +1,54 @@
-//! The sockets, readiness and clock, for every scheduler: reading a
-//! switch's socket into its receive buffer, writing its output with one
-//! `write` when nothing is pending (Beacon Alg. 2) and waiting for
-//! writability otherwise, epoll registrations, turning epoll events into
-//! "this switch is ready", and the controller's clock.
+//! The sockets, readiness and clock, for every scheduler. [`Sockets`]
+//! owns every switch's socket, indexed like the switch table (by slot):
+//! its [`Transport`], its unsent output ([`OutQueue`]), which poller's
+//! epoll holds it, the pollers' registries and the output limit. It reads
+//! a switch's socket into its receive buffer, writes output with one
+//! `write` when nothing is pending (Beacon Alg. 2) and waits for
+//! writability otherwise, and registers, moves and closes sockets.
+//! [`poll_ready`] turns epoll events into "this switch is ready"; [`Clock`]
+//! is the controller's clock.
+//!
+//! What goes wrong with a socket is a [`TransportError`], io's own type:
+//! [`Sockets::read`] returns it, and a write that fails (on any thread)
+//! is kept here for the serving thread, which asks [`Sockets::killed`].
+//! The session's reasons are another type; `closed.rs` joins the two.
 //!
 //! A switch's socket is a [`Transport`] (`io/transport.rs`): plain TCP,
-//! or TLS over TCP. Both go through the functions here; for TLS, reading
-//! also runs the handshake, whose output is written like any other, and
-//! the bytes waiting for writability are ciphertext.
+//! or TLS over TCP. Both go through [`Sockets`]; for TLS, reading also
+//! runs the handshake, whose output is written like any other, and the
+//! bytes waiting for writability are ciphertext.
+//!
+//! The switch table (`table.rs`) knows nothing of sockets: it keeps who
+//! serves a switch, its counters and the kill requests, which the methods
+//! here update (bytes written, a failed write). A switch's transport is
+//! found by its slot index: the serving thread reads through it without a
+//! lock (an `arc-swap` load, so a read costs what it cost when the
+//! serving thread held the socket itself), writers hold the output lock.
+//! The transport changes only under that lock, when a connection is
+//! attached and when it is closed.
 //!
 //! Nothing else in the runtime makes a system call on a switch's socket.
 
 pub(crate) mod transport;
 
+use crate::closed::Closed;
 use crate::framing::{ReadOutcome, RecvBuffer};
 use crate::session::CloseReason;
 use crate::stats::Tally;
 use crate::switch::{SendError, SwitchId};
 use crate::sync::lock;
-use crate::table::{Kill, OutQueue, Slot, SwitchTable};
+use crate::table::{Kill, Slot, SwitchTable};
+use arc_swap::ArcSwapOption;
 use baton_openflow::DatapathId;
 use mio::unix::SourceFd;
-use mio::{Events, Interest, Poll, Token};
+use mio::{Events, Interest, Poll, Registry, Token};
 use std::io::{self, Write};
 use std::net::{Shutdown, TcpStream};
 use std::os::fd::AsRawFd;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-pub(crate) use transport::Transport;
+pub(crate) use transport::{Transport, TransportError};
 
 /// The token of a poller's waker (switch tokens are slot indices).
 pub(crate) const WAKER: Token = Token(usize::MAX - 1);
@@ -61,33 +82,6 @@ impl Clock {
     }
 }
 
-/// Reads at most `want` bytes from switch `idx`'s socket into its buffer
-/// with one system call. Over TLS this runs the handshake too, and what
-/// the handshake (or an alert) has to send is written before returning.
-/// An error is the close it calls for.
-#[inline]
-pub(crate) fn read(
-    table: &SwitchTable,
-    idx: usize,
-    stream: &Transport,
-    recv: &mut RecvBuffer,
-    want: usize,
-) -> Result<ReadOutcome, CloseReason> {
-    match stream {
-        Transport::Tcp(tcp) => recv
-            .fill_from(tcp, want)
-            .map_err(|e| CloseReason::ReadFailed(e.to_string())),
-        Transport::Tls(tls) => {
-            let outcome = tls.read(recv, want);
-            if tls.has_output() {
-                let slot = &table.slots[idx];
-                table.flush_pending(slot.id(idx), slot);
-            }
-            outcome
-        }
-    }
-}
-
 /// Waits up to `timeout` for readiness on `poll`; writes pending output of
 /// every writable switch, and calls `ready` with the slot index of every
 /// switch that has input (or an error or hang-up to read).
@@ -95,7 +89,7 @@ pub(crate) fn poll_ready(
     poll: &mut Poll,
     events: &mut Events,
     timeout: Option<Duration>,
-    table: &SwitchTable,
+    sockets: &Sockets,
     mut ready: impl FnMut(usize),
 ) -> io::Result<()> {
     if let Err(e) = poll.poll(events, timeout) {
@@ -108,11 +102,11 @@ pub(crate) fn poll_ready(
             continue;
         }
         let idx = ev.token().0;
-        let Some(slot) = table.slots.get(idx) else {
+        if idx >= sockets.sockets.len() {
             continue;
-        };
+        }
         if ev.is_writable() {
-            table.flush_pending(slot.id(idx), slot);
+            sockets.flush_pending(idx);
         }
         if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
             ready(idx);
@@ -126,33 +120,188 @@ pub(crate) fn shut(stream: &TcpStream) {
     let _ = stream.shutdown(Shutdown::Both);
 }
 
-fn token(id: SwitchId) -> Token {
-    Token(id.index())
+fn token(idx: usize) -> Token {
+    Token(idx)
 }
 
-impl SwitchTable {
+/// Unsent output of one switch.
+#[derive(Debug, Default)]
+pub(crate) struct OutQueue {
+    /// Bytes the socket did not accept yet (ciphertext, over TLS).
+    pending: Vec<u8>,
+    /// WRITABLE interest is registered.
+    want_writable: bool,
+    /// Why a write failed, for [`Kill::WriteFailed`].
+    write_error: Option<io::ErrorKind>,
+}
+
+/// One slot's socket.
+#[derive(Default)]
+struct Socket {
+    /// `None` while the slot holds no connection; set and cleared with
+    /// `out` held.
+    transport: ArcSwapOption<Transport>,
+    out: Mutex<OutQueue>,
+    /// Poller (worker or reader thread) whose epoll holds the socket.
+    registered_with: AtomicUsize,
+}
+
+/// Every switch's socket, by slot index of the switch table.
+pub(crate) struct Sockets {
+    /// Counters, kill requests and generations, per slot.
+    table: Arc<SwitchTable>,
+    sockets: Box<[Socket]>,
+    /// Pollers' registries, indexed by `Socket::registered_with`.
+    registries: Vec<Registry>,
+    /// A switch whose unsent output passes this is disconnected.
+    max_output: usize,
+}
+
+impl Sockets {
+    /// Sockets for every slot of `table`, polled by `registries`.
+    pub fn new(table: Arc<SwitchTable>, registries: Vec<Registry>, max_output: usize) -> Sockets {
+        Sockets {
+            sockets: (0..table.slots.len()).map(|_| Socket::default()).collect(),
+            table,
+            registries,
+            max_output,
+        }
+    }
+
+    /// How many pollers hold sockets.
+    pub fn pollers(&self) -> usize {
+        self.registries.len()
+    }
+
+    /// Slot `idx`'s output lock: what [`Sockets::write_locked`] needs held.
+    pub fn queue(&self, idx: usize) -> &Mutex<OutQueue> {
+        &self.sockets[idx].out
+    }
+
+    /// Gives slot `idx` its new connection's socket, before the slot is
+    /// served; [`Sockets::register`] then has readiness reported.
+    pub fn attach(&self, idx: usize, transport: Transport) {
+        let socket = &self.sockets[idx];
+        let mut q = lock(&socket.out);
+        *q = OutQueue::default();
+        socket.transport.store(Some(Arc::new(transport)));
+    }
+
+    /// Registers switch `id`'s socket with poller `poller`.
+    pub fn register(&self, id: SwitchId, poller: usize) -> io::Result<()> {
+        let socket = &self.sockets[id.index()];
+        let _q = lock(&socket.out);
+        let t = socket.transport.load();
+        let Some(t) = t.as_ref() else {
+            return Err(io::ErrorKind::NotConnected.into());
+        };
+        socket.registered_with.store(poller, Ordering::Release);
+        let fd = t.as_raw_fd();
+        self.registries[poller].register(&mut SourceFd(&fd), token(id.index()), Interest::READABLE)
+    }
+
+    /// Reads at most `want` bytes from switch `idx`'s socket into its
+    /// buffer with one system call. Over TLS this runs the handshake too,
+    /// and what the handshake (or an alert) has to send is written before
+    /// returning. An error is the close it calls for. Only the thread
+    /// serving the switch reads.
+    #[inline]
+    pub fn read(
+        &self,
+        idx: usize,
+        recv: &mut RecvBuffer,
+        want: usize,
+    ) -> Result<ReadOutcome, TransportError> {
+        // No socket: the slot is being closed; nothing more will come.
+        let transport = self.sockets[idx].transport.load();
+        let Some(transport) = transport.as_deref() else {
+            return Ok(ReadOutcome::Eof);
+        };
+        match transport {
+            Transport::Tcp(tcp) => recv.fill_from(tcp, want).map_err(TransportError::Read),
+            Transport::Tls(tls) => {
+                let outcome = tls.read(recv, want);
+                if tls.has_output() {
+                    self.flush_pending(idx);
+                }
+                outcome
+            }
+        }
+    }
+
+    /// Switch `idx`'s TLS handshake, if it has not finished at `now`: the
+    /// cause when its session finds it silent.
+    pub fn unfinished(&self, idx: usize, now: Instant) -> Option<TransportError> {
+        self.sockets[idx].transport.load().as_ref()?.unfinished(now)
+    }
+
+    /// Why another thread asked for switch `idx` to be closed, if it did
+    /// (a write that failed, a backlog past the limit, a replacement).
+    pub fn killed(&self, idx: usize) -> Option<Closed> {
+        match self.table.slots[idx].killed() {
+            Kill::None => None,
+            _ => self.killed_locked(idx, &lock(self.queue(idx))),
+        }
+    }
+
+    /// [`Sockets::killed`] for a caller that holds the output lock.
+    pub fn killed_locked(&self, idx: usize, q: &OutQueue) -> Option<Closed> {
+        Some(match self.table.slots[idx].killed() {
+            Kill::None => return None,
+            Kill::Replaced => CloseReason::Replaced.into(),
+            Kill::OutputOverflow => TransportError::OutputOverflow.into(),
+            Kill::WriteFailed => {
+                TransportError::Write(q.write_error.unwrap_or(io::ErrorKind::Other)).into()
+            }
+        })
+    }
+
+    /// Shuts switch `idx`'s socket down both ways, so that whoever serves
+    /// it reads EOF (another thread asked for it to close).
+    pub fn shutdown(&self, idx: usize) {
+        if let Some(t) = self.sockets[idx].transport.load().as_ref() {
+            t.shutdown();
+        }
+    }
+
+    /// Closes switch `idx`'s socket for good: unregisters it, shuts it
+    /// down and drops it with its unsent output. By the thread that owns
+    /// the switch, before its slot is released.
+    pub fn close(&self, idx: usize) {
+        let socket = &self.sockets[idx];
+        let mut q = lock(&socket.out);
+        if let Some(t) = socket.transport.swap(None) {
+            let poller = socket.registered_with.load(Ordering::Acquire);
+            if let Some(reg) = self.registries.get(poller) {
+                let _ = reg.deregister(&mut SourceFd(&t.as_raw_fd()));
+            }
+            t.shutdown();
+        }
+        *q = OutQueue::default();
+    }
+
     /// Appends `bytes` to `id`'s output and writes what the socket takes,
     /// with one `write` call when nothing is pending (Beacon Alg. 2).
     pub fn send(&self, id: SwitchId, bytes: &[u8]) -> Result<(), SendError> {
-        let slot = self.get(id).ok_or(SendError::Gone)?;
+        self.table.get(id).ok_or(SendError::Gone)?;
         if bytes.is_empty() {
             return Ok(());
         }
-        let mut q = lock(&slot.out);
+        let mut q = lock(self.queue(id.index()));
         let mut tally = Tally::default();
         let msgs = tally.count_all(bytes);
-        let sent = self.write_locked(id, slot, &mut q, bytes, msgs);
-        tally.drain_into(&self.sent_elsewhere.tx);
+        let sent = self.write_locked(id, &mut q, bytes, msgs);
+        tally.drain_into(&self.table.sent_elsewhere.tx);
         sent
     }
 
-    /// [`SwitchTable::send`] for a caller that already holds the output
-    /// lock and has counted the messages of `bytes` by type: `msgs` of
-    /// them (`bytes` holds only whole messages: what the runtime writes).
+    /// [`Sockets::send`] for a caller that already holds the output lock
+    /// ([`Sockets::queue`]) and has counted the messages of `bytes` by
+    /// type: `msgs` of them (`bytes` holds only whole messages: what the
+    /// runtime writes).
     pub fn write_locked(
         &self,
         id: SwitchId,
-        slot: &Slot,
         q: &mut OutQueue,
         bytes: &[u8],
         msgs: u64,
@@ -160,11 +309,13 @@ impl SwitchTable {
         if bytes.is_empty() {
             return Ok(());
         }
-        let Some(stream) = q.stream.clone() else {
+        let stream = self.sockets[id.index()].transport.load();
+        let Some(stream) = stream.as_deref() else {
             return Err(SendError::Gone);
         };
+        let slot = &self.table.slots[id.index()];
         slot.counters.tx_msgs.fetch_add(msgs, Ordering::Relaxed);
-        let written = match &*stream {
+        let written = match stream {
             Transport::Tcp(tcp) => write_plain(tcp, slot, &mut q.pending, bytes),
             Transport::Tls(tls) => tls.send(
                 bytes,
@@ -173,8 +324,9 @@ impl SwitchTable {
                 &slot.counters.tx_bytes,
             ),
         };
-        if written.is_err() {
+        if let Err(e) = written {
             // The reader will see the error and close the switch.
+            q.write_error = Some(e.kind());
             slot.kill(Kill::WriteFailed);
             stream.shutdown();
             return Err(SendError::Gone);
@@ -194,19 +346,21 @@ impl SwitchTable {
         }
         if !q.pending.is_empty() && !q.want_writable {
             q.want_writable = true;
-            self.reregister(id, slot, &stream, true);
+            self.reregister(id.index(), stream, true);
         }
         Ok(())
     }
 
-    /// Writes what is pending: the socket became writable, or (TLS) the
-    /// handshake or an alert has something to send.
-    pub fn flush_pending(&self, id: SwitchId, slot: &Slot) {
-        let mut q = lock(&slot.out);
-        let Some(stream) = q.stream.clone() else {
+    /// Writes what switch `idx` has pending: the socket became writable,
+    /// or (TLS) the handshake or an alert has something to send.
+    pub fn flush_pending(&self, idx: usize) {
+        let slot = &self.table.slots[idx];
+        let mut q = lock(self.queue(idx));
+        let stream = self.sockets[idx].transport.load();
+        let Some(stream) = stream.as_deref() else {
             return;
         };
-        if let Transport::Tls(tls) = &*stream {
+        if let Transport::Tls(tls) = stream {
             tls.take_sealed(&mut q.pending);
         }
         let tcp = stream.tcp();
@@ -222,7 +376,8 @@ impl SwitchTable {
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(_) => {
+                Err(e) => {
+                    q.write_error = Some(e.kind());
                     slot.kill(Kill::WriteFailed);
                     stream.shutdown();
                     q.pending.clear();
@@ -237,54 +392,46 @@ impl SwitchTable {
             if !writable && q.pending.capacity() > 64 * 1024 {
                 q.pending = Vec::new();
             }
-            self.reregister(id, slot, &stream, writable);
+            self.reregister(idx, stream, writable);
         }
     }
 
-    fn reregister(&self, id: SwitchId, slot: &Slot, stream: &Transport, writable: bool) {
-        let poller = slot.registered_with.load(Ordering::Acquire);
+    /// Changes the interest of switch `idx`'s registration; the caller
+    /// holds its output lock.
+    fn reregister(&self, idx: usize, stream: &Transport, writable: bool) {
+        let poller = self.sockets[idx].registered_with.load(Ordering::Acquire);
         let Some(reg) = self.registries.get(poller) else {
             return;
         };
         let fd = stream.as_raw_fd();
-        if let Err(e) = reg.reregister(&mut SourceFd(&fd), token(id), interest(writable)) {
+        if let Err(e) = reg.reregister(&mut SourceFd(&fd), token(idx), interest(writable)) {
+            let id = self.table.slots[idx].id(idx);
             tracing::debug!(switch = %id, error = %e, "reregister failed");
         }
     }
 
-    /// Registers a new connection's socket with poller `poller`.
-    pub fn register(&self, id: SwitchId, stream: &Transport, poller: usize) -> io::Result<()> {
-        let slot = &self.slots[id.index()];
-        slot.registered_with.store(poller, Ordering::Release);
-        let fd = stream.as_raw_fd();
-        self.registries[poller].register(&mut SourceFd(&fd), token(id), Interest::READABLE)
-    }
-
-    /// Moves a socket's registration to another poller (dynamic
-    /// re-partitioning).
-    pub fn move_registration(&self, id: SwitchId, stream: &Transport, to: usize) {
-        let slot = &self.slots[id.index()];
-        let from = slot.registered_with.load(Ordering::Acquire);
+    /// Moves switch `id`'s registration to poller `to`, if it is not
+    /// there (dynamic re-partitioning). Under the output lock, so that a
+    /// writer's change of interest cannot go to the poller it leaves.
+    pub fn move_registration(&self, id: SwitchId, to: usize) {
+        let socket = &self.sockets[id.index()];
+        let from = socket.registered_with.load(Ordering::Acquire);
         if from == to {
             return;
         }
+        let q = lock(&socket.out);
+        let stream = socket.transport.load();
+        let Some(stream) = stream.as_deref() else {
+            return;
+        };
         let fd = stream.as_raw_fd();
         let _ = self.registries[from].deregister(&mut SourceFd(&fd));
-        let writable = lock(&slot.out).want_writable;
-        slot.registered_with.store(to, Ordering::Release);
+        socket.registered_with.store(to, Ordering::Release);
+        let interest = interest(q.want_writable);
         if let Err(e) =
-            self.registries[to].register(&mut SourceFd(&fd), token(id), interest(writable))
+            self.registries[to].register(&mut SourceFd(&fd), token(id.index()), interest)
         {
             tracing::warn!(switch = %id, error = %e, "could not move switch to another worker");
-        }
-    }
-
-    pub fn deregister(&self, id: SwitchId, stream: &Transport) {
-        let slot = &self.slots[id.index()];
-        let poller = slot.registered_with.load(Ordering::Acquire);
-        let fd = stream.as_raw_fd();
-        if let Some(reg) = self.registries.get(poller) {
-            let _ = reg.deregister(&mut SourceFd(&fd));
         }
     }
 }

@@ -9,6 +9,10 @@
 //! 1. **I/O** (`io.rs`): a scheduler learns from epoll that a switch has
 //!    input, and a worker reads it into the switch's receive buffer
 //!    (`framing.rs`), which chops the stream into whole messages in place.
+//!    `io.rs` owns every switch's socket, by the switch table's slot
+//!    index; a socket's failures are its own type, joined with the
+//!    session's close reasons only where a switch is closed
+//!    (`closed.rs`).
 //! 2. **Batching** (`engine.rs`): a worker collects messages from the
 //!    switches it serves into a batch of up to IBT messages (Maestro §3.3,
 //!    Fig. 4; [`ibt`]).
@@ -73,6 +77,7 @@ pub mod testing;
 pub mod tls;
 
 mod batch;
+mod closed;
 mod conn;
 mod controller;
 mod engine;

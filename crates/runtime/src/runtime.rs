@@ -6,7 +6,7 @@ use crate::app::AnyApp;
 use crate::config::{Config, SchedulerKind};
 use crate::conn::Connection;
 use crate::controller::Controller;
-use crate::io::{Transport, WAKER, shut};
+use crate::io::{Sockets, Transport, WAKER, shut};
 use crate::network::Network;
 use crate::sched::{Readiness, queues, round_robin, shared_queue};
 use crate::session::{CloseReason, Session};
@@ -61,12 +61,9 @@ impl Runtime {
             wakers.push(Arc::new(Waker::new(poll.registry(), WAKER)?));
             polls.push(poll);
         }
-        let table = Arc::new(SwitchTable::new(
-            config.max_switches,
-            registries,
-            config.max_output,
-        ));
-        let ctl = Arc::new(Controller::new(table, apps, config));
+        let table = Arc::new(SwitchTable::new(config.max_switches));
+        let sockets = Arc::new(Sockets::new(table.clone(), registries, config.max_output));
+        let ctl = Arc::new(Controller::new(table, sockets, apps, config));
 
         // Listeners.
         let accept_poll = Poll::new()?;
@@ -280,7 +277,7 @@ impl Runtime {
             if let Some(task) = slot.take_task() {
                 slot.state
                     .store(TaskState::Running as u8, Ordering::Release);
-                self.ctl.close(i, task, &CloseReason::Stopping);
+                self.ctl.close(i, task, &CloseReason::Stopping.into());
             }
         }
     }
@@ -295,7 +292,7 @@ impl Drop for Runtime {
 fn run_acceptor(ctl: Arc<Controller>, mut poll: Poll, listeners: Vec<Listener>) {
     let mut events = Events::with_capacity(64);
     let next_home = AtomicUsize::new(0);
-    let pollers = ctl.table.registries.len();
+    let pollers = ctl.sockets.pollers();
     while ctl.is_running() {
         if let Err(e) = poll.poll(&mut events, Some(Duration::from_millis(200))) {
             if e.kind() != io::ErrorKind::Interrupted {
@@ -353,22 +350,22 @@ fn admit(
         shut(&stream);
         return Ok(());
     };
-    let stream = Arc::new(match tls {
+    let now = ctl.clock.now();
+    let transport = match tls {
         None => Transport::Tcp(stream),
-        Some(config) => match Transport::tls(stream, config.clone()) {
+        Some(config) => match Transport::tls(stream, config.clone(), now) {
             Ok(t) => t,
             Err(e) => {
                 table.release(idx);
                 return Err(io::Error::other(e));
             }
         },
-    });
+    };
     let slot = &table.slots[idx];
     let id = slot.id(idx);
-    let now = ctl.clock.now();
     let mut hello = Vec::with_capacity(16);
     let session = Session::new(ctl.session, now, &mut hello);
-    if let Err(e) = stream.greet(&hello) {
+    if let Err(e) = transport.greet(&hello) {
         table.release(idx);
         return Err(e);
     }
@@ -384,14 +381,15 @@ fn admit(
         .store(ctl.clock.ms(session.next_timeout()), Ordering::Release);
     slot.put_task(Task {
         conn: Box::new(Connection::new(id, Some(peer), session)),
-        stream: stream.clone(),
     });
-    lock(&slot.out).stream = Some(stream.clone());
+    // The socket before the state: whoever serves the switch reads it.
+    ctl.sockets.attach(idx, transport);
+    // The state before registration: readiness finds the switch `Idle`.
     slot.state.store(TaskState::Idle as u8, Ordering::Release);
     tracing::debug!(%peer, switch = %id, tls = tls.is_some(), "connection accepted");
-    if let Err(e) = table.register(id, &stream, poller) {
+    if let Err(e) = ctl.sockets.register(id, poller) {
         slot.take_task();
-        lock(&slot.out).stream = None;
+        ctl.sockets.close(idx);
         table.release(idx);
         return Err(e);
     }

@@ -91,13 +91,14 @@ pub struct Features {
     pub auxiliary_id: u8,
 }
 
-/// Why a connection ends.
+/// Why the session (or the controller) ends a connection. The
+/// transport's failures (read and write errors, TLS, an output backlog
+/// past the limit) are the runtime's own type, joined with these where a
+/// switch is closed and counted; both kinds share one set of labels.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CloseReason {
     /// The switch closed the connection.
     PeerClosed,
-    /// Reading from the socket failed.
-    ReadFailed(String),
     /// A length field the stream cannot be framed past.
     Unframeable(DecodeError),
     /// The first message was not a HELLO.
@@ -120,16 +121,8 @@ pub enum CloseReason {
     },
     /// The same datapath connected again; this older connection goes.
     Replaced,
-    /// The switch did not read its replies and its backlog passed the
-    /// limit.
-    OutputOverflow,
-    /// Writing to the socket failed.
-    WriteFailed,
     /// The controller is stopping.
     Stopping,
-    /// TLS failed: the handshake (a switch without an acceptable
-    /// certificate, no common cipher, not TLS at all) or a record later.
-    Tls(String),
 }
 
 impl CloseReason {
@@ -138,17 +131,13 @@ impl CloseReason {
     pub fn label(&self) -> &'static str {
         match self {
             CloseReason::PeerClosed => "peer_closed",
-            CloseReason::ReadFailed(_) => "read_failed",
             CloseReason::Unframeable(_) => "unframeable",
             CloseReason::NotHello { .. } => "not_hello",
             CloseReason::Incompatible { .. } => "incompatible",
             CloseReason::BadFeatures(_) => "bad_features",
             CloseReason::Silent { .. } => "silent",
             CloseReason::Replaced => "replaced",
-            CloseReason::OutputOverflow => "output_overflow",
-            CloseReason::WriteFailed => "write_failed",
             CloseReason::Stopping => "stopping",
-            CloseReason::Tls(_) => "tls",
         }
     }
 }
@@ -157,7 +146,6 @@ impl fmt::Display for CloseReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CloseReason::PeerClosed => f.write_str("connection closed by the switch"),
-            CloseReason::ReadFailed(e) => write!(f, "read error: {e}"),
             CloseReason::Unframeable(e) => write!(f, "unrecoverable framing error: {e}"),
             CloseReason::NotHello { msg_type } => {
                 write!(f, "first message was type {msg_type}, not HELLO")
@@ -175,12 +163,7 @@ impl fmt::Display for CloseReason {
                 )
             }
             CloseReason::Replaced => f.write_str("the datapath connected again"),
-            CloseReason::OutputOverflow => {
-                f.write_str("the switch is not reading; its output backlog passed the limit")
-            }
-            CloseReason::WriteFailed => f.write_str("write error"),
             CloseReason::Stopping => f.write_str("controller stopping"),
-            CloseReason::Tls(e) => write!(f, "TLS: {e}"),
         }
     }
 }

@@ -119,7 +119,7 @@ pub struct SwitchSnapshot {
 pub(crate) struct ControllerStats {
     /// Connections accepted.
     pub accepted: AtomicU64,
-    /// Connections closed, by [`crate::session::CloseReason::label`].
+    /// Connections closed, by `Closed::label` (`closed.rs`).
     pub closed: Mutex<BTreeMap<&'static str, u64>>,
 }
 

@@ -1,28 +1,26 @@
 //! The table of connected switches and the per-switch state every thread
-//! may touch: the task state that decides who serves a switch, the output
-//! queue, counters, and the time its session next needs service. (The
-//! socket operations on it live in `io.rs`.)
+//! may touch: the task state that decides who serves a switch, counters,
+//! the kill requests, and the time its session next needs service. The
+//! sockets are not here: `io.rs` ([`crate::io::Sockets`]) owns them, by
+//! the same slot index, and updates the write counters and kill requests
+//! of this table.
 //!
-//! A switch's [`Task`] (its [`Connection`] and socket) is owned by exactly
+//! A switch's [`Task`] (its [`Connection`]) is owned by exactly
 //! one thread at a time. The [`TaskState`] machine enforces that: a worker
 //! may take the task only by moving the state from `Queued` (or `Idle`,
 //! for the round-robin and shared-queue schedulers) to `Running`, and puts
 //! it back before leaving `Running`. The `Mutex` around it is therefore
 //! never contended; it exists to move the box between threads without
 //! `unsafe`.
-//!
-//! Output is different: any thread may send to any switch, so the output
-//! queue has a real lock, held only to append bytes and make one `write`.
+//! (Output is different: any thread may send to any switch, so the
+//! output queue, in `io.rs`, has a real lock.)
 
 use crate::conn::Connection;
-use crate::io::transport::Transport;
-use crate::session::CloseReason;
 use crate::stats::{SwitchSnapshot, TypeCounters};
 use crate::switch::{SwitchId, SwitchInfo};
 use crate::sync::lock;
 use baton_openflow::neutral::PortDesc;
 use baton_openflow::{DatapathId, Version};
-use mio::Registry;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -56,10 +54,10 @@ impl TaskState {
     }
 }
 
-/// A switch's connection and its socket: what the serving thread owns.
+/// A switch's connection: what the serving thread owns (its socket is
+/// found by slot index in [`crate::io::Sockets`]).
 pub(crate) struct Task {
     pub conn: Box<Connection>,
-    pub stream: Arc<Transport>,
 }
 
 /// Per-switch counters, updated once per batch rather than per message.
@@ -75,17 +73,9 @@ pub(crate) struct SwitchCounters {
     pub tx_writes: AtomicU64,
 }
 
-/// Unsent output of one switch.
-#[derive(Debug, Default)]
-pub(crate) struct OutQueue {
-    pub stream: Option<Arc<Transport>>,
-    /// Bytes the socket did not accept yet (ciphertext, over TLS).
-    pub pending: Vec<u8>,
-    /// WRITABLE interest is registered.
-    pub want_writable: bool,
-}
-
-/// Why another thread wants a switch closed ([`Slot::kill`]).
+/// Why another thread wants a switch closed ([`Slot::kill`]): a request
+/// across threads, which `io.rs` turns into the close's reason
+/// (`Sockets::killed`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub(crate) enum Kill {
@@ -96,13 +86,12 @@ pub(crate) enum Kill {
 }
 
 impl Kill {
-    /// The close reason, if a kill was requested.
-    pub fn reason(v: u8) -> Option<CloseReason> {
+    fn from_u8(v: u8) -> Kill {
         match v {
-            1 => Some(CloseReason::Replaced),
-            2 => Some(CloseReason::OutputOverflow),
-            3 => Some(CloseReason::WriteFailed),
-            _ => None,
+            1 => Kill::Replaced,
+            2 => Kill::OutputOverflow,
+            3 => Kill::WriteFailed,
+            _ => Kill::None,
         }
     }
 }
@@ -112,11 +101,8 @@ pub(crate) struct Slot {
     pub generation: AtomicU32,
     pub state: AtomicU8,
     pub task: Mutex<Option<Task>>,
-    pub out: Mutex<OutQueue>,
     /// Worker whose run queue this switch joins when it becomes ready.
     pub home: AtomicUsize,
-    /// Poller (worker or reader thread) whose epoll holds the socket.
-    pub registered_with: AtomicUsize,
     /// Service chances per round (weighted max-min fairness).
     pub weight: AtomicU32,
     /// The round of the switch's latest service (fair scheduler).
@@ -149,9 +135,7 @@ impl Slot {
             generation: AtomicU32::new(0),
             state: AtomicU8::new(TaskState::Free as u8),
             task: Mutex::new(None),
-            out: Mutex::new(OutQueue::default()),
             home: AtomicUsize::new(0),
-            registered_with: AtomicUsize::new(0),
             weight: AtomicU32::new(1),
             round: AtomicU64::new(0),
             surplus: AtomicUsize::new(0),
@@ -235,9 +219,9 @@ impl Slot {
         self.kill.store(why as u8, Ordering::Release);
     }
 
-    /// The close a kill asked for, if any.
-    pub fn killed(&self) -> Option<CloseReason> {
-        Kill::reason(self.kill.load(Ordering::Acquire))
+    /// The kill asked for, `Kill::None` if none.
+    pub fn killed(&self) -> Kill {
+        Kill::from_u8(self.kill.load(Ordering::Acquire))
     }
 }
 
@@ -248,24 +232,18 @@ pub(crate) struct SwitchTable {
     /// One past the highest slot index ever used (round-robin iterates
     /// up to here).
     pub high_water: AtomicUsize,
-    /// Pollers' registries, indexed by `Slot::registered_with`.
-    pub registries: Vec<Registry>,
-    /// A switch whose unsent output passes this is disconnected.
-    pub max_output: usize,
     /// Messages sent from outside the workers' batches (applications'
     /// timers and threads, the operator, the handshake's HELLO), by type.
     pub sent_elsewhere: TypeCounters,
 }
 
 impl SwitchTable {
-    pub fn new(max_switches: usize, registries: Vec<Registry>, max_output: usize) -> SwitchTable {
+    pub fn new(max_switches: usize) -> SwitchTable {
         let max = max_switches.clamp(1, u32::MAX as usize / 2);
         SwitchTable {
             slots: (0..max).map(|_| Slot::new()).collect(),
             free: Mutex::new((0..max as u32).rev().collect()),
             high_water: AtomicUsize::new(0),
-            registries,
-            max_output,
             sent_elsewhere: TypeCounters::default(),
         }
     }
@@ -317,7 +295,6 @@ impl SwitchTable {
         slot.wake_at_ms.store(u64::MAX, Ordering::Release);
         slot.weight.store(1, Ordering::Release);
         slot.surplus.store(0, Ordering::Relaxed);
-        *lock(&slot.out) = OutQueue::default();
         *lock(&slot.peer) = None;
         *lock(&slot.ports) = Arc::from(Vec::new());
         let c = &slot.counters;
@@ -379,7 +356,7 @@ mod tests {
 
     #[test]
     fn stale_ids_are_rejected() {
-        let t = SwitchTable::new(4, Vec::new(), 1024);
+        let t = SwitchTable::new(4);
         let i = t.allocate().unwrap();
         t.slots[i]
             .state
@@ -393,10 +370,12 @@ mod tests {
     #[test]
     fn kills_carry_their_reason() {
         let s = Slot::new();
-        assert_eq!(s.killed(), None);
+        assert_eq!(s.killed(), Kill::None);
         s.kill(Kill::Replaced);
-        assert_eq!(s.killed(), Some(CloseReason::Replaced));
+        assert_eq!(s.killed(), Kill::Replaced);
         s.kill(Kill::OutputOverflow);
-        assert_eq!(s.killed(), Some(CloseReason::OutputOverflow));
+        assert_eq!(s.killed(), Kill::OutputOverflow);
+        s.kill(Kill::WriteFailed);
+        assert_eq!(s.killed(), Kill::WriteFailed);
     }
 }

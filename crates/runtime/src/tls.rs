@@ -13,8 +13,8 @@
 //! (Open vSwitch 3.1 offers 1.2 only by default). Without a client CA any
 //! switch may connect, as over TCP; with one, a switch must present a
 //! certificate chain to that CA ([`WebPkiClientVerifier`]), and one that
-//! does not is closed with [`crate::session::CloseReason::Tls`] saying
-//! why. Note that WebPKI accepts only X.509 v3 certificates: a switch
+//! does not is closed, counted as `tls`, with a log line saying why
+//! (rustls' error). Note that WebPKI accepts only X.509 v3 certificates: a switch
 //! certificate made with a bare `openssl x509 -req` (version 1) is
 //! refused as `UnsupportedCertVersion`.
 

@@ -1,6 +1,8 @@
 //! A switch's socket: plain TCP, or TCP carrying TLS. One type, so that
 //! reading, writing, the writable-event flush and closing go through one
-//! path whichever a switch uses (`io.rs` calls them).
+//! path whichever a switch uses (`io.rs` calls them). Also what can go
+//! wrong with one, [`TransportError`]: io's reasons to close a switch,
+//! apart from the session's (`closed.rs` joins the two).
 //!
 //! TLS keeps its state, a [`rustls::ServerConnection`], behind a mutex of
 //! its own: the serving thread decrypts input with it while any thread
@@ -19,7 +21,6 @@
 //! bytes.
 
 use crate::framing::{ReadOutcome, RecvBuffer};
-use crate::session::CloseReason;
 use crate::sync::lock;
 use rustls::ServerConnection;
 use std::io::{self, Read, Write};
@@ -27,11 +28,68 @@ use std::net::{Shutdown, TcpStream};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// Smallest ciphertext read: one full TLS record (16 KiB of plaintext
 /// and its overhead) fits, so a record never needs two reads for want of
 /// room.
 const MIN_CIPHERTEXT_READ: usize = 16 * 1024 + 512;
+
+/// Why io gives up on a switch's socket. `Display` is the log's text,
+/// [`TransportError::label`] the metrics' label.
+#[derive(Debug)]
+pub(crate) enum TransportError {
+    /// Reading from the socket failed.
+    Read(io::Error),
+    /// Writing to the socket failed (whichever thread wrote).
+    Write(io::ErrorKind),
+    /// The switch did not read its output, and the backlog passed
+    /// `Config::max_output`. io's: it owns the output queue and its limit.
+    OutputOverflow,
+    /// TLS failed: the handshake (a switch without an acceptable
+    /// certificate, no common cipher, not TLS at all) or a record later.
+    Tls(rustls::Error),
+    /// The TLS handshake had not finished when the session stopped
+    /// waiting for the switch (the echo timeout).
+    TlsHandshakeUnfinished {
+        /// Since the connection was accepted.
+        after: Duration,
+    },
+}
+
+impl TransportError {
+    /// The metrics' label: `read_failed`, `write_failed`,
+    /// `output_overflow`, `tls` (any TLS failure, an unfinished handshake
+    /// included, as before the two types were split).
+    pub fn label(&self) -> &'static str {
+        match self {
+            TransportError::Read(_) => "read_failed",
+            TransportError::Write(_) => "write_failed",
+            TransportError::OutputOverflow => "output_overflow",
+            TransportError::Tls(_) | TransportError::TlsHandshakeUnfinished { .. } => "tls",
+        }
+    }
+}
+
+impl std::fmt::Display for TransportError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TransportError::Read(e) => write!(f, "read error: {e}"),
+            TransportError::Write(kind) => write!(f, "write error: {kind}"),
+            TransportError::OutputOverflow => {
+                f.write_str("the switch is not reading; its output backlog passed the limit")
+            }
+            TransportError::Tls(e) => write!(f, "TLS: {e}"),
+            TransportError::TlsHandshakeUnfinished { after } => {
+                write!(
+                    f,
+                    "TLS: handshake unfinished after {} ms",
+                    after.as_millis()
+                )
+            }
+        }
+    }
+}
 
 /// One switch's socket.
 pub(crate) enum Transport {
@@ -45,6 +103,8 @@ pub(crate) enum Transport {
 /// A TLS connection: the socket and rustls' state for it.
 pub(crate) struct Tls {
     tcp: TcpStream,
+    /// When the connection was accepted (the handshake's start).
+    accepted: Instant,
     state: Mutex<TlsState>,
 }
 
@@ -58,11 +118,12 @@ struct TlsState {
 }
 
 impl Transport {
-    /// A TLS connection over `tcp` configured by `config`, its handshake
-    /// not begun (the switch speaks first).
+    /// A TLS connection over `tcp` configured by `config`, accepted at
+    /// `now`, its handshake not begun (the switch speaks first).
     pub fn tls(
         tcp: TcpStream,
         config: Arc<rustls::ServerConfig>,
+        now: Instant,
     ) -> Result<Transport, rustls::Error> {
         let mut conn = ServerConnection::new(config)?;
         // The output queue bounds the backlog (`Config::max_output`);
@@ -70,6 +131,7 @@ impl Transport {
         conn.set_buffer_limit(None);
         Ok(Transport::Tls(Box::new(Tls {
             tcp,
+            accepted: now,
             state: Mutex::new(TlsState {
                 conn,
                 input: Vec::new(),
@@ -93,11 +155,15 @@ impl Transport {
         let _ = self.tcp().shutdown(Shutdown::Both);
     }
 
-    /// `true` while a TLS handshake has not finished.
-    pub fn handshaking(&self) -> bool {
+    /// The TLS handshake not finished at `now`, if that is so.
+    pub fn unfinished(&self, now: Instant) -> Option<TransportError> {
         match self {
-            Transport::Tcp(_) => false,
-            Transport::Tls(t) => lock(&t.state).conn.is_handshaking(),
+            Transport::Tcp(_) => None,
+            Transport::Tls(t) => lock(&t.state).conn.is_handshaking().then(|| {
+                TransportError::TlsHandshakeUnfinished {
+                    after: now.saturating_duration_since(t.accepted),
+                }
+            }),
         }
     }
 
@@ -132,7 +198,7 @@ impl Tls {
     /// system call (more only while each fills the space offered),
     /// running the handshake on the way. Errors are the close they call
     /// for.
-    pub fn read(&self, recv: &mut RecvBuffer, want: usize) -> Result<ReadOutcome, CloseReason> {
+    pub fn read(&self, recv: &mut RecvBuffer, want: usize) -> Result<ReadOutcome, TransportError> {
         let mut st = lock(&self.state);
         let mut reader = Decrypt {
             st: &mut st,
@@ -142,8 +208,8 @@ impl Tls {
         match recv.fill_from(&mut reader, want) {
             Ok(outcome) => Ok(outcome),
             Err(e) => Err(match reader.failure.take() {
-                Some(tls) => CloseReason::Tls(tls.to_string()),
-                None => CloseReason::ReadFailed(e.to_string()),
+                Some(tls) => TransportError::Tls(tls),
+                None => TransportError::Read(e),
             }),
         }
     }

@@ -236,7 +236,7 @@ pub(crate) fn run_worker(ctl: Arc<Controller>, queues: Arc<RunQueues>, w: usize,
                 Some(IDLE_POLL)
             }
         };
-        let polled = poll_ready(&mut poll, &mut events, timeout, &table, |idx| {
+        let polled = poll_ready(&mut poll, &mut events, timeout, &ctl.sockets, |idx| {
             queues.ready(&table, idx)
         });
         queues.sleeping[w].store(false, Ordering::Release);
@@ -301,15 +301,9 @@ fn requeue(
     for r in released {
         let slot = &table.slots[r.idx];
         if kind == SchedulerKind::DynamicPartition {
-            let home = slot.home.load(Ordering::Acquire);
-            if home != slot.registered_with.load(Ordering::Acquire) {
-                // Take the stream out of the lock first: moving the
-                // registration locks the output queue again.
-                let stream = lock(&slot.out).stream.clone();
-                if let Some(stream) = stream {
-                    table.move_registration(r.id, &stream, home);
-                }
-            }
+            // A no-op unless the repartitioner gave it a new home.
+            ctl.sockets
+                .move_registration(r.id, slot.home.load(Ordering::Acquire));
         }
         if slot.finish_service(r.ready) {
             let round = slot.round.load(Ordering::Relaxed) + 1;
@@ -483,7 +477,7 @@ mod tests {
 
     #[test]
     fn fair_lets_a_switch_that_has_not_had_its_turn_in_first() {
-        let t = SwitchTable::new(8, Vec::new(), 1024);
+        let t = SwitchTable::new(8);
         let q = RunQueues::new(1, Vec::new(), true);
         // Advance to round 2 with two busy switches queued, due now.
         q.round.store(2, Ordering::Release);
@@ -505,7 +499,7 @@ mod tests {
 
     #[test]
     fn partitions_queue_a_ready_switch_at_the_tail() {
-        let t = SwitchTable::new(8, Vec::new(), 1024);
+        let t = SwitchTable::new(8);
         let q = RunQueues::new(1, Vec::new(), false);
         q.push(0, busy_entry(7, 0));
         let light = idle_slot(&t, 0);

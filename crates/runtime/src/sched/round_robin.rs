@@ -135,7 +135,7 @@ pub(crate) fn run_worker(ctl: Arc<Controller>, rr: Arc<Readiness>, w: usize) {
         if let Ok(mut poll) = rr.poll.try_lock() {
             let timeout = if found { Duration::ZERO } else { IDLE_POLL };
             let mut any = false;
-            let polled = poll_ready(&mut poll, &mut events, Some(timeout), &table, |idx| {
+            let polled = poll_ready(&mut poll, &mut events, Some(timeout), &ctl.sockets, |idx| {
                 rr.ready[idx].store(true, Ordering::Release);
                 any = true;
             });

@@ -79,7 +79,7 @@ pub(crate) fn run_reader(ctl: Arc<Controller>, q: Arc<Queue>, mut poll: Poll) {
             IDLE_POLL
         };
         q.reader_asleep.store(!served_last_pass, Ordering::Release);
-        let polled = poll_ready(&mut poll, &mut events, Some(timeout), &table, |idx| {
+        let polled = poll_ready(&mut poll, &mut events, Some(timeout), &ctl.sockets, |idx| {
             ready[idx] = true
         });
         q.reader_asleep.store(false, Ordering::Release);
