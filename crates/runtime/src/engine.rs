@@ -15,7 +15,7 @@ use crate::conn::Connection;
 use crate::context::BatchSwitches;
 use crate::controller::Controller;
 use crate::framing::ReadOutcome;
-use crate::io::{OutQueue, Sockets};
+use crate::io::{SwitchIo, Written};
 use crate::policy::{Params, Policy, Service};
 use crate::session::CloseReason;
 use crate::stats::{DelayTally, Tally, WorkerStats};
@@ -24,8 +24,8 @@ use crate::sync::lock;
 use crate::table::Task;
 use baton_openflow::Xid;
 use baton_openflow::neutral::Message;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, TryLockError};
 use std::time::{Duration, Instant};
 
 /// How often a worker's IBT trace records a point.
@@ -106,6 +106,8 @@ pub(crate) struct Engine {
     deferred: Vec<usize>,
     released: Vec<Released>,
     policy: Policy,
+    /// The switches' sockets.
+    io: Arc<dyn SwitchIo>,
     stats: Arc<WorkerStats>,
     last_trace: Instant,
     /// Messages read and written in the current batch, by type.
@@ -118,9 +120,17 @@ pub(crate) struct Engine {
 }
 
 impl Engine {
+    /// Worker `worker`'s engine over the controller's sockets.
     pub fn new(ctl: Arc<Controller>, worker: usize) -> Engine {
+        let io = ctl.sockets.clone();
+        Engine::with_io(ctl, worker, io)
+    }
+
+    /// An engine that reaches the switches' sockets through `io`.
+    pub fn with_io(ctl: Arc<Controller>, worker: usize, io: Arc<dyn SwitchIo>) -> Engine {
         let stats = ctl.workers[worker.min(ctl.workers.len() - 1)].clone();
         Engine {
+            io,
             policy: Policy::new(Params::new(&ctl.config, ctl.bdu())),
             last_trace: ctl.clock.now(),
             ctl,
@@ -164,7 +174,7 @@ impl Engine {
     pub fn serve(&mut self, idx: usize, task: Task, quantum: usize) -> usize {
         let now = self.ctl.clock.now();
         self.policy.begin(now);
-        let closing = self.ctl.sockets.killed(idx);
+        let closing = self.io.killed(idx);
         self.held.push(Held {
             idx,
             conn: task.conn,
@@ -238,7 +248,7 @@ impl Engine {
                 if compact && added == 0 {
                     recv.compact_for(want);
                 }
-                match self.ctl.sockets.read(held.idx, recv, want) {
+                match self.io.read(held.idx, recv, want) {
                     Ok(ReadOutcome::Data | ReadOutcome::WouldBlock) => {}
                     Ok(ReadOutcome::Eof) => held.closing = Some(CloseReason::PeerClosed.into()),
                     Err(e) => held.closing = Some(e.into()),
@@ -348,7 +358,7 @@ impl Engine {
             }
             let conn = &mut *h.conn;
             if let Some(reason) = conn.session.poll_timeout(now, &mut conn.out) {
-                h.closing = Some(Closed::join(reason, ctl.sockets.unfinished(h.idx, now)));
+                h.closing = Some(Closed::join(reason, self.io.unfinished(h.idx, now)));
                 continue;
             }
             let wake = ctl.clock.ms(conn.session.next_timeout());
@@ -391,7 +401,6 @@ impl Engine {
     /// A switch whose output lock another thread holds is skipped and
     /// revisited after the others (Maestro thesis §4.2.3.1).
     fn flush(&mut self) {
-        let sockets = self.ctl.sockets.clone();
         self.deferred.clear();
         for i in 0..self.held.len() {
             let h = &mut self.held[i];
@@ -399,16 +408,12 @@ impl Engine {
             if !self.policy.write_now(h.conn.out.len(), more_input) {
                 continue;
             }
-            match sockets.queue(h.idx).try_lock() {
-                Ok(mut q) => write_staged(&sockets, h, &mut q),
-                Err(TryLockError::Poisoned(p)) => write_staged(&sockets, h, &mut p.into_inner()),
-                Err(TryLockError::WouldBlock) => self.deferred.push(i),
+            if !write_staged(&*self.io, h, false) {
+                self.deferred.push(i);
             }
         }
         for k in 0..self.deferred.len() {
-            let h = &mut self.held[self.deferred[k]];
-            let mut q = lock(sockets.queue(h.idx));
-            write_staged(&sockets, h, &mut q);
+            write_staged(&*self.io, &mut self.held[self.deferred[k]], true);
         }
     }
 
@@ -457,13 +462,20 @@ impl Engine {
     }
 }
 
-/// Writes `h`'s staged output, which [`Engine::count_staged`] counted.
-fn write_staged(sockets: &Sockets, h: &mut Held, q: &mut OutQueue) {
+/// Writes `h`'s staged output, which [`Engine::count_staged`] counted;
+/// false (nothing done) when another thread holds its output and `wait`
+/// is not set.
+fn write_staged(io: &dyn SwitchIo, h: &mut Held, wait: bool) -> bool {
     let conn = &mut *h.conn;
-    let written = sockets.write_locked(conn.id, q, &conn.out, conn.counted_msgs);
-    if written.is_err() && h.closing.is_none() {
+    match io.write(conn.id, &conn.out, conn.counted_msgs, wait) {
+        Written::Busy => return false,
+        Written::Done => {}
         // Whoever failed the write asked for the close, and said why.
-        h.closing = sockets.killed_locked(h.idx, q);
+        Written::Failed(why) => {
+            if h.closing.is_none() {
+                h.closing = why;
+            }
+        }
     }
     conn.out.clear();
     conn.counted = 0;
@@ -472,4 +484,8 @@ fn write_staged(sockets: &Sockets, h: &mut Held, q: &mut OutQueue) {
     if conn.out.capacity() > 1 << 20 {
         conn.out = Vec::new();
     }
+    true
 }
+
+#[cfg(test)]
+mod tests;

@@ -27,7 +27,10 @@
 //! The transport changes only under that lock, when a connection is
 //! attached and when it is closed.
 //!
-//! Nothing else in the runtime makes a system call on a switch's socket.
+//! The engine reaches a switch's socket only through [`SwitchIo`], which
+//! [`Sockets`] implements over the real ones and the engine's tests in
+//! memory. Nothing else in the runtime makes a system call on a switch's
+//! socket.
 
 pub(crate) mod transport;
 
@@ -46,9 +49,80 @@ use std::io::{self, Write};
 use std::net::{Shutdown, TcpStream};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, TryLockError};
 use std::time::{Duration, Instant};
 pub(crate) use transport::{Transport, TransportError};
+
+/// What the engine does to a switch's socket, by slot index: [`Sockets`]
+/// over the real ones; the engine's tests over bytes in memory.
+pub(crate) trait SwitchIo: Send + Sync {
+    /// Reads at most `want` bytes of switch `idx`'s input into `recv`,
+    /// with one system call; an error is the close it calls for.
+    fn read(
+        &self,
+        idx: usize,
+        recv: &mut RecvBuffer,
+        want: usize,
+    ) -> Result<ReadOutcome, TransportError>;
+
+    /// Writes `bytes` (`msgs` whole messages) to switch `id` with one
+    /// write, queueing what the socket does not take. Without `wait`,
+    /// returns [`Written::Busy`] rather than wait for another thread
+    /// writing to the same switch.
+    fn write(&self, id: SwitchId, bytes: &[u8], msgs: u64, wait: bool) -> Written;
+
+    /// Why another thread asked for switch `idx` to be closed, if it did.
+    fn killed(&self, idx: usize) -> Option<Closed>;
+
+    /// What the transport says of a switch whose session found it silent
+    /// at `now` (an unfinished TLS handshake), if anything.
+    fn unfinished(&self, idx: usize, now: Instant) -> Option<TransportError>;
+}
+
+/// The outcome of [`SwitchIo::write`].
+#[derive(Debug)]
+pub(crate) enum Written {
+    /// Written, or queued for writability.
+    Done,
+    /// Another thread holds the switch's output; nothing was done.
+    Busy,
+    /// The switch must be closed, for this reason if known.
+    Failed(Option<Closed>),
+}
+
+impl SwitchIo for Sockets {
+    #[inline]
+    fn read(
+        &self,
+        idx: usize,
+        recv: &mut RecvBuffer,
+        want: usize,
+    ) -> Result<ReadOutcome, TransportError> {
+        Sockets::read(self, idx, recv, want)
+    }
+
+    fn write(&self, id: SwitchId, bytes: &[u8], msgs: u64, wait: bool) -> Written {
+        let queue = self.queue(id.index());
+        let mut q = match queue.try_lock() {
+            Ok(q) => q,
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(TryLockError::WouldBlock) if !wait => return Written::Busy,
+            Err(TryLockError::WouldBlock) => lock(queue),
+        };
+        match self.write_locked(id, &mut q, bytes, msgs) {
+            Ok(()) => Written::Done,
+            Err(_) => Written::Failed(self.killed_locked(id.index(), &q)),
+        }
+    }
+
+    fn killed(&self, idx: usize) -> Option<Closed> {
+        Sockets::killed(self, idx)
+    }
+
+    fn unfinished(&self, idx: usize, now: Instant) -> Option<TransportError> {
+        Sockets::unfinished(self, idx, now)
+    }
+}
 
 /// The token of a poller's waker (switch tokens are slot indices).
 pub(crate) const WAKER: Token = Token(usize::MAX - 1);
