@@ -664,3 +664,187 @@ macro_rules! packet_in_fields {
     };
 }
 pub(crate) use packet_in_fields;
+
+/// The fixed fields of OFPT_FLOW_MOD (`ofp_flow_mod`): `FlowModHead`,
+/// the view's accessors of them (`FlowModView::head`, `set_head`) and
+/// the owned `FlowMod`, for the version whose `field` module gives their
+/// offsets. Both versions have `cookie`, `command`, `idle_timeout`,
+/// `hard_timeout`, `priority`, `buffer_id`, `out_port` and `flags` (the
+/// widths of `command` and `out_port` are the version's); `own` lists the
+/// version's other fixed fields, which follow them in the structs, with
+/// their accessors; `body` the owned form's fields after the fixed ones,
+/// which `FlowMod::from_parts` takes in that order.
+///
+/// ```text
+/// crate::twin::flow_mod_head! {
+///     spec: "1.0.0 §5.3.3",
+///     command: read |b: &[u8], f| ..., write |b: &mut [u8], f, v| ...,
+///     out_port: read |b: &[u8], f| ..., write |b: &mut [u8], f, v| ...,
+///     flags: "`OFPFF_*` bits",
+///     own: [ /// `match`.
+///            match_: Match10, read |b: &[u8]| ..., write |b: &mut [u8], v| ... ],
+///     body: [ /// `actions`.
+///             actions: Vec<Action> ],
+/// }
+/// ```
+macro_rules! flow_mod_head {
+    (
+        spec: $spec:literal,
+        command: read $read_command:expr, write $write_command:expr,
+        out_port: read $read_out_port:expr, write $write_out_port:expr,
+        flags: $flags_doc:literal,
+        own: [$(
+            $(#[$own_meta:meta])*
+            $own:ident: $own_ty:ty, read $read_own:expr, write $write_own:expr
+        );* $(;)?],
+        body: [$( $(#[$body_meta:meta])* $body:ident: $body_ty:ty ),* $(,)?] $(,)?
+    ) => {
+        $crate::twin::flow_mod_head! {
+            @struct flags: $flags_doc,
+            #[doc = concat!("The fixed fields of an OFPT_FLOW_MOD (`ofp_flow_mod`, ", $spec, "),")]
+            /// as the encoders take them: those both versions have, then the
+            /// version's own.
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+            FlowModHead { $( $(#[$own_meta])* pub $own: $own_ty, )* }
+        }
+
+        $crate::twin::flow_mod_head! {
+            @struct flags: $flags_doc,
+            #[doc = concat!("OFPT_FLOW_MOD (`ofp_flow_mod`, ", $spec, "), owned: the fixed fields")]
+            /// of [`FlowModHead`], then the body.
+            #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+            FlowMod {
+                $( $(#[$own_meta])* pub $own: $own_ty, )*
+                $( $(#[$body_meta])* pub $body: $body_ty, )*
+            }
+        }
+
+        impl<T: AsRef<[u8]>> FlowModView<T> {
+            $crate::twin::flow_mod_head! {
+                @get
+                /// `cookie`.
+                cookie: Cookie = |b: &[u8]| Cookie($crate::wire::get_u64(b, field::COOKIE));
+                /// `command`.
+                command: FlowModCommand = |b: &[u8]| ($read_command)(b, field::COMMAND);
+                /// `idle_timeout`.
+                idle_timeout: u16 = |b: &[u8]| $crate::wire::get_u16(b, field::IDLE_TIMEOUT);
+                /// `hard_timeout`.
+                hard_timeout: u16 = |b: &[u8]| $crate::wire::get_u16(b, field::HARD_TIMEOUT);
+                /// `priority`.
+                priority: u16 = |b: &[u8]| $crate::wire::get_u16(b, field::PRIORITY);
+                /// `buffer_id`.
+                buffer_id: BufferId = |b: &[u8]| BufferId($crate::wire::get_u32(b, field::BUFFER_ID));
+                /// `out_port`.
+                out_port: PortNo = |b: &[u8]| ($read_out_port)(b, field::OUT_PORT);
+                /// `flags`.
+                flags: u16 = |b: &[u8]| $crate::wire::get_u16(b, field::FLAGS);
+                $( $(#[$own_meta])* $own: $own_ty = $read_own; )*
+            }
+
+            /// All fixed fields at once.
+            #[inline]
+            pub fn head(&self) -> FlowModHead {
+                $crate::twin::flow_mod_head!(@copy self() => FlowModHead { $($own: self.$own(),)* })
+            }
+        }
+
+        impl<T: AsRef<[u8]> + AsMut<[u8]>> FlowModView<T> {
+            /// Sets every fixed field, each at its constant offset.
+            #[inline]
+            pub fn set_head(&mut self, h: &FlowModHead) {
+                let b = self.buffer.as_mut();
+                $crate::wire::set_u64(b, field::COOKIE, h.cookie.0);
+                ($write_command)(b, field::COMMAND, h.command);
+                $crate::wire::set_u16(b, field::IDLE_TIMEOUT, h.idle_timeout);
+                $crate::wire::set_u16(b, field::HARD_TIMEOUT, h.hard_timeout);
+                $crate::wire::set_u16(b, field::PRIORITY, h.priority);
+                $crate::wire::set_u32(b, field::BUFFER_ID, h.buffer_id.0);
+                ($write_out_port)(b, field::OUT_PORT, h.out_port);
+                $crate::wire::set_u16(b, field::FLAGS, h.flags);
+                $( ($write_own)(&mut *b, h.$own); )*
+            }
+
+            $crate::twin::flow_mod_head! {
+                @set
+                /// Sets `buffer_id`.
+                set_buffer_id: BufferId =
+                    |b: &mut [u8], v: BufferId| $crate::wire::set_u32(b, field::BUFFER_ID, v.0);
+                /// Sets `priority`.
+                set_priority: u16 = |b: &mut [u8], v| $crate::wire::set_u16(b, field::PRIORITY, v);
+            }
+        }
+
+        impl FlowMod {
+            /// The fixed fields.
+            pub fn head(&self) -> FlowModHead {
+                $crate::twin::flow_mod_head!(@copy self => FlowModHead { $($own: self.$own,)* })
+            }
+
+            /// A FLOW_MOD from its fixed fields and its body.
+            pub fn from_parts(h: FlowModHead, $( $body: $body_ty ),*) -> FlowMod {
+                $crate::twin::flow_mod_head!(@copy h => FlowMod { $($own: h.$own,)* $($body,)* })
+            }
+        }
+    };
+    // The view's getters, each reading its field with `read`.
+    (@get $( $(#[$meta:meta])* $name:ident: $ty:ty = $read:expr; )*) => {
+        $(
+            $(#[$meta])*
+            #[inline]
+            pub fn $name(&self) -> $ty {
+                ($read)(self.buffer.as_ref())
+            }
+        )*
+    };
+    // The view's setters, each writing its field with `write`.
+    (@set $( $(#[$meta:meta])* $name:ident: $ty:ty = $write:expr; )*) => {
+        $(
+            $(#[$meta])*
+            #[inline]
+            pub fn $name(&mut self, v: $ty) {
+                ($write)(self.buffer.as_mut(), v)
+            }
+        )*
+    };
+    // A struct with the fixed fields both versions have, then `rest`.
+    (@struct flags: $flags_doc:literal, $(#[$meta:meta])* $name:ident { $($rest:tt)* }) => {
+        $(#[$meta])*
+        pub struct $name {
+            /// `cookie`.
+            pub cookie: Cookie,
+            /// `command`.
+            pub command: FlowModCommand,
+            /// `idle_timeout` in seconds (0: none).
+            pub idle_timeout: u16,
+            /// `hard_timeout` in seconds (0: none).
+            pub hard_timeout: u16,
+            /// `priority`.
+            pub priority: u16,
+            /// `buffer_id`: a buffered packet to apply the flow to, or
+            /// [`BufferId::NONE`].
+            pub buffer_id: BufferId,
+            /// `out_port`: for deletes, require an output action to this
+            /// port; [`PortNo::ANY`] for no restriction.
+            pub out_port: PortNo,
+            #[doc = concat!("`flags`: ", $flags_doc, ".")]
+            pub flags: u16,
+            $($rest)*
+        }
+    };
+    // `$name { .. }` with the shared fixed fields of `$from`, read with
+    // its getters when `()` follows it, then `rest`.
+    (@copy $from:ident $(($($call:tt)*))? => $name:ident { $($rest:tt)* }) => {
+        $name {
+            cookie: $from.cookie$(($($call)*))?,
+            command: $from.command$(($($call)*))?,
+            idle_timeout: $from.idle_timeout$(($($call)*))?,
+            hard_timeout: $from.hard_timeout$(($($call)*))?,
+            priority: $from.priority$(($($call)*))?,
+            buffer_id: $from.buffer_id$(($($call)*))?,
+            out_port: $from.out_port$(($($call)*))?,
+            flags: $from.flags$(($($call)*))?,
+            $($rest)*
+        }
+    };
+}
+pub(crate) use flow_mod_head;
