@@ -848,3 +848,187 @@ macro_rules! flow_mod_head {
     };
 }
 pub(crate) use flow_mod_head;
+
+/// A version's `Message` (one owned message, a variant per message type
+/// of the version) with `msg_type`, `encoded_len` and `encode`. The
+/// variants both versions have are listed here; `own` gives the version's
+/// others, each named as its message type. `encode` writes the hot
+/// messages, HELLO, ECHO and BARRIER through their own encoders, and any
+/// other message as a header and the body that the version's
+/// `Message::emit_body` appends. `header_only` lists the version's own
+/// messages that are a bare header.
+///
+/// ```text
+/// crate::twin::message! {
+///     version: V10, msg_type: MsgType10, doc: "...",
+///     header_only: [],
+///     own: [ /// OFPT_VENDOR.
+///            Vendor { vendor: u32, data: Vec<u8> }, ... ],
+/// }
+/// ```
+macro_rules! message {
+    (
+        version: $version:ident,
+        msg_type: $msg_type:ident,
+        doc: $doc:literal,
+        header_only: [$($header_only:ident),* $(,)?],
+        bodies: $emit:ident, |$out:ident| { $($body_arms:tt)* },
+        own: [$(
+            $(#[$meta:meta])*
+            $own:ident
+            $(( $($tuple:ty),* ))?
+            $({ $( $(#[$field_meta:meta])* $field:ident: $field_ty:ty ),* $(,)? })?
+        ),* $(,)?] $(,)?
+    ) => {
+        #[doc = $doc]
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        pub enum Message {
+            /// OFPT_HELLO, with the elements of its body (1.0 defines none:
+            /// they are kept when they parse).
+            Hello(Hello),
+            /// OFPT_ERROR.
+            Error(ErrorMsg),
+            /// OFPT_ECHO_REQUEST with its payload.
+            EchoRequest(Vec<u8>),
+            /// OFPT_ECHO_REPLY with its payload.
+            EchoReply(Vec<u8>),
+            /// OFPT_FEATURES_REQUEST.
+            FeaturesRequest,
+            /// OFPT_FEATURES_REPLY.
+            FeaturesReply(SwitchFeatures),
+            /// OFPT_GET_CONFIG_REQUEST.
+            GetConfigRequest,
+            /// OFPT_GET_CONFIG_REPLY.
+            GetConfigReply(SwitchConfig),
+            /// OFPT_SET_CONFIG.
+            SetConfig(SwitchConfig),
+            /// OFPT_PACKET_IN.
+            PacketIn(PacketIn),
+            /// OFPT_FLOW_REMOVED.
+            FlowRemoved(FlowRemoved),
+            /// OFPT_PORT_STATUS.
+            PortStatus(PortStatus),
+            /// OFPT_PACKET_OUT.
+            PacketOut(PacketOut),
+            /// OFPT_FLOW_MOD.
+            FlowMod(FlowMod),
+            /// OFPT_PORT_MOD.
+            PortMod(PortMod),
+            /// OFPT_BARRIER_REQUEST.
+            BarrierRequest,
+            /// OFPT_BARRIER_REPLY.
+            BarrierReply,
+            /// OFPT_QUEUE_GET_CONFIG_REQUEST (`ofp_queue_get_config_request`).
+            QueueGetConfigRequest {
+                /// Port to query (`PortNo::ANY` for all, in 1.3).
+                port: PortNo,
+            },
+            $(
+                $(#[$meta])*
+                $own
+                $(( $($tuple),* ))?
+                $({ $( $(#[$field_meta])* $field: $field_ty ),* })?,
+            )*
+        }
+
+        impl Message {
+            /// The message's type.
+            pub fn msg_type(&self) -> $msg_type {
+                use $msg_type as T;
+                match self {
+                    Message::Hello(_) => T::Hello,
+                    Message::Error(_) => T::Error,
+                    Message::EchoRequest(_) => T::EchoRequest,
+                    Message::EchoReply(_) => T::EchoReply,
+                    Message::FeaturesRequest => T::FeaturesRequest,
+                    Message::FeaturesReply(_) => T::FeaturesReply,
+                    Message::GetConfigRequest => T::GetConfigRequest,
+                    Message::GetConfigReply(_) => T::GetConfigReply,
+                    Message::SetConfig(_) => T::SetConfig,
+                    Message::PacketIn(_) => T::PacketIn,
+                    Message::FlowRemoved(_) => T::FlowRemoved,
+                    Message::PortStatus(_) => T::PortStatus,
+                    Message::PacketOut(_) => T::PacketOut,
+                    Message::FlowMod(_) => T::FlowMod,
+                    Message::PortMod(_) => T::PortMod,
+                    Message::BarrierRequest => T::BarrierRequest,
+                    Message::BarrierReply => T::BarrierReply,
+                    Message::QueueGetConfigRequest { .. } => T::QueueGetConfigRequest,
+                    $( Message::$own { .. } => T::$own, )*
+                }
+            }
+
+            /// Appends the whole message with transaction id `xid`. A
+            /// message too long for the 16-bit length field is written
+            /// with a saturated length (the caller's bug; it never panics).
+            pub fn encode(&self, xid: Xid, out: &mut Vec<u8>) {
+                match self {
+                    Message::Hello(h) => h.encode(Version::$version, xid, out),
+                    Message::EchoRequest(p) => encode_echo_request(out, xid, p),
+                    Message::EchoReply(p) => encode_echo_reply(out, xid, p),
+                    Message::PacketIn(p) => p.emit(xid, out),
+                    Message::PacketOut(p) => p.emit(xid, out),
+                    Message::FlowMod(f) => f.emit(xid, out),
+                    Message::BarrierRequest => encode_barrier_request(out, xid),
+                    Message::BarrierReply => encode_barrier_reply(out, xid),
+                    _ => {
+                        let at = start_message(out, Version::$version, self.msg_type().into(), xid);
+                        self.emit_body(out);
+                        finish_message(out, at);
+                    }
+                }
+            }
+
+            /// Bytes [`Message::encode`] appends: from the structure for
+            /// the hot messages and the header-only ones; the other bodies
+            /// are written into a scratch buffer and counted (allocates;
+            /// off the hot path).
+            pub fn encoded_len(&self) -> usize {
+                match self {
+                    Message::EchoRequest(p) | Message::EchoReply(p) => HEADER_LEN + p.len(),
+                    Message::PacketIn(p) => p.buffer_len(),
+                    Message::PacketOut(p) => p.buffer_len(),
+                    Message::FlowMod(f) => f.buffer_len(),
+                    Message::FeaturesRequest
+                    | Message::GetConfigRequest
+                    $( | Message::$header_only )*
+                    | Message::BarrierRequest
+                    | Message::BarrierReply => HEADER_LEN,
+                    _ => {
+                        let mut scratch = Vec::new();
+                        self.encode(Xid(0), &mut scratch);
+                        scratch.len()
+                    }
+                }
+            }
+
+            /// Appends the body of a message that has no encoder of its
+            /// own.
+            fn emit_body(&self, $out: &mut Vec<u8>) {
+                match self {
+                    Message::Error(e) => e.$emit($out),
+                    Message::FeaturesReply(f) => f.$emit($out),
+                    Message::GetConfigReply(c) | Message::SetConfig(c) => c.encode_body($out),
+                    Message::FlowRemoved(f) => f.$emit($out),
+                    Message::PortStatus(p) => p.$emit($out),
+                    Message::PortMod(p) => p.$emit($out),
+                    $($body_arms)*
+                    // Written by `encode` through their own encoders, or
+                    // a bare header.
+                    Message::Hello(_)
+                    | Message::EchoRequest(_)
+                    | Message::EchoReply(_)
+                    | Message::PacketIn(_)
+                    | Message::PacketOut(_)
+                    | Message::FlowMod(_)
+                    | Message::BarrierRequest
+                    | Message::BarrierReply
+                    | Message::FeaturesRequest
+                    | Message::GetConfigRequest
+                    $( | Message::$header_only )* => {}
+                }
+            }
+        }
+    };
+}
+pub(crate) use message;
