@@ -1032,3 +1032,69 @@ macro_rules! message {
     };
 }
 pub(crate) use message;
+
+/// `ofp_queue_stats`, one queue's counters, with its `parse` and `emit`,
+/// for the version whose port layout is given: both versions have the
+/// port (the version's width and padding, read and written by `port`),
+/// `queue_id` and the three `tx_*` counters; `extra` lists the `u32`
+/// fields the version adds after them.
+///
+/// ```text
+/// crate::twin::queue_stats! {
+///     spec: "1.0.0 §5.3.5",
+///     port: read |r: &mut Reader<'_>| -> Result<PortNo, DecodeError> { ... },
+///         write |out: &mut Vec<u8>, p| ...,
+///     extra: [],
+/// }
+/// ```
+macro_rules! queue_stats {
+    (
+        spec: $spec:literal,
+        port: read $read_port:expr, write $write_port:expr,
+        extra: [$( $(#[$extra_meta:meta])* $extra:ident ),* $(,)?] $(,)?
+    ) => {
+        #[doc = concat!("`ofp_queue_stats` (", $spec, "): one queue's counters.")]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+        pub struct QueueStats {
+            /// `port_no`.
+            pub port_no: PortNo,
+            /// `queue_id`.
+            pub queue_id: u32,
+            /// `tx_bytes`.
+            pub tx_bytes: u64,
+            /// `tx_packets`.
+            pub tx_packets: u64,
+            /// `tx_errors`.
+            pub tx_errors: u64,
+            $( $(#[$extra_meta])* pub $extra: u32, )*
+        }
+
+        impl QueueStats {
+            /// Decodes `ofp_queue_stats`.
+            pub fn parse(
+                r: &mut $crate::wire::Reader<'_>,
+            ) -> Result<Self, $crate::error::DecodeError> {
+                Ok(QueueStats {
+                    port_no: ($read_port)(&mut *r)?,
+                    queue_id: r.u32("ofp_queue_stats.queue_id")?,
+                    tx_bytes: r.u64("ofp_queue_stats.tx_bytes")?,
+                    tx_packets: r.u64("ofp_queue_stats.tx_packets")?,
+                    tx_errors: r.u64("ofp_queue_stats.tx_errors")?,
+                    $( $extra: r.u32(concat!("ofp_queue_stats.", stringify!($extra)))?, )*
+                })
+            }
+
+            /// Appends `ofp_queue_stats`.
+            pub fn emit(&self, out: &mut Vec<u8>) {
+                use $crate::wire::Put;
+                ($write_port)(&mut *out, self.port_no);
+                out.put_u32(self.queue_id);
+                out.put_u64(self.tx_bytes);
+                out.put_u64(self.tx_packets);
+                out.put_u64(self.tx_errors);
+                $( out.put_u32(self.$extra); )*
+            }
+        }
+    };
+}
+pub(crate) use queue_stats;
