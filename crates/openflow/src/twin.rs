@@ -582,21 +582,47 @@ macro_rules! head_names {
 }
 pub(crate) use head_names;
 
-/// The check and the accessors of the `ofp_packet_in` fields that 1.0
+/// The reasons of `ofp_packet_in` (the two of 1.0, then the version's
+/// `reasons`), and the check and the accessors of the fields that 1.0
 /// and 1.3 place alike (`buffer_id`, `total_len`, `reason`), for the
-/// version's `PacketInView`, whose `field` module gives their offsets.
+/// version's `PacketInView`, whose `field` module gives their offsets
+/// (those of `buffer_id` and `total_len` from [`packet_in_offsets`]).
 ///
 /// `new_checked` accepts at once what `fast` accepts (the message the
 /// controller sees most, in a few compares) and sends anything else to
 /// the header check, then the version's `then` check, out of line, for
 /// the precise error.
+/// The offsets of the `ofp_packet_in` fields that both versions place at
+/// the same bytes, header included; each version's `field` module
+/// re-exports them.
+pub(crate) mod packet_in_offsets {
+    use crate::wire::Field;
+
+    pub const BUFFER_ID: Field = 8..12;
+    pub const TOTAL_LEN: Field = 12..14;
+}
+
 macro_rules! packet_in_fields {
     (
         version: $version:ident,
+        reason_spec: $reason_spec:literal,
+        reasons: [$( $(#[$reason_meta:meta])* $reason:ident = $value:literal ),* $(,)?],
         new_checked_doc: $doc:literal,
         fast: $fast:expr,
         then: $then:expr $(,)?
     ) => {
+        $crate::wire_enum! {
+            #[doc = concat!("`ofp_packet_in_reason` (", $reason_spec, ").")]
+            pub enum PacketInReason: u8 {
+                /// `OFPR_NO_MATCH`: no matching flow (in 1.3, the table-miss
+                /// flow entry).
+                NoMatch = 0,
+                /// `OFPR_ACTION`: an action said to send to the controller.
+                Action = 1,
+                $( $(#[$reason_meta])* $reason = $value, )*
+            }
+        }
+
         impl<T: AsRef<[u8]>> PacketInView<T> {
             #[doc = $doc]
             #[inline]
