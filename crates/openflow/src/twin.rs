@@ -582,21 +582,47 @@ macro_rules! head_names {
 }
 pub(crate) use head_names;
 
-/// The check and the accessors of the `ofp_packet_in` fields that 1.0
+/// The reasons of `ofp_packet_in` (the two of 1.0, then the version's
+/// `reasons`), and the check and the accessors of the fields that 1.0
 /// and 1.3 place alike (`buffer_id`, `total_len`, `reason`), for the
-/// version's `PacketInView`, whose `field` module gives their offsets.
+/// version's `PacketInView`, whose `field` module gives their offsets
+/// (those of `buffer_id` and `total_len` from [`packet_in_offsets`]).
 ///
 /// `new_checked` accepts at once what `fast` accepts (the message the
 /// controller sees most, in a few compares) and sends anything else to
 /// the header check, then the version's `then` check, out of line, for
 /// the precise error.
+/// The offsets of the `ofp_packet_in` fields that both versions place at
+/// the same bytes, header included; each version's `field` module
+/// re-exports them.
+pub(crate) mod packet_in_offsets {
+    use crate::wire::Field;
+
+    pub const BUFFER_ID: Field = 8..12;
+    pub const TOTAL_LEN: Field = 12..14;
+}
+
 macro_rules! packet_in_fields {
     (
         version: $version:ident,
+        reason_spec: $reason_spec:literal,
+        reasons: [$( $(#[$reason_meta:meta])* $reason:ident = $value:literal ),* $(,)?],
         new_checked_doc: $doc:literal,
         fast: $fast:expr,
         then: $then:expr $(,)?
     ) => {
+        $crate::wire_enum! {
+            #[doc = concat!("`ofp_packet_in_reason` (", $reason_spec, ").")]
+            pub enum PacketInReason: u8 {
+                /// `OFPR_NO_MATCH`: no matching flow (in 1.3, the table-miss
+                /// flow entry).
+                NoMatch = 0,
+                /// `OFPR_ACTION`: an action said to send to the controller.
+                Action = 1,
+                $( $(#[$reason_meta])* $reason = $value, )*
+            }
+        }
+
         impl<T: AsRef<[u8]>> PacketInView<T> {
             #[doc = $doc]
             #[inline]
@@ -664,3 +690,437 @@ macro_rules! packet_in_fields {
     };
 }
 pub(crate) use packet_in_fields;
+
+/// The fixed fields of OFPT_FLOW_MOD (`ofp_flow_mod`): `FlowModHead`,
+/// the view's accessors of them (`FlowModView::head`, `set_head`) and
+/// the owned `FlowMod`, for the version whose `field` module gives their
+/// offsets. Both versions have `cookie`, `command`, `idle_timeout`,
+/// `hard_timeout`, `priority`, `buffer_id`, `out_port` and `flags` (the
+/// widths of `command` and `out_port` are the version's); `own` lists the
+/// version's other fixed fields, which follow them in the structs, with
+/// their accessors; `body` the owned form's fields after the fixed ones,
+/// which `FlowMod::from_parts` takes in that order.
+///
+/// ```text
+/// crate::twin::flow_mod_head! {
+///     spec: "1.0.0 §5.3.3",
+///     command: read |b: &[u8], f| ..., write |b: &mut [u8], f, v| ...,
+///     out_port: read |b: &[u8], f| ..., write |b: &mut [u8], f, v| ...,
+///     flags: "`OFPFF_*` bits",
+///     own: [ /// `match`.
+///            match_: Match10, read |b: &[u8]| ..., write |b: &mut [u8], v| ... ],
+///     body: [ /// `actions`.
+///             actions: Vec<Action> ],
+/// }
+/// ```
+macro_rules! flow_mod_head {
+    (
+        spec: $spec:literal,
+        command: read $read_command:expr, write $write_command:expr,
+        out_port: read $read_out_port:expr, write $write_out_port:expr,
+        flags: $flags_doc:literal,
+        own: [$(
+            $(#[$own_meta:meta])*
+            $own:ident: $own_ty:ty, read $read_own:expr, write $write_own:expr
+        );* $(;)?],
+        body: [$( $(#[$body_meta:meta])* $body:ident: $body_ty:ty ),* $(,)?] $(,)?
+    ) => {
+        $crate::twin::flow_mod_head! {
+            @struct flags: $flags_doc,
+            #[doc = concat!("The fixed fields of an OFPT_FLOW_MOD (`ofp_flow_mod`, ", $spec, "),")]
+            /// as the encoders take them: those both versions have, then the
+            /// version's own.
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+            FlowModHead { $( $(#[$own_meta])* pub $own: $own_ty, )* }
+        }
+
+        $crate::twin::flow_mod_head! {
+            @struct flags: $flags_doc,
+            #[doc = concat!("OFPT_FLOW_MOD (`ofp_flow_mod`, ", $spec, "), owned: the fixed fields")]
+            /// of [`FlowModHead`], then the body.
+            #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+            FlowMod {
+                $( $(#[$own_meta])* pub $own: $own_ty, )*
+                $( $(#[$body_meta])* pub $body: $body_ty, )*
+            }
+        }
+
+        impl<T: AsRef<[u8]>> FlowModView<T> {
+            $crate::twin::flow_mod_head! {
+                @get
+                /// `cookie`.
+                cookie: Cookie = |b: &[u8]| Cookie($crate::wire::get_u64(b, field::COOKIE));
+                /// `command`.
+                command: FlowModCommand = |b: &[u8]| ($read_command)(b, field::COMMAND);
+                /// `idle_timeout`.
+                idle_timeout: u16 = |b: &[u8]| $crate::wire::get_u16(b, field::IDLE_TIMEOUT);
+                /// `hard_timeout`.
+                hard_timeout: u16 = |b: &[u8]| $crate::wire::get_u16(b, field::HARD_TIMEOUT);
+                /// `priority`.
+                priority: u16 = |b: &[u8]| $crate::wire::get_u16(b, field::PRIORITY);
+                /// `buffer_id`.
+                buffer_id: BufferId = |b: &[u8]| BufferId($crate::wire::get_u32(b, field::BUFFER_ID));
+                /// `out_port`.
+                out_port: PortNo = |b: &[u8]| ($read_out_port)(b, field::OUT_PORT);
+                /// `flags`.
+                flags: u16 = |b: &[u8]| $crate::wire::get_u16(b, field::FLAGS);
+                $( $(#[$own_meta])* $own: $own_ty = $read_own; )*
+            }
+
+            /// All fixed fields at once.
+            #[inline]
+            pub fn head(&self) -> FlowModHead {
+                $crate::twin::flow_mod_head!(@copy self() => FlowModHead { $($own: self.$own(),)* })
+            }
+        }
+
+        impl<T: AsRef<[u8]> + AsMut<[u8]>> FlowModView<T> {
+            /// Sets every fixed field, each at its constant offset.
+            #[inline]
+            pub fn set_head(&mut self, h: &FlowModHead) {
+                let b = self.buffer.as_mut();
+                $crate::wire::set_u64(b, field::COOKIE, h.cookie.0);
+                ($write_command)(b, field::COMMAND, h.command);
+                $crate::wire::set_u16(b, field::IDLE_TIMEOUT, h.idle_timeout);
+                $crate::wire::set_u16(b, field::HARD_TIMEOUT, h.hard_timeout);
+                $crate::wire::set_u16(b, field::PRIORITY, h.priority);
+                $crate::wire::set_u32(b, field::BUFFER_ID, h.buffer_id.0);
+                ($write_out_port)(b, field::OUT_PORT, h.out_port);
+                $crate::wire::set_u16(b, field::FLAGS, h.flags);
+                $( ($write_own)(&mut *b, h.$own); )*
+            }
+
+            $crate::twin::flow_mod_head! {
+                @set
+                /// Sets `buffer_id`.
+                set_buffer_id: BufferId =
+                    |b: &mut [u8], v: BufferId| $crate::wire::set_u32(b, field::BUFFER_ID, v.0);
+                /// Sets `priority`.
+                set_priority: u16 = |b: &mut [u8], v| $crate::wire::set_u16(b, field::PRIORITY, v);
+            }
+        }
+
+        impl FlowMod {
+            /// The fixed fields.
+            pub fn head(&self) -> FlowModHead {
+                $crate::twin::flow_mod_head!(@copy self => FlowModHead { $($own: self.$own,)* })
+            }
+
+            /// A FLOW_MOD from its fixed fields and its body.
+            pub fn from_parts(h: FlowModHead, $( $body: $body_ty ),*) -> FlowMod {
+                $crate::twin::flow_mod_head!(@copy h => FlowMod { $($own: h.$own,)* $($body,)* })
+            }
+        }
+    };
+    // The view's getters, each reading its field with `read`.
+    (@get $( $(#[$meta:meta])* $name:ident: $ty:ty = $read:expr; )*) => {
+        $(
+            $(#[$meta])*
+            #[inline]
+            pub fn $name(&self) -> $ty {
+                ($read)(self.buffer.as_ref())
+            }
+        )*
+    };
+    // The view's setters, each writing its field with `write`.
+    (@set $( $(#[$meta:meta])* $name:ident: $ty:ty = $write:expr; )*) => {
+        $(
+            $(#[$meta])*
+            #[inline]
+            pub fn $name(&mut self, v: $ty) {
+                ($write)(self.buffer.as_mut(), v)
+            }
+        )*
+    };
+    // A struct with the fixed fields both versions have, then `rest`.
+    (@struct flags: $flags_doc:literal, $(#[$meta:meta])* $name:ident { $($rest:tt)* }) => {
+        $(#[$meta])*
+        pub struct $name {
+            /// `cookie`.
+            pub cookie: Cookie,
+            /// `command`.
+            pub command: FlowModCommand,
+            /// `idle_timeout` in seconds (0: none).
+            pub idle_timeout: u16,
+            /// `hard_timeout` in seconds (0: none).
+            pub hard_timeout: u16,
+            /// `priority`.
+            pub priority: u16,
+            /// `buffer_id`: a buffered packet to apply the flow to, or
+            /// [`BufferId::NONE`].
+            pub buffer_id: BufferId,
+            /// `out_port`: for deletes, require an output action to this
+            /// port; [`PortNo::ANY`] for no restriction.
+            pub out_port: PortNo,
+            #[doc = concat!("`flags`: ", $flags_doc, ".")]
+            pub flags: u16,
+            $($rest)*
+        }
+    };
+    // `$name { .. }` with the shared fixed fields of `$from`, read with
+    // its getters when `()` follows it, then `rest`.
+    (@copy $from:ident $(($($call:tt)*))? => $name:ident { $($rest:tt)* }) => {
+        $name {
+            cookie: $from.cookie$(($($call)*))?,
+            command: $from.command$(($($call)*))?,
+            idle_timeout: $from.idle_timeout$(($($call)*))?,
+            hard_timeout: $from.hard_timeout$(($($call)*))?,
+            priority: $from.priority$(($($call)*))?,
+            buffer_id: $from.buffer_id$(($($call)*))?,
+            out_port: $from.out_port$(($($call)*))?,
+            flags: $from.flags$(($($call)*))?,
+            $($rest)*
+        }
+    };
+}
+pub(crate) use flow_mod_head;
+
+/// A version's `Message` (one owned message, a variant per message type
+/// of the version) with `msg_type`, `encoded_len` and `encode`. The
+/// variants both versions have are listed here; `own` gives the version's
+/// others, each named as its message type. `encode` writes the hot
+/// messages, HELLO, ECHO and BARRIER through their own encoders, and any
+/// other message as a header and the body that the version's
+/// `Message::emit_body` appends. `header_only` lists the version's own
+/// messages that are a bare header.
+///
+/// ```text
+/// crate::twin::message! {
+///     version: V10, msg_type: MsgType10, doc: "...",
+///     header_only: [],
+///     own: [ /// OFPT_VENDOR.
+///            Vendor { vendor: u32, data: Vec<u8> }, ... ],
+/// }
+/// ```
+macro_rules! message {
+    (
+        version: $version:ident,
+        msg_type: $msg_type:ident,
+        doc: $doc:literal,
+        header_only: [$($header_only:ident),* $(,)?],
+        bodies: $emit:ident, |$out:ident| { $($body_arms:tt)* },
+        own: [$(
+            $(#[$meta:meta])*
+            $own:ident
+            $(( $($tuple:ty),* ))?
+            $({ $( $(#[$field_meta:meta])* $field:ident: $field_ty:ty ),* $(,)? })?
+        ),* $(,)?] $(,)?
+    ) => {
+        #[doc = $doc]
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        pub enum Message {
+            /// OFPT_HELLO, with the elements of its body (1.0 defines none:
+            /// they are kept when they parse).
+            Hello(Hello),
+            /// OFPT_ERROR.
+            Error(ErrorMsg),
+            /// OFPT_ECHO_REQUEST with its payload.
+            EchoRequest(Vec<u8>),
+            /// OFPT_ECHO_REPLY with its payload.
+            EchoReply(Vec<u8>),
+            /// OFPT_FEATURES_REQUEST.
+            FeaturesRequest,
+            /// OFPT_FEATURES_REPLY.
+            FeaturesReply(SwitchFeatures),
+            /// OFPT_GET_CONFIG_REQUEST.
+            GetConfigRequest,
+            /// OFPT_GET_CONFIG_REPLY.
+            GetConfigReply(SwitchConfig),
+            /// OFPT_SET_CONFIG.
+            SetConfig(SwitchConfig),
+            /// OFPT_PACKET_IN.
+            PacketIn(PacketIn),
+            /// OFPT_FLOW_REMOVED.
+            FlowRemoved(FlowRemoved),
+            /// OFPT_PORT_STATUS.
+            PortStatus(PortStatus),
+            /// OFPT_PACKET_OUT.
+            PacketOut(PacketOut),
+            /// OFPT_FLOW_MOD.
+            FlowMod(FlowMod),
+            /// OFPT_PORT_MOD.
+            PortMod(PortMod),
+            /// OFPT_BARRIER_REQUEST.
+            BarrierRequest,
+            /// OFPT_BARRIER_REPLY.
+            BarrierReply,
+            /// OFPT_QUEUE_GET_CONFIG_REQUEST (`ofp_queue_get_config_request`).
+            QueueGetConfigRequest {
+                /// Port to query (`PortNo::ANY` for all, in 1.3).
+                port: PortNo,
+            },
+            $(
+                $(#[$meta])*
+                $own
+                $(( $($tuple),* ))?
+                $({ $( $(#[$field_meta])* $field: $field_ty ),* })?,
+            )*
+        }
+
+        impl Message {
+            /// The message's type.
+            pub fn msg_type(&self) -> $msg_type {
+                use $msg_type as T;
+                match self {
+                    Message::Hello(_) => T::Hello,
+                    Message::Error(_) => T::Error,
+                    Message::EchoRequest(_) => T::EchoRequest,
+                    Message::EchoReply(_) => T::EchoReply,
+                    Message::FeaturesRequest => T::FeaturesRequest,
+                    Message::FeaturesReply(_) => T::FeaturesReply,
+                    Message::GetConfigRequest => T::GetConfigRequest,
+                    Message::GetConfigReply(_) => T::GetConfigReply,
+                    Message::SetConfig(_) => T::SetConfig,
+                    Message::PacketIn(_) => T::PacketIn,
+                    Message::FlowRemoved(_) => T::FlowRemoved,
+                    Message::PortStatus(_) => T::PortStatus,
+                    Message::PacketOut(_) => T::PacketOut,
+                    Message::FlowMod(_) => T::FlowMod,
+                    Message::PortMod(_) => T::PortMod,
+                    Message::BarrierRequest => T::BarrierRequest,
+                    Message::BarrierReply => T::BarrierReply,
+                    Message::QueueGetConfigRequest { .. } => T::QueueGetConfigRequest,
+                    $( Message::$own { .. } => T::$own, )*
+                }
+            }
+
+            /// Appends the whole message with transaction id `xid`. A
+            /// message too long for the 16-bit length field is written
+            /// with a saturated length (the caller's bug; it never panics).
+            pub fn encode(&self, xid: Xid, out: &mut Vec<u8>) {
+                match self {
+                    Message::Hello(h) => h.encode(Version::$version, xid, out),
+                    Message::EchoRequest(p) => encode_echo_request(out, xid, p),
+                    Message::EchoReply(p) => encode_echo_reply(out, xid, p),
+                    Message::PacketIn(p) => p.emit(xid, out),
+                    Message::PacketOut(p) => p.emit(xid, out),
+                    Message::FlowMod(f) => f.emit(xid, out),
+                    Message::BarrierRequest => encode_barrier_request(out, xid),
+                    Message::BarrierReply => encode_barrier_reply(out, xid),
+                    _ => {
+                        let at = start_message(out, Version::$version, self.msg_type().into(), xid);
+                        self.emit_body(out);
+                        finish_message(out, at);
+                    }
+                }
+            }
+
+            /// Bytes [`Message::encode`] appends: from the structure for
+            /// the hot messages and the header-only ones; the other bodies
+            /// are written into a scratch buffer and counted (allocates;
+            /// off the hot path).
+            pub fn encoded_len(&self) -> usize {
+                match self {
+                    Message::EchoRequest(p) | Message::EchoReply(p) => HEADER_LEN + p.len(),
+                    Message::PacketIn(p) => p.buffer_len(),
+                    Message::PacketOut(p) => p.buffer_len(),
+                    Message::FlowMod(f) => f.buffer_len(),
+                    Message::FeaturesRequest
+                    | Message::GetConfigRequest
+                    $( | Message::$header_only )*
+                    | Message::BarrierRequest
+                    | Message::BarrierReply => HEADER_LEN,
+                    _ => {
+                        let mut scratch = Vec::new();
+                        self.encode(Xid(0), &mut scratch);
+                        scratch.len()
+                    }
+                }
+            }
+
+            /// Appends the body of a message that has no encoder of its
+            /// own.
+            fn emit_body(&self, $out: &mut Vec<u8>) {
+                match self {
+                    Message::Error(e) => e.$emit($out),
+                    Message::FeaturesReply(f) => f.$emit($out),
+                    Message::GetConfigReply(c) | Message::SetConfig(c) => c.encode_body($out),
+                    Message::FlowRemoved(f) => f.$emit($out),
+                    Message::PortStatus(p) => p.$emit($out),
+                    Message::PortMod(p) => p.$emit($out),
+                    $($body_arms)*
+                    // Written by `encode` through their own encoders, or
+                    // a bare header.
+                    Message::Hello(_)
+                    | Message::EchoRequest(_)
+                    | Message::EchoReply(_)
+                    | Message::PacketIn(_)
+                    | Message::PacketOut(_)
+                    | Message::FlowMod(_)
+                    | Message::BarrierRequest
+                    | Message::BarrierReply
+                    | Message::FeaturesRequest
+                    | Message::GetConfigRequest
+                    $( | Message::$header_only )* => {}
+                }
+            }
+        }
+    };
+}
+pub(crate) use message;
+
+/// `ofp_queue_stats`, one queue's counters, with its `parse` and `emit`,
+/// for the version whose port layout is given: both versions have the
+/// port (the version's width and padding, read and written by `port`),
+/// `queue_id` and the three `tx_*` counters; `extra` lists the `u32`
+/// fields the version adds after them.
+///
+/// ```text
+/// crate::twin::queue_stats! {
+///     spec: "1.0.0 §5.3.5",
+///     port: read |r: &mut Reader<'_>| -> Result<PortNo, DecodeError> { ... },
+///         write |out: &mut Vec<u8>, p| ...,
+///     extra: [],
+/// }
+/// ```
+macro_rules! queue_stats {
+    (
+        spec: $spec:literal,
+        port: read $read_port:expr, write $write_port:expr,
+        extra: [$( $(#[$extra_meta:meta])* $extra:ident ),* $(,)?] $(,)?
+    ) => {
+        #[doc = concat!("`ofp_queue_stats` (", $spec, "): one queue's counters.")]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+        pub struct QueueStats {
+            /// `port_no`.
+            pub port_no: PortNo,
+            /// `queue_id`.
+            pub queue_id: u32,
+            /// `tx_bytes`.
+            pub tx_bytes: u64,
+            /// `tx_packets`.
+            pub tx_packets: u64,
+            /// `tx_errors`.
+            pub tx_errors: u64,
+            $( $(#[$extra_meta])* pub $extra: u32, )*
+        }
+
+        impl QueueStats {
+            /// Decodes `ofp_queue_stats`.
+            pub fn parse(
+                r: &mut $crate::wire::Reader<'_>,
+            ) -> Result<Self, $crate::error::DecodeError> {
+                Ok(QueueStats {
+                    port_no: ($read_port)(&mut *r)?,
+                    queue_id: r.u32("ofp_queue_stats.queue_id")?,
+                    tx_bytes: r.u64("ofp_queue_stats.tx_bytes")?,
+                    tx_packets: r.u64("ofp_queue_stats.tx_packets")?,
+                    tx_errors: r.u64("ofp_queue_stats.tx_errors")?,
+                    $( $extra: r.u32(concat!("ofp_queue_stats.", stringify!($extra)))?, )*
+                })
+            }
+
+            /// Appends `ofp_queue_stats`.
+            pub fn emit(&self, out: &mut Vec<u8>) {
+                use $crate::wire::Put;
+                ($write_port)(&mut *out, self.port_no);
+                out.put_u32(self.queue_id);
+                out.put_u64(self.tx_bytes);
+                out.put_u64(self.tx_packets);
+                out.put_u64(self.tx_errors);
+                $( out.put_u32(self.$extra); )*
+            }
+        }
+    };
+}
+pub(crate) use queue_stats;

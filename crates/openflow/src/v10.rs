@@ -61,69 +61,46 @@ crate::twin::echo_and_barrier! {
     barrier: "1.0.0 §5.3.7",
 }
 
-/// One OpenFlow 1.0 message, owned (1.0.0 §5.3 to §5.5). One variant per
-/// [`MsgType10`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Message {
-    /// OFPT_HELLO (§5.5.1). 1.0 defines no body; later versions' elements
-    /// are decoded if present, and a body that is not a list of elements
-    /// is ignored (decoded as an empty HELLO), as §5.5.1 requires.
-    Hello(Hello),
-    /// OFPT_ERROR (§5.4.4).
-    Error(ErrorMsg),
-    /// OFPT_ECHO_REQUEST (§5.5.2) with its payload.
-    EchoRequest(Vec<u8>),
-    /// OFPT_ECHO_REPLY (§5.5.3) with its payload.
-    EchoReply(Vec<u8>),
-    /// OFPT_VENDOR (§5.5.4).
-    Vendor {
-        /// Vendor id.
-        vendor: u32,
-        /// Vendor-defined bytes after the id.
-        data: Vec<u8>,
+crate::twin::message! {
+    version: V10,
+    msg_type: MsgType10,
+    doc: "One OpenFlow 1.0 message, owned (1.0.0 §5.3 to §5.5): a variant per [`MsgType10`].",
+    header_only: [],
+    bodies: emit, |out| {
+        Message::Vendor { vendor, data } => {
+            out.put_u32(*vendor);
+            out.put_slice(data);
+        }
+        Message::StatsRequest(s) => s.emit(out),
+        Message::StatsReply(s) => s.emit(out),
+        Message::QueueGetConfigRequest { port } => {
+            out.put_u16(port_to_wire(*port));
+            out.put_zeros(2);
+        }
+        Message::QueueGetConfigReply { port, queues } => {
+            messages::emit_queue_config_reply(out, *port, queues)
+        }
     },
-    /// OFPT_FEATURES_REQUEST (§5.3.1).
-    FeaturesRequest,
-    /// OFPT_FEATURES_REPLY (§5.3.1).
-    FeaturesReply(SwitchFeatures),
-    /// OFPT_GET_CONFIG_REQUEST (§5.3.2).
-    GetConfigRequest,
-    /// OFPT_GET_CONFIG_REPLY (§5.3.2).
-    GetConfigReply(SwitchConfig),
-    /// OFPT_SET_CONFIG (§5.3.2).
-    SetConfig(SwitchConfig),
-    /// OFPT_PACKET_IN (§5.4.1).
-    PacketIn(PacketIn),
-    /// OFPT_FLOW_REMOVED (§5.4.2).
-    FlowRemoved(FlowRemoved),
-    /// OFPT_PORT_STATUS (§5.4.3).
-    PortStatus(PortStatus),
-    /// OFPT_PACKET_OUT (§5.3.6).
-    PacketOut(PacketOut),
-    /// OFPT_FLOW_MOD (§5.3.3).
-    FlowMod(FlowMod),
-    /// OFPT_PORT_MOD (§5.3.3).
-    PortMod(PortMod),
-    /// OFPT_STATS_REQUEST (§5.3.5).
-    StatsRequest(StatsRequest),
-    /// OFPT_STATS_REPLY (§5.3.5).
-    StatsReply(StatsReply),
-    /// OFPT_BARRIER_REQUEST (§5.3.7).
-    BarrierRequest,
-    /// OFPT_BARRIER_REPLY (§5.3.7).
-    BarrierReply,
-    /// OFPT_QUEUE_GET_CONFIG_REQUEST (§5.3.4).
-    QueueGetConfigRequest {
-        /// Port to query.
-        port: PortNo,
-    },
-    /// OFPT_QUEUE_GET_CONFIG_REPLY (§5.3.4).
-    QueueGetConfigReply {
-        /// Port queried.
-        port: PortNo,
-        /// Its queues.
-        queues: Vec<PacketQueue>,
-    },
+    own: [
+        /// OFPT_VENDOR (§5.5.4).
+        Vendor {
+            /// Vendor id.
+            vendor: u32,
+            /// Vendor-defined bytes after the id.
+            data: Vec<u8>,
+        },
+        /// OFPT_STATS_REQUEST (§5.3.5).
+        StatsRequest(StatsRequest),
+        /// OFPT_STATS_REPLY (§5.3.5).
+        StatsReply(StatsReply),
+        /// OFPT_QUEUE_GET_CONFIG_REPLY (§5.3.4).
+        QueueGetConfigReply {
+            /// Port queried.
+            port: PortNo,
+            /// Its queues.
+            queues: Vec<PacketQueue>,
+        },
+    ],
 }
 
 /// Decodes one whole OpenFlow 1.0 message.
@@ -196,114 +173,6 @@ pub fn decode(msg: &[u8]) -> Result<(Xid, Message), DecodeError> {
         r.finish("message body")?;
     }
     Ok((xid, m))
-}
-
-impl Message {
-    /// The message's type.
-    pub fn msg_type(&self) -> MsgType10 {
-        match self {
-            Message::Hello(_) => MsgType10::Hello,
-            Message::Error(_) => MsgType10::Error,
-            Message::EchoRequest(_) => MsgType10::EchoRequest,
-            Message::EchoReply(_) => MsgType10::EchoReply,
-            Message::Vendor { .. } => MsgType10::Vendor,
-            Message::FeaturesRequest => MsgType10::FeaturesRequest,
-            Message::FeaturesReply(_) => MsgType10::FeaturesReply,
-            Message::GetConfigRequest => MsgType10::GetConfigRequest,
-            Message::GetConfigReply(_) => MsgType10::GetConfigReply,
-            Message::SetConfig(_) => MsgType10::SetConfig,
-            Message::PacketIn(_) => MsgType10::PacketIn,
-            Message::FlowRemoved(_) => MsgType10::FlowRemoved,
-            Message::PortStatus(_) => MsgType10::PortStatus,
-            Message::PacketOut(_) => MsgType10::PacketOut,
-            Message::FlowMod(_) => MsgType10::FlowMod,
-            Message::PortMod(_) => MsgType10::PortMod,
-            Message::StatsRequest(_) => MsgType10::StatsRequest,
-            Message::StatsReply(_) => MsgType10::StatsReply,
-            Message::BarrierRequest => MsgType10::BarrierRequest,
-            Message::BarrierReply => MsgType10::BarrierReply,
-            Message::QueueGetConfigRequest { .. } => MsgType10::QueueGetConfigRequest,
-            Message::QueueGetConfigReply { .. } => MsgType10::QueueGetConfigReply,
-        }
-    }
-
-    /// Appends the whole message with transaction id `xid`. A message too
-    /// long for the 16-bit length field is written with a saturated length
-    /// (the caller's bug; it never panics).
-    pub fn encode(&self, xid: Xid, out: &mut Vec<u8>) {
-        match self {
-            Message::Hello(h) => h.encode(Version::V10, xid, out),
-            Message::EchoRequest(p) => encode_echo_request(out, xid, p),
-            Message::EchoReply(p) => encode_echo_reply(out, xid, p),
-            Message::PacketIn(p) => p.emit(xid, out),
-            Message::PacketOut(p) => p.emit(xid, out),
-            Message::FlowMod(f) => f.emit(xid, out),
-            Message::BarrierRequest => encode_barrier_request(out, xid),
-            Message::BarrierReply => encode_barrier_reply(out, xid),
-            _ => {
-                let at = start_message(out, Version::V10, self.msg_type().into(), xid);
-                self.emit_body(out);
-                finish_message(out, at);
-            }
-        }
-    }
-
-    /// Bytes [`Message::encode`] appends: from the structure for the hot
-    /// messages and the fixed-size ones; the other bodies are written into
-    /// a scratch buffer and counted (allocates; off the hot path).
-    pub fn encoded_len(&self) -> usize {
-        match self {
-            Message::EchoRequest(p) | Message::EchoReply(p) => HEADER_LEN + p.len(),
-            Message::PacketIn(p) => p.buffer_len(),
-            Message::PacketOut(p) => p.buffer_len(),
-            Message::FlowMod(f) => f.buffer_len(),
-            Message::FeaturesRequest
-            | Message::GetConfigRequest
-            | Message::BarrierRequest
-            | Message::BarrierReply => HEADER_LEN,
-            _ => {
-                let mut scratch = Vec::new();
-                self.encode(Xid(0), &mut scratch);
-                scratch.len()
-            }
-        }
-    }
-
-    /// Bodies of the messages that have no encoder of their own.
-    fn emit_body(&self, out: &mut Vec<u8>) {
-        match self {
-            Message::Error(e) => e.emit(out),
-            Message::Vendor { vendor, data } => {
-                out.put_u32(*vendor);
-                out.put_slice(data);
-            }
-            Message::FeaturesReply(f) => f.emit(out),
-            Message::GetConfigReply(c) | Message::SetConfig(c) => c.encode_body(out),
-            Message::FlowRemoved(f) => f.emit(out),
-            Message::PortStatus(p) => p.emit(out),
-            Message::PortMod(p) => p.emit(out),
-            Message::StatsRequest(s) => s.emit(out),
-            Message::StatsReply(s) => s.emit(out),
-            Message::QueueGetConfigRequest { port } => {
-                out.put_u16(port_to_wire(*port));
-                out.put_zeros(2);
-            }
-            Message::QueueGetConfigReply { port, queues } => {
-                messages::emit_queue_config_reply(out, *port, queues)
-            }
-            // Written by `encode` through their own encoders.
-            Message::Hello(_)
-            | Message::EchoRequest(_)
-            | Message::EchoReply(_)
-            | Message::PacketIn(_)
-            | Message::PacketOut(_)
-            | Message::FlowMod(_)
-            | Message::BarrierRequest
-            | Message::BarrierReply
-            | Message::FeaturesRequest
-            | Message::GetConfigRequest => {}
-        }
-    }
 }
 
 #[cfg(test)]

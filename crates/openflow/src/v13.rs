@@ -76,80 +76,67 @@ crate::twin::echo_and_barrier! {
     barrier: "1.3.5 §7.3.8",
 }
 
-/// One OpenFlow 1.3 message: a variant per [`MsgType13`] (1.3.5 §7).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Message {
-    /// OFPT_HELLO.
-    Hello(Hello),
-    /// OFPT_ERROR.
-    Error(ErrorMsg),
-    /// OFPT_ECHO_REQUEST with its payload.
-    EchoRequest(Vec<u8>),
-    /// OFPT_ECHO_REPLY with its payload.
-    EchoReply(Vec<u8>),
-    /// OFPT_EXPERIMENTER (`ofp_experimenter_header`, 1.3.5 §7.5.4).
-    Experimenter {
-        /// `experimenter` id.
-        experimenter: u32,
-        /// `exp_type`.
-        exp_type: u32,
-        /// Experimenter-defined bytes.
-        data: Vec<u8>,
+crate::twin::message! {
+    version: V13,
+    msg_type: MsgType13,
+    doc: "One OpenFlow 1.3 message: a variant per [`MsgType13`] (1.3.5 §7).",
+    header_only: [GetAsyncRequest],
+    bodies: encode_body, |out| {
+        Message::Experimenter {
+            experimenter,
+            exp_type,
+            data,
+        } => {
+            out.put_u32(*experimenter);
+            out.put_u32(*exp_type);
+            out.put_slice(data);
+        }
+        Message::GroupMod(g) => g.encode_body(out),
+        Message::TableMod(t) => t.encode_body(out),
+        Message::MultipartRequest(m) => m.encode_body(out),
+        Message::MultipartReply(m) => m.encode_body(out),
+        Message::QueueGetConfigRequest { port } => {
+            out.put_u32(port.0);
+            out.put_zeros(4);
+        }
+        Message::QueueGetConfigReply(q) => q.encode_body(out),
+        Message::RoleRequest(r) | Message::RoleReply(r) => r.encode_body(out),
+        Message::GetAsyncReply(a) | Message::SetAsync(a) => a.encode_body(out),
+        Message::MeterMod(m) => m.encode_body(out),
     },
-    /// OFPT_FEATURES_REQUEST.
-    FeaturesRequest,
-    /// OFPT_FEATURES_REPLY.
-    FeaturesReply(SwitchFeatures),
-    /// OFPT_GET_CONFIG_REQUEST.
-    GetConfigRequest,
-    /// OFPT_GET_CONFIG_REPLY.
-    GetConfigReply(SwitchConfig),
-    /// OFPT_SET_CONFIG.
-    SetConfig(SwitchConfig),
-    /// OFPT_PACKET_IN.
-    PacketIn(PacketIn),
-    /// OFPT_FLOW_REMOVED.
-    FlowRemoved(FlowRemoved),
-    /// OFPT_PORT_STATUS.
-    PortStatus(PortStatus),
-    /// OFPT_PACKET_OUT.
-    PacketOut(PacketOut),
-    /// OFPT_FLOW_MOD.
-    FlowMod(FlowMod),
-    /// OFPT_GROUP_MOD.
-    GroupMod(GroupMod),
-    /// OFPT_PORT_MOD.
-    PortMod(PortMod),
-    /// OFPT_TABLE_MOD.
-    TableMod(TableMod),
-    /// OFPT_MULTIPART_REQUEST.
-    MultipartRequest(MultipartRequest),
-    /// OFPT_MULTIPART_REPLY.
-    MultipartReply(MultipartReply),
-    /// OFPT_BARRIER_REQUEST.
-    BarrierRequest,
-    /// OFPT_BARRIER_REPLY.
-    BarrierReply,
-    /// OFPT_QUEUE_GET_CONFIG_REQUEST (`ofp_queue_get_config_request`,
-    /// 1.3.5 §7.3.6).
-    QueueGetConfigRequest {
-        /// Port to query (`PortNo::ANY` for all).
-        port: PortNo,
-    },
-    /// OFPT_QUEUE_GET_CONFIG_REPLY.
-    QueueGetConfigReply(QueueConfig),
-    /// OFPT_ROLE_REQUEST.
-    RoleRequest(Role),
-    /// OFPT_ROLE_REPLY.
-    RoleReply(Role),
-    /// OFPT_GET_ASYNC_REQUEST.
-    GetAsyncRequest,
-    /// OFPT_GET_ASYNC_REPLY.
-    GetAsyncReply(AsyncConfig),
-    /// OFPT_SET_ASYNC.
-    SetAsync(AsyncConfig),
-    /// OFPT_METER_MOD.
-    MeterMod(MeterMod),
+    own: [
+        /// OFPT_EXPERIMENTER (`ofp_experimenter_header`, 1.3.5 §7.5.4).
+        Experimenter {
+            /// `experimenter` id.
+            experimenter: u32,
+            /// `exp_type`.
+            exp_type: u32,
+            /// Experimenter-defined bytes.
+            data: Vec<u8>,
+        },
+        /// OFPT_GROUP_MOD.
+        GroupMod(GroupMod),
+        /// OFPT_TABLE_MOD.
+        TableMod(TableMod),
+        /// OFPT_MULTIPART_REQUEST.
+        MultipartRequest(MultipartRequest),
+        /// OFPT_MULTIPART_REPLY.
+        MultipartReply(MultipartReply),
+        /// OFPT_QUEUE_GET_CONFIG_REPLY.
+        QueueGetConfigReply(QueueConfig),
+        /// OFPT_ROLE_REQUEST.
+        RoleRequest(Role),
+        /// OFPT_ROLE_REPLY.
+        RoleReply(Role),
+        /// OFPT_GET_ASYNC_REQUEST.
+        GetAsyncRequest,
+        /// OFPT_GET_ASYNC_REPLY.
+        GetAsyncReply(AsyncConfig),
+        /// OFPT_SET_ASYNC.
+        SetAsync(AsyncConfig),
+        /// OFPT_METER_MOD.
+        MeterMod(MeterMod),
+    ],
 }
 
 /// Decodes one whole OpenFlow 1.3 message (exactly one: `msg.len()` must
@@ -228,124 +215,6 @@ pub fn decode(msg: &[u8]) -> Result<(Xid, Message), DecodeError> {
     // as the body; anything left is a decoder bug or a bad length.
     r.finish("message body")?;
     Ok((h.xid, m))
-}
-
-impl Message {
-    /// The message's type.
-    pub fn msg_type(&self) -> MsgType13 {
-        use MsgType13 as T;
-        match self {
-            Message::Hello(_) => T::Hello,
-            Message::Error(_) => T::Error,
-            Message::EchoRequest(_) => T::EchoRequest,
-            Message::EchoReply(_) => T::EchoReply,
-            Message::Experimenter { .. } => T::Experimenter,
-            Message::FeaturesRequest => T::FeaturesRequest,
-            Message::FeaturesReply(_) => T::FeaturesReply,
-            Message::GetConfigRequest => T::GetConfigRequest,
-            Message::GetConfigReply(_) => T::GetConfigReply,
-            Message::SetConfig(_) => T::SetConfig,
-            Message::PacketIn(_) => T::PacketIn,
-            Message::FlowRemoved(_) => T::FlowRemoved,
-            Message::PortStatus(_) => T::PortStatus,
-            Message::PacketOut(_) => T::PacketOut,
-            Message::FlowMod(_) => T::FlowMod,
-            Message::GroupMod(_) => T::GroupMod,
-            Message::PortMod(_) => T::PortMod,
-            Message::TableMod(_) => T::TableMod,
-            Message::MultipartRequest(_) => T::MultipartRequest,
-            Message::MultipartReply(_) => T::MultipartReply,
-            Message::BarrierRequest => T::BarrierRequest,
-            Message::BarrierReply => T::BarrierReply,
-            Message::QueueGetConfigRequest { .. } => T::QueueGetConfigRequest,
-            Message::QueueGetConfigReply(_) => T::QueueGetConfigReply,
-            Message::RoleRequest(_) => T::RoleRequest,
-            Message::RoleReply(_) => T::RoleReply,
-            Message::GetAsyncRequest => T::GetAsyncRequest,
-            Message::GetAsyncReply(_) => T::GetAsyncReply,
-            Message::SetAsync(_) => T::SetAsync,
-            Message::MeterMod(_) => T::MeterMod,
-        }
-    }
-
-    /// Bytes [`Message::encode`] appends: from the structure for the hot
-    /// messages and the header-only ones; the other bodies are written
-    /// into a scratch buffer and counted (allocates; off the hot path).
-    pub fn encoded_len(&self) -> usize {
-        match self {
-            Message::EchoRequest(p) | Message::EchoReply(p) => HEADER_LEN + p.len(),
-            Message::PacketIn(p) => p.buffer_len(),
-            Message::PacketOut(p) => p.buffer_len(),
-            Message::FlowMod(f) => f.buffer_len(),
-            Message::FeaturesRequest
-            | Message::GetConfigRequest
-            | Message::GetAsyncRequest
-            | Message::BarrierRequest
-            | Message::BarrierReply => HEADER_LEN,
-            _ => {
-                let mut scratch = Vec::new();
-                self.encode(Xid(0), &mut scratch);
-                scratch.len()
-            }
-        }
-    }
-
-    /// Appends the whole message with transaction id `xid`.
-    pub fn encode(&self, xid: Xid, out: &mut Vec<u8>) {
-        match self {
-            Message::Hello(h) => return h.encode(Version::V13, xid, out),
-            Message::EchoRequest(p) => return encode_echo_request(out, xid, p),
-            Message::EchoReply(p) => return encode_echo_reply(out, xid, p),
-            Message::PacketIn(p) => return p.emit(xid, out),
-            Message::PacketOut(p) => return p.emit(xid, out),
-            Message::FlowMod(f) => return f.emit(xid, out),
-            Message::BarrierRequest => return encode_barrier_request(out, xid),
-            Message::BarrierReply => return encode_barrier_reply(out, xid),
-            _ => {}
-        }
-        let at = start_message(out, Version::V13, self.msg_type().into(), xid);
-        match self {
-            Message::Error(e) => e.encode_body(out),
-            Message::Experimenter {
-                experimenter,
-                exp_type,
-                data,
-            } => {
-                out.put_u32(*experimenter);
-                out.put_u32(*exp_type);
-                out.put_slice(data);
-            }
-            Message::FeaturesReply(f) => f.encode_body(out),
-            Message::GetConfigReply(c) | Message::SetConfig(c) => c.encode_body(out),
-            Message::FlowRemoved(f) => f.encode_body(out),
-            Message::PortStatus(p) => p.encode_body(out),
-            Message::GroupMod(g) => g.encode_body(out),
-            Message::PortMod(p) => p.encode_body(out),
-            Message::TableMod(t) => t.encode_body(out),
-            Message::MultipartRequest(m) => m.encode_body(out),
-            Message::MultipartReply(m) => m.encode_body(out),
-            Message::QueueGetConfigRequest { port } => {
-                out.put_u32(port.0);
-                out.put_zeros(4);
-            }
-            Message::QueueGetConfigReply(q) => q.encode_body(out),
-            Message::RoleRequest(r) | Message::RoleReply(r) => r.encode_body(out),
-            Message::GetAsyncReply(a) | Message::SetAsync(a) => a.encode_body(out),
-            Message::MeterMod(m) => m.encode_body(out),
-            Message::FeaturesRequest
-            | Message::GetConfigRequest
-            | Message::GetAsyncRequest
-            | Message::Hello(_)
-            | Message::EchoRequest(_)
-            | Message::EchoReply(_)
-            | Message::PacketIn(_)
-            | Message::PacketOut(_)
-            | Message::FlowMod(_)
-            | Message::BarrierRequest
-            | Message::BarrierReply => {}
-        }
-        finish_message(out, at);
-    }
 }
 
 #[cfg(test)]

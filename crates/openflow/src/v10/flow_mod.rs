@@ -8,7 +8,7 @@ use crate::types::{BufferId, Cookie, PortNo, Xid};
 use crate::v10::action::{ACTION_OUTPUT_LEN, Action, ActionIter};
 use crate::v10::ofmatch::{MATCH_LEN, Match10, port_to_wire};
 use crate::version::Version;
-use crate::wire::{Put, get_array, get_u16, get_u32, get_u64, set_u16, set_u32, set_u64};
+use crate::wire::{Put, get_array, get_u16, set_u16};
 use std::borrow::Cow;
 
 crate::wire_enum! {
@@ -54,32 +54,6 @@ mod field {
 /// The fixed part, header included: where the actions start.
 const FIXED_LEN: usize = field::ACTIONS.start;
 
-/// The fixed fields of an OFPT_FLOW_MOD (`ofp_flow_mod`, 1.0.0 §5.3.3),
-/// everything but the actions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct FlowModHead {
-    /// `match`.
-    pub match_: Match10,
-    /// `cookie`.
-    pub cookie: Cookie,
-    /// `command`.
-    pub command: FlowModCommand,
-    /// `idle_timeout` in seconds (0: none).
-    pub idle_timeout: u16,
-    /// `hard_timeout` in seconds (0: none).
-    pub hard_timeout: u16,
-    /// `priority`.
-    pub priority: u16,
-    /// `buffer_id`: a buffered packet to apply the flow to, or
-    /// [`BufferId::NONE`].
-    pub buffer_id: BufferId,
-    /// `out_port`: for deletes, require an output action to this port;
-    /// `OFPP_NONE` ([`PortNo::ANY`]) for no restriction.
-    pub out_port: PortNo,
-    /// `flags`: `OFPFF_*` bits.
-    pub flags: u16,
-}
-
 crate::header::message_view! {
     /// A view of an OFPT_FLOW_MOD in a buffer (1.0.0 §5.3.3).
     ///
@@ -96,77 +70,30 @@ impl<T: AsRef<[u8]>> FlowModView<T> {
         Header::check_kind(buffer.as_ref(), Version::V10, &[MsgKind::FlowMod])?;
         Ok(FlowModView { buffer })
     }
+}
 
-    /// `match`.
-    #[inline]
-    pub fn match_(&self) -> Match10 {
-        get_array::<MATCH_LEN>(self.buffer.as_ref(), field::MATCH)
-            .map_or(Match10::ALL, |b| Match10::from_bytes(&b))
-    }
-
-    /// `cookie`.
-    #[inline]
-    pub fn cookie(&self) -> Cookie {
-        Cookie(get_u64(self.buffer.as_ref(), field::COOKIE))
-    }
-
-    /// `command`.
-    #[inline]
-    pub fn command(&self) -> FlowModCommand {
-        FlowModCommand::from(get_u16(self.buffer.as_ref(), field::COMMAND))
-    }
-
-    /// `idle_timeout`.
-    #[inline]
-    pub fn idle_timeout(&self) -> u16 {
-        get_u16(self.buffer.as_ref(), field::IDLE_TIMEOUT)
-    }
-
-    /// `hard_timeout`.
-    #[inline]
-    pub fn hard_timeout(&self) -> u16 {
-        get_u16(self.buffer.as_ref(), field::HARD_TIMEOUT)
-    }
-
-    /// `priority`.
-    #[inline]
-    pub fn priority(&self) -> u16 {
-        get_u16(self.buffer.as_ref(), field::PRIORITY)
-    }
-
-    /// `buffer_id`.
-    #[inline]
-    pub fn buffer_id(&self) -> BufferId {
-        BufferId(get_u32(self.buffer.as_ref(), field::BUFFER_ID))
-    }
-
-    /// `out_port`.
-    #[inline]
-    pub fn out_port(&self) -> PortNo {
-        PortNo::from_of10(get_u16(self.buffer.as_ref(), field::OUT_PORT))
-    }
-
-    /// `flags`.
-    #[inline]
-    pub fn flags(&self) -> u16 {
-        get_u16(self.buffer.as_ref(), field::FLAGS)
-    }
-
-    /// All fixed fields at once.
-    #[inline]
-    pub fn head(&self) -> FlowModHead {
-        FlowModHead {
-            match_: self.match_(),
-            cookie: self.cookie(),
-            command: self.command(),
-            idle_timeout: self.idle_timeout(),
-            hard_timeout: self.hard_timeout(),
-            priority: self.priority(),
-            buffer_id: self.buffer_id(),
-            out_port: self.out_port(),
-            flags: self.flags(),
-        }
-    }
+crate::twin::flow_mod_head! {
+    spec: "1.0.0 §5.3.3",
+    command: read |b: &[u8], f| FlowModCommand::from(get_u16(b, f)),
+        write |b: &mut [u8], f, v: FlowModCommand| set_u16(b, f, v.into()),
+    out_port: read |b: &[u8], f| PortNo::from_of10(get_u16(b, f)),
+        write |b: &mut [u8], f, v| set_u16(b, f, port_to_wire(v)),
+    flags: "`OFPFF_*` bits",
+    own: [
+        /// `match`.
+        match_: Match10,
+            read |b: &[u8]| get_array::<MATCH_LEN>(b, field::MATCH)
+                .map_or(Match10::ALL, |m| Match10::from_bytes(&m)),
+            write |b: &mut [u8], v: Match10| {
+                if let Some(m) = b.get_mut(field::MATCH).and_then(|m| <&mut [u8; MATCH_LEN]>::try_from(m).ok()) {
+                    v.write(m);
+                }
+            };
+    ],
+    body: [
+        /// `actions`.
+        actions: Vec<Action>,
+    ],
 }
 
 impl<'a, T: AsRef<[u8]> + ?Sized> FlowModView<&'a T> {
@@ -183,97 +110,7 @@ impl<'a, T: AsRef<[u8]> + ?Sized> FlowModView<&'a T> {
     }
 }
 
-impl<T: AsRef<[u8]> + AsMut<[u8]>> FlowModView<T> {
-    /// Sets every fixed field, each at its constant offset.
-    #[inline]
-    pub fn set_head(&mut self, h: &FlowModHead) {
-        let b = self.buffer.as_mut();
-        if let Some(m) = b
-            .get_mut(field::MATCH)
-            .and_then(|m| <&mut [u8; MATCH_LEN]>::try_from(m).ok())
-        {
-            h.match_.write(m);
-        }
-        set_u64(b, field::COOKIE, h.cookie.0);
-        set_u16(b, field::COMMAND, h.command.into());
-        set_u16(b, field::IDLE_TIMEOUT, h.idle_timeout);
-        set_u16(b, field::HARD_TIMEOUT, h.hard_timeout);
-        set_u16(b, field::PRIORITY, h.priority);
-        set_u32(b, field::BUFFER_ID, h.buffer_id.0);
-        set_u16(b, field::OUT_PORT, port_to_wire(h.out_port));
-        set_u16(b, field::FLAGS, h.flags);
-    }
-
-    /// Sets `buffer_id`.
-    #[inline]
-    pub fn set_buffer_id(&mut self, v: BufferId) {
-        set_u32(self.buffer.as_mut(), field::BUFFER_ID, v.0);
-    }
-
-    /// Sets `priority`.
-    #[inline]
-    pub fn set_priority(&mut self, v: u16) {
-        set_u16(self.buffer.as_mut(), field::PRIORITY, v);
-    }
-}
-
-/// The body of OFPT_FLOW_MOD (`ofp_flow_mod`, 1.0.0 §5.3.3), owned.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct FlowMod {
-    /// `match`.
-    pub match_: Match10,
-    /// `cookie`.
-    pub cookie: Cookie,
-    /// `command`.
-    pub command: FlowModCommand,
-    /// `idle_timeout` in seconds (0: none).
-    pub idle_timeout: u16,
-    /// `hard_timeout` in seconds (0: none).
-    pub hard_timeout: u16,
-    /// `priority`.
-    pub priority: u16,
-    /// `buffer_id`, or [`BufferId::NONE`].
-    pub buffer_id: BufferId,
-    /// `out_port` (deletes only), or `OFPP_NONE`.
-    pub out_port: PortNo,
-    /// `flags`: `OFPFF_*` bits.
-    pub flags: u16,
-    /// `actions`.
-    pub actions: Vec<Action>,
-}
-
 impl FlowMod {
-    /// The fixed fields.
-    pub fn head(&self) -> FlowModHead {
-        FlowModHead {
-            match_: self.match_,
-            cookie: self.cookie,
-            command: self.command,
-            idle_timeout: self.idle_timeout,
-            hard_timeout: self.hard_timeout,
-            priority: self.priority,
-            buffer_id: self.buffer_id,
-            out_port: self.out_port,
-            flags: self.flags,
-        }
-    }
-
-    /// A flow mod from its fixed fields and actions.
-    pub fn from_parts(h: FlowModHead, actions: Vec<Action>) -> FlowMod {
-        FlowMod {
-            match_: h.match_,
-            cookie: h.cookie,
-            command: h.command,
-            idle_timeout: h.idle_timeout,
-            hard_timeout: h.hard_timeout,
-            priority: h.priority,
-            buffer_id: h.buffer_id,
-            out_port: h.out_port,
-            flags: h.flags,
-            actions,
-        }
-    }
-
     /// The owned form of a checked view; fails on the first bad action.
     pub fn parse<T: AsRef<[u8]> + ?Sized>(v: &FlowModView<&T>) -> Result<Self, DecodeError> {
         Ok(FlowMod::from_parts(v.head(), v.actions().collect_vec()?))

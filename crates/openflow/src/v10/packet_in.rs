@@ -13,22 +13,11 @@ use crate::v10::ofmatch::port_to_wire;
 use crate::version::Version;
 use crate::wire::{Put, get_u16, set_u16};
 
-crate::wire_enum! {
-    /// `ofp_packet_in_reason` (1.0.0 §5.4.1).
-    pub enum PacketInReason: u8 {
-        /// `OFPR_NO_MATCH`: no matching flow.
-        NoMatch = 0,
-        /// `OFPR_ACTION`: an action said to send to the controller.
-        Action = 1,
-    }
-}
-
 /// Byte offsets of `ofp_packet_in`, header included.
 mod field {
     use crate::wire::{Field, Rest};
 
-    pub const BUFFER_ID: Field = 8..12;
-    pub const TOTAL_LEN: Field = 12..14;
+    pub use crate::twin::packet_in_offsets::*;
     pub const IN_PORT: Field = 14..16;
     pub const REASON: usize = 16;
     // 17: one byte of padding.
@@ -49,6 +38,8 @@ crate::header::message_view! {
 
 crate::twin::packet_in_fields! {
     version: V10,
+    reason_spec: "1.0.0 §5.4.1",
+    reasons: [],
     new_checked_doc: "A view of `buffer`, which must hold exactly one OFPT_PACKET_IN: \
         the header check ([`Header::check`](crate::header::Header::check)) with its length rule, which covers the \
         18-byte fixed part.",

@@ -12,9 +12,7 @@ use crate::v13::instruction::{
 };
 use crate::v13::oxm::{Match13, MatchRef, Oxm, OxmIter, emit_match};
 use crate::version::Version;
-use crate::wire::{
-    Put, Reader, get_u8, get_u16, get_u32, get_u64, pad8, set_u8, set_u16, set_u32, set_u64,
-};
+use crate::wire::{Put, Reader, get_u8, get_u16, get_u32, get_u64, pad8, set_u8, set_u32, set_u64};
 
 crate::wire_enum! {
     /// `enum ofp_flow_mod_command` (1.3.5 §7.3.4.1).
@@ -73,37 +71,6 @@ mod field {
     pub const OXMS: usize = 52;
 }
 
-/// The fixed fields of a FLOW_MOD (everything but the match and the
-/// instructions), as the encoders take them (1.3.5 §7.3.4.1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct FlowModHead {
-    /// `cookie`.
-    pub cookie: Cookie,
-    /// `cookie_mask` (modify/delete: which cookie bits must match).
-    pub cookie_mask: u64,
-    /// `table_id`.
-    pub table_id: u8,
-    /// `command`.
-    pub command: FlowModCommand,
-    /// `idle_timeout`, seconds (0: none).
-    pub idle_timeout: u16,
-    /// `hard_timeout`, seconds (0: none).
-    pub hard_timeout: u16,
-    /// `priority`.
-    pub priority: u16,
-    /// `buffer_id` of a buffered packet to apply the flow to, or
-    /// [`BufferId::NONE`].
-    pub buffer_id: BufferId,
-    /// `out_port` (delete: require this output port; `PortNo::ANY` for
-    /// any).
-    pub out_port: PortNo,
-    /// `out_group` (delete: require this output group;
-    /// [`group_id::ANY`] for any).
-    pub out_group: u32,
-    /// `flags`: [`flow_mod_flags`] bits.
-    pub flags: u16,
-}
-
 impl Default for FlowModHead {
     /// An ADD in table 0 at [`OFP_DEFAULT_PRIORITY`], no timeouts, no
     /// buffer, any out port and group, no flags.
@@ -151,55 +118,6 @@ impl<T: AsRef<[u8]>> FlowModView<T> {
         Ok(FlowModView { buffer })
     }
 
-    /// `cookie`.
-    #[inline]
-    pub fn cookie(&self) -> Cookie {
-        Cookie(get_u64(self.buffer.as_ref(), field::COOKIE))
-    }
-
-    /// `table_id`.
-    #[inline]
-    pub fn table_id(&self) -> u8 {
-        get_u8(self.buffer.as_ref(), field::TABLE_ID)
-    }
-
-    /// `command`.
-    #[inline]
-    pub fn command(&self) -> FlowModCommand {
-        FlowModCommand::from(get_u8(self.buffer.as_ref(), field::COMMAND))
-    }
-
-    /// `priority`.
-    #[inline]
-    pub fn priority(&self) -> u16 {
-        get_u16(self.buffer.as_ref(), field::PRIORITY)
-    }
-
-    /// `buffer_id`.
-    #[inline]
-    pub fn buffer_id(&self) -> BufferId {
-        BufferId(get_u32(self.buffer.as_ref(), field::BUFFER_ID))
-    }
-
-    /// The fixed fields.
-    #[inline]
-    pub fn head(&self) -> FlowModHead {
-        let b = self.buffer.as_ref();
-        FlowModHead {
-            cookie: self.cookie(),
-            cookie_mask: get_u64(b, field::COOKIE_MASK),
-            table_id: self.table_id(),
-            command: self.command(),
-            idle_timeout: get_u16(b, field::IDLE_TIMEOUT),
-            hard_timeout: get_u16(b, field::HARD_TIMEOUT),
-            priority: self.priority(),
-            buffer_id: self.buffer_id(),
-            out_port: PortNo(get_u32(b, field::OUT_PORT)),
-            out_group: get_u32(b, field::OUT_GROUP),
-            flags: get_u16(b, field::FLAGS),
-        }
-    }
-
     /// The match's `length` field: type, length and OXMs, without padding.
     #[inline]
     pub fn match_len(&self) -> u16 {
@@ -212,6 +130,36 @@ impl<T: AsRef<[u8]>> FlowModView<T> {
         let len = usize::from(self.match_len());
         field::MATCH + len + pad8(len)
     }
+}
+
+crate::twin::flow_mod_head! {
+    spec: "1.3.5 §7.3.4.1",
+    command: read |b: &[u8], f| FlowModCommand::from(get_u8(b, f)),
+        write |b: &mut [u8], f, v: FlowModCommand| set_u8(b, f, v.into()),
+    out_port: read |b: &[u8], f| PortNo(get_u32(b, f)),
+        write |b: &mut [u8], f, v: PortNo| set_u32(b, f, v.0),
+    flags: "[`flow_mod_flags`] bits",
+    own: [
+        /// `cookie_mask` (modify/delete: which cookie bits must match).
+        cookie_mask: u64,
+            read |b: &[u8]| get_u64(b, field::COOKIE_MASK),
+            write |b: &mut [u8], v| set_u64(b, field::COOKIE_MASK, v);
+        /// `table_id`.
+        table_id: u8,
+            read |b: &[u8]| get_u8(b, field::TABLE_ID),
+            write |b: &mut [u8], v| set_u8(b, field::TABLE_ID, v);
+        /// `out_group` (delete: require this output group;
+        /// [`group_id::ANY`] for any).
+        out_group: u32,
+            read |b: &[u8]| get_u32(b, field::OUT_GROUP),
+            write |b: &mut [u8], v| set_u32(b, field::OUT_GROUP, v);
+    ],
+    body: [
+        /// `match`.
+        match_: Match13,
+        /// `instructions`.
+        instructions: Vec<Instruction>,
+    ],
 }
 
 impl<'a, T: AsRef<[u8]> + ?Sized> FlowModView<&'a T> {
@@ -244,105 +192,7 @@ impl<'a, T: AsRef<[u8]> + ?Sized> FlowModView<&'a T> {
     }
 }
 
-impl<T: AsRef<[u8]> + AsMut<[u8]>> FlowModView<T> {
-    /// Sets every fixed field, each at its constant offset.
-    #[inline]
-    pub fn set_head(&mut self, h: &FlowModHead) {
-        let b = self.buffer.as_mut();
-        set_u64(b, field::COOKIE, h.cookie.0);
-        set_u64(b, field::COOKIE_MASK, h.cookie_mask);
-        set_u8(b, field::TABLE_ID, h.table_id);
-        set_u8(b, field::COMMAND, h.command.into());
-        set_u16(b, field::IDLE_TIMEOUT, h.idle_timeout);
-        set_u16(b, field::HARD_TIMEOUT, h.hard_timeout);
-        set_u16(b, field::PRIORITY, h.priority);
-        set_u32(b, field::BUFFER_ID, h.buffer_id.0);
-        set_u32(b, field::OUT_PORT, h.out_port.0);
-        set_u32(b, field::OUT_GROUP, h.out_group);
-        set_u16(b, field::FLAGS, h.flags);
-    }
-
-    /// Sets `buffer_id`.
-    #[inline]
-    pub fn set_buffer_id(&mut self, v: BufferId) {
-        set_u32(self.buffer.as_mut(), field::BUFFER_ID, v.0);
-    }
-
-    /// Sets `priority`.
-    #[inline]
-    pub fn set_priority(&mut self, v: u16) {
-        set_u16(self.buffer.as_mut(), field::PRIORITY, v);
-    }
-}
-
-/// OFPT_FLOW_MOD (`ofp_flow_mod`, 1.3.5 §7.3.4.1), owned.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct FlowMod {
-    /// `cookie`.
-    pub cookie: Cookie,
-    /// `cookie_mask`.
-    pub cookie_mask: u64,
-    /// `table_id`.
-    pub table_id: u8,
-    /// `command`.
-    pub command: FlowModCommand,
-    /// `idle_timeout`.
-    pub idle_timeout: u16,
-    /// `hard_timeout`.
-    pub hard_timeout: u16,
-    /// `priority`.
-    pub priority: u16,
-    /// `buffer_id`.
-    pub buffer_id: BufferId,
-    /// `out_port`.
-    pub out_port: PortNo,
-    /// `out_group`.
-    pub out_group: u32,
-    /// `flags`: [`flow_mod_flags`] bits.
-    pub flags: u16,
-    /// `match`.
-    pub match_: Match13,
-    /// `instructions`.
-    pub instructions: Vec<Instruction>,
-}
-
 impl FlowMod {
-    /// The fixed fields.
-    pub fn head(&self) -> FlowModHead {
-        FlowModHead {
-            cookie: self.cookie,
-            cookie_mask: self.cookie_mask,
-            table_id: self.table_id,
-            command: self.command,
-            idle_timeout: self.idle_timeout,
-            hard_timeout: self.hard_timeout,
-            priority: self.priority,
-            buffer_id: self.buffer_id,
-            out_port: self.out_port,
-            out_group: self.out_group,
-            flags: self.flags,
-        }
-    }
-
-    /// A FLOW_MOD from its fixed fields, match and instructions.
-    pub fn from_parts(head: FlowModHead, match_: Match13, instructions: Vec<Instruction>) -> Self {
-        FlowMod {
-            cookie: head.cookie,
-            cookie_mask: head.cookie_mask,
-            table_id: head.table_id,
-            command: head.command,
-            idle_timeout: head.idle_timeout,
-            hard_timeout: head.hard_timeout,
-            priority: head.priority,
-            buffer_id: head.buffer_id,
-            out_port: head.out_port,
-            out_group: head.out_group,
-            flags: head.flags,
-            match_,
-            instructions,
-        }
-    }
-
     /// The owned form of a checked view; fails if an action inside an
     /// instruction is bad.
     pub fn parse<T: AsRef<[u8]> + ?Sized>(v: &FlowModView<&T>) -> Result<Self, DecodeError> {

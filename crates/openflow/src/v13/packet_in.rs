@@ -13,24 +13,11 @@ use crate::v13::oxm::{Match13, MatchRef, Oxm, OxmIter, emit_match};
 use crate::version::Version;
 use crate::wire::{Put, Reader, get_u8, get_u16, get_u64, pad8, set_u8, set_u64};
 
-crate::wire_enum! {
-    /// `enum ofp_packet_in_reason` (1.3.5 §7.4.1).
-    pub enum PacketInReason: u8 {
-        /// OFPR_NO_MATCH: no matching flow (table-miss flow entry).
-        NoMatch = 0,
-        /// OFPR_ACTION: action explicitly output to controller.
-        Action = 1,
-        /// OFPR_INVALID_TTL: packet has invalid TTL.
-        InvalidTtl = 2,
-    }
-}
-
 /// Byte offsets of `ofp_packet_in`, header included.
 mod field {
     use crate::wire::Field;
 
-    pub const BUFFER_ID: Field = 8..12;
-    pub const TOTAL_LEN: Field = 12..14;
+    pub use crate::twin::packet_in_offsets::*;
     pub const REASON: usize = 14;
     pub const TABLE_ID: usize = 15;
     pub const COOKIE: Field = 16..24;
@@ -61,6 +48,11 @@ crate::header::message_view! {
 
 crate::twin::packet_in_fields! {
     version: V13,
+    reason_spec: "1.3.5 §7.4.1",
+    reasons: [
+        /// `OFPR_INVALID_TTL`: packet has invalid TTL.
+        InvalidTtl = 2,
+    ],
     new_checked_doc: "A view of `buffer`, which must hold exactly one OFPT_PACKET_IN \
         ([`Header::check`](crate::header::Header::check), then the match as [`MatchRef::parse`] checks it, then \
         the padding before the frame).",

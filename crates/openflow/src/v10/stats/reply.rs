@@ -182,19 +182,18 @@ pub struct PortStats {
     pub counters: PortCounters,
 }
 
-/// `ofp_queue_stats` (1.0.0 §5.3.5): one queue's counters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct QueueStats {
-    /// `port_no`.
-    pub port_no: PortNo,
-    /// `queue_id`.
-    pub queue_id: u32,
-    /// `tx_bytes`.
-    pub tx_bytes: u64,
-    /// `tx_packets`.
-    pub tx_packets: u64,
-    /// `tx_errors`.
-    pub tx_errors: u64,
+crate::twin::queue_stats! {
+    spec: "1.0.0 §5.3.5",
+    port: read |r: &mut Reader<'_>| -> Result<PortNo, DecodeError> {
+            let port_no = PortNo::from_of10(r.u16("ofp_queue_stats.port_no")?);
+            r.skip(2, "ofp_queue_stats.pad")?;
+            Ok(port_no)
+        },
+        write |out: &mut Vec<u8>, p| {
+            out.put_u16(port_to_wire(p));
+            out.put_zeros(2);
+        },
+    extra: [],
 }
 
 /// The body of a stats reply, by type.
@@ -296,17 +295,9 @@ impl StatsReply {
                     counters: PortCounters::parse(r)?,
                 })
             })?),
-            StatsType::Queue => StatsReplyBody::Queue(array(r, QUEUE_STATS_LEN, |r| {
-                let port_no = PortNo::from_of10(r.u16("ofp_queue_stats.port_no")?);
-                r.skip(2, "ofp_queue_stats.pad")?;
-                Ok(QueueStats {
-                    port_no,
-                    queue_id: r.u32("ofp_queue_stats.queue_id")?,
-                    tx_bytes: r.u64("ofp_queue_stats.tx_bytes")?,
-                    tx_packets: r.u64("ofp_queue_stats.tx_packets")?,
-                    tx_errors: r.u64("ofp_queue_stats.tx_errors")?,
-                })
-            })?),
+            StatsType::Queue => {
+                StatsReplyBody::Queue(array(r, QUEUE_STATS_LEN, QueueStats::parse)?)
+            }
             StatsType::Vendor => {
                 let vendor = r.u32("ofp_stats_reply vendor id")?;
                 StatsReplyBody::Vendor {
@@ -352,16 +343,7 @@ impl StatsReply {
                     p.counters.emit(out);
                 }
             }
-            StatsReplyBody::Queue(v) => {
-                for q in v {
-                    out.put_u16(port_to_wire(q.port_no));
-                    out.put_zeros(2);
-                    out.put_u32(q.queue_id);
-                    out.put_u64(q.tx_bytes);
-                    out.put_u64(q.tx_packets);
-                    out.put_u64(q.tx_errors);
-                }
-            }
+            StatsReplyBody::Queue(v) => v.iter().for_each(|q| q.emit(out)),
             StatsReplyBody::Vendor { vendor, data } => {
                 out.put_u32(*vendor);
                 out.put_slice(data);

@@ -293,49 +293,16 @@ impl PortStats {
     }
 }
 
-/// `ofp_queue_stats` (1.3.5 §7.3.5.8).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct QueueStats {
-    /// `port_no`.
-    pub port_no: PortNo,
-    /// `queue_id`.
-    pub queue_id: u32,
-    /// `tx_bytes`.
-    pub tx_bytes: u64,
-    /// `tx_packets`.
-    pub tx_packets: u64,
-    /// `tx_errors`.
-    pub tx_errors: u64,
-    /// `duration_sec`: time the queue has been alive, seconds.
-    pub duration_sec: u32,
-    /// `duration_nsec`: the part of the duration beyond `duration_sec`.
-    pub duration_nsec: u32,
-}
-
-impl QueueStats {
-    /// Decodes `ofp_queue_stats`.
-    pub fn parse(r: &mut Reader) -> Result<Self, DecodeError> {
-        Ok(QueueStats {
-            port_no: PortNo(r.u32("ofp_queue_stats.port_no")?),
-            queue_id: r.u32("ofp_queue_stats.queue_id")?,
-            tx_bytes: r.u64("ofp_queue_stats.tx_bytes")?,
-            tx_packets: r.u64("ofp_queue_stats.tx_packets")?,
-            tx_errors: r.u64("ofp_queue_stats.tx_errors")?,
-            duration_sec: r.u32("ofp_queue_stats.duration_sec")?,
-            duration_nsec: r.u32("ofp_queue_stats.duration_nsec")?,
-        })
-    }
-
-    /// Appends `ofp_queue_stats`.
-    pub fn emit(&self, out: &mut Vec<u8>) {
-        out.put_u32(self.port_no.0);
-        out.put_u32(self.queue_id);
-        out.put_u64(self.tx_bytes);
-        out.put_u64(self.tx_packets);
-        out.put_u64(self.tx_errors);
-        out.put_u32(self.duration_sec);
-        out.put_u32(self.duration_nsec);
-    }
+crate::twin::queue_stats! {
+    spec: "1.3.5 §7.3.5.8",
+    port: read |r: &mut Reader<'_>| r.u32("ofp_queue_stats.port_no").map(PortNo),
+        write |out: &mut Vec<u8>, p: PortNo| out.put_u32(p.0),
+    extra: [
+        /// `duration_sec`: time the queue has been alive, seconds.
+        duration_sec,
+        /// `duration_nsec`: the part of the duration beyond `duration_sec`.
+        duration_nsec,
+    ],
 }
 
 #[cfg(test)]
