@@ -586,7 +586,9 @@ pub(crate) use head_names;
 /// `reasons`), and the check and the accessors of the fields that 1.0
 /// and 1.3 place alike (`buffer_id`, `total_len`, `reason`), for the
 /// version's `PacketInView`, whose `field` module gives their offsets
-/// (those of `buffer_id` and `total_len` from [`packet_in_offsets`]).
+/// (those of `buffer_id` and `total_len` from [`packet_in_offsets`]);
+/// and `packet_in_head`, which starts the version's `encode_packet_in`
+/// with the header (of type `msg_type`) and those fields.
 ///
 /// `new_checked` accepts at once what `fast` accepts (the message the
 /// controller sees most, in a few compares) and sends anything else to
@@ -609,7 +611,8 @@ macro_rules! packet_in_fields {
         reasons: [$( $(#[$reason_meta:meta])* $reason:ident = $value:literal ),* $(,)?],
         new_checked_doc: $doc:literal,
         fast: $fast:expr,
-        then: $then:expr $(,)?
+        then: $then:expr,
+        msg_type: $msg_type:path $(,)?
     ) => {
         $crate::wire_enum! {
             #[doc = concat!("`ofp_packet_in_reason` (", $reason_spec, ").")]
@@ -686,6 +689,29 @@ macro_rules! packet_in_fields {
             pub fn set_reason(&mut self, v: PacketInReason) {
                 $crate::wire::set_u8(self.buffer.as_mut(), field::REASON, v.into());
             }
+        }
+
+        /// The first `N` bytes of an OFPT_PACKET_IN, for `encode_packet_in`:
+        /// the header (placeholder length) and the fields both versions
+        /// share; the rest zero, for the version's own fields.
+        #[inline]
+        fn packet_in_head<const N: usize>(
+            xid: $crate::types::Xid,
+            buffer_id: BufferId,
+            total_len: u16,
+            reason: PacketInReason,
+        ) -> [u8; N] {
+            let mut b = [0u8; N];
+            b[..$crate::header::HEADER_LEN].copy_from_slice(&$crate::header::header_bytes(
+                $crate::version::Version::$version,
+                $msg_type.into(),
+                xid,
+            ));
+            let mut v = PacketInView::new_unchecked(&mut b[..]);
+            v.set_buffer_id(buffer_id);
+            v.set_total_len(total_len);
+            v.set_reason(reason);
+            b
         }
     };
 }

@@ -7,10 +7,9 @@
 //! out of line.
 
 use crate::error::DecodeError;
-use crate::header::{self, MsgType10, finish_message, header_bytes};
+use crate::header::{MsgType10, finish_message};
 use crate::types::{BufferId, PortNo, Xid};
 use crate::v10::ofmatch::port_to_wire;
-use crate::version::Version;
 use crate::wire::{Put, get_u16, set_u16};
 
 /// Byte offsets of `ofp_packet_in`, header included.
@@ -48,6 +47,7 @@ crate::twin::packet_in_fields! {
     fast: |b: &[u8]| matches!(*b, [1, 10, l0, l1, ..]
         if b.len() >= FIXED_LEN && usize::from(u16::from_be_bytes([l0, l1])) == b.len()),
     then: |_| Ok(()),
+    msg_type: MsgType10::PacketIn,
 }
 
 impl<T: AsRef<[u8]>> PacketInView<T> {
@@ -140,17 +140,8 @@ pub fn encode_packet_in(
     data: &[u8],
 ) {
     let at = out.len();
-    let mut b = [0u8; FIXED_LEN];
-    b[..header::HEADER_LEN].copy_from_slice(&header_bytes(
-        Version::V10,
-        MsgType10::PacketIn.into(),
-        xid,
-    ));
-    let mut v = PacketInView::new_unchecked(&mut b[..]);
-    v.set_buffer_id(buffer_id);
-    v.set_total_len(total_len);
-    v.set_in_port(in_port);
-    v.set_reason(reason);
+    let mut b: [u8; FIXED_LEN] = packet_in_head(xid, buffer_id, total_len, reason);
+    PacketInView::new_unchecked(&mut b[..]).set_in_port(in_port);
     out.put_slice(&b);
     out.put_slice(data);
     finish_message(out, at);

@@ -7,10 +7,9 @@
 //! buffer, as the 1.0 view does.
 
 use crate::error::DecodeError;
-use crate::header::{self, MsgType13, finish_message, header_bytes};
+use crate::header::{MsgType13, finish_message};
 use crate::types::{BufferId, Cookie, PortNo, Xid};
 use crate::v13::oxm::{Match13, MatchRef, Oxm, OxmIter, emit_match};
-use crate::version::Version;
 use crate::wire::{Put, Reader, get_u8, get_u16, get_u64, pad8, set_u8, set_u64};
 
 /// Byte offsets of `ofp_packet_in`, header included.
@@ -58,6 +57,7 @@ crate::twin::packet_in_fields! {
         the padding before the frame).",
     fast: table_miss_fast,
     then: |b| if in_port_only(b) { Ok(()) } else { check_match(b) },
+    msg_type: MsgType13::PacketIn,
 }
 
 impl<T: AsRef<[u8]>> PacketInView<T> {
@@ -248,16 +248,8 @@ pub fn encode_packet_in(
     data: &[u8],
 ) {
     let at = out.len();
-    let mut b = [0u8; field::MATCH];
-    b[..header::HEADER_LEN].copy_from_slice(&header_bytes(
-        Version::V13,
-        MsgType13::PacketIn.into(),
-        xid,
-    ));
+    let mut b: [u8; field::MATCH] = packet_in_head(xid, buffer_id, total_len, reason);
     let mut v = PacketInView::new_unchecked(&mut b[..]);
-    v.set_buffer_id(buffer_id);
-    v.set_total_len(total_len);
-    v.set_reason(reason);
     v.set_table_id(table_id);
     v.set_cookie(cookie);
     out.put_slice(&b);
