@@ -582,6 +582,16 @@ macro_rules! head_names {
 }
 pub(crate) use head_names;
 
+/// The offsets of the `ofp_packet_in` fields that both versions place at
+/// the same bytes, header included; each version's `field` module
+/// re-exports them.
+pub(crate) mod packet_in_offsets {
+    use crate::wire::Field;
+
+    pub const BUFFER_ID: Field = 8..12;
+    pub const TOTAL_LEN: Field = 12..14;
+}
+
 /// The reasons of `ofp_packet_in` (the two of 1.0, then the version's
 /// `reasons`), and the check and the accessors of the fields that 1.0
 /// and 1.3 place alike (`buffer_id`, `total_len`, `reason`), for the
@@ -593,17 +603,10 @@ pub(crate) use head_names;
 /// `new_checked` accepts at once what `fast` accepts (the message the
 /// controller sees most, in a few compares) and sends anything else to
 /// the header check, then the version's `then` check, out of line, for
-/// the precise error.
-/// The offsets of the `ofp_packet_in` fields that both versions place at
-/// the same bytes, header included; each version's `field` module
-/// re-exports them.
-pub(crate) mod packet_in_offsets {
-    use crate::wire::Field;
-
-    pub const BUFFER_ID: Field = 8..12;
-    pub const TOTAL_LEN: Field = 12..14;
-}
-
+/// the precise error. The owned `PacketIn` has those fields, then
+/// `owned` (each with how `PacketIn::parse` reads it from the view),
+/// then the frame; `emit` writes it through the version's
+/// `encode_packet_in`, for `PacketIn::emit`.
 macro_rules! packet_in_fields {
     (
         version: $version:ident,
@@ -612,7 +615,9 @@ macro_rules! packet_in_fields {
         new_checked_doc: $doc:literal,
         fast: $fast:expr,
         then: $then:expr,
-        msg_type: $msg_type:path $(,)?
+        msg_type: $msg_type:path,
+        owned: [$( $(#[$own_meta:meta])* $own:ident: $own_ty:ty = $get:expr ),* $(,)?],
+        emit: $emit:expr $(,)?
     ) => {
         $crate::wire_enum! {
             #[doc = concat!("`ofp_packet_in_reason` (", $reason_spec, ").")]
@@ -688,6 +693,50 @@ macro_rules! packet_in_fields {
             #[inline]
             pub fn set_reason(&mut self, v: PacketInReason) {
                 $crate::wire::set_u8(self.buffer.as_mut(), field::REASON, v.into());
+            }
+        }
+
+        #[doc = concat!("OFPT_PACKET_IN (`ofp_packet_in`, ", $reason_spec, "), owned.")]
+        #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+        pub struct PacketIn {
+            /// `buffer_id`: where the switch buffered the packet, or
+            /// [`BufferId::NONE`].
+            pub buffer_id: BufferId,
+            /// `total_len`: the length of the whole frame.
+            pub total_len: u16,
+            /// `reason`.
+            pub reason: PacketInReason,
+            $( $(#[$own_meta])* pub $own: $own_ty, )*
+            /// The frame, or its first bytes when buffered.
+            pub data: Vec<u8>,
+        }
+
+        impl PacketIn {
+            /// The owned form of a checked view (never fails: a checked
+            /// view has a value for every field).
+            pub fn parse<T: AsRef<[u8]> + ?Sized>(
+                v: &PacketInView<&T>,
+            ) -> Result<Self, DecodeError> {
+                let view = PacketInView {
+                    buffer: v.buffer.as_ref(),
+                };
+                Ok(PacketIn {
+                    buffer_id: view.buffer_id(),
+                    total_len: view.total_len(),
+                    reason: view.reason(),
+                    $( $own: {
+                        let get: fn(&PacketInView<&[u8]>) -> $own_ty = $get;
+                        get(&view)
+                    }, )*
+                    data: view.data().to_vec(),
+                })
+            }
+
+            /// Appends the whole message, [`PacketIn::buffer_len`] bytes
+            /// (through [`encode_packet_in`]).
+            pub fn emit(&self, xid: $crate::types::Xid, out: &mut Vec<u8>) {
+                let emit: fn(&PacketIn, $crate::types::Xid, &mut Vec<u8>) = $emit;
+                emit(self, xid, out);
             }
         }
 

@@ -48,6 +48,13 @@ crate::twin::packet_in_fields! {
         if b.len() >= FIXED_LEN && usize::from(u16::from_be_bytes([l0, l1])) == b.len()),
     then: |_| Ok(()),
     msg_type: MsgType10::PacketIn,
+    owned: [
+        /// `in_port`.
+        in_port: PortNo = |v| v.in_port(),
+    ],
+    emit: |p, xid, out| {
+        encode_packet_in(out, xid, p.buffer_id, p.total_len, p.in_port, p.reason, &p.data)
+    },
 }
 
 impl<T: AsRef<[u8]>> PacketInView<T> {
@@ -80,48 +87,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> PacketInView<T> {
     }
 }
 
-/// The body of OFPT_PACKET_IN (`ofp_packet_in`, 1.0.0 §5.4.1), owned.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct PacketIn {
-    /// `buffer_id`.
-    pub buffer_id: BufferId,
-    /// `total_len`: length of the whole frame.
-    pub total_len: u16,
-    /// `in_port`.
-    pub in_port: PortNo,
-    /// `reason`.
-    pub reason: PacketInReason,
-    /// `data`.
-    pub data: Vec<u8>,
-}
-
 impl PacketIn {
-    /// The owned form of a checked view (never fails: every field of a
-    /// checked 1.0 PACKET_IN has a value).
-    pub fn parse<T: AsRef<[u8]> + ?Sized>(v: &PacketInView<&T>) -> Result<Self, DecodeError> {
-        Ok(PacketIn {
-            buffer_id: v.buffer_id(),
-            total_len: v.total_len(),
-            in_port: v.in_port(),
-            reason: v.reason(),
-            data: v.data().to_vec(),
-        })
-    }
-
-    /// Appends the whole message, [`PacketIn::buffer_len`] bytes (through
-    /// [`encode_packet_in`]).
-    pub fn emit(&self, xid: Xid, out: &mut Vec<u8>) {
-        encode_packet_in(
-            out,
-            xid,
-            self.buffer_id,
-            self.total_len,
-            self.in_port,
-            self.reason,
-            &self.data,
-        );
-    }
-
     /// Bytes of the whole message.
     pub fn buffer_len(&self) -> usize {
         FIXED_LEN + self.data.len()

@@ -58,6 +58,19 @@ crate::twin::packet_in_fields! {
     fast: table_miss_fast,
     then: |b| if in_port_only(b) { Ok(()) } else { check_match(b) },
     msg_type: MsgType13::PacketIn,
+    owned: [
+        /// `table_id` of the table that was looked up.
+        table_id: u8 = |v| v.table_id(),
+        /// `cookie` of the flow entry that was looked up.
+        cookie: Cookie = |v| v.cookie(),
+        /// `match`: the packet's metadata (at least IN_PORT); the view
+        /// checked it.
+        match_: Match13 = |v| v.match_().to_owned(),
+    ],
+    emit: |p, xid, out| {
+        let (m, d) = (&p.match_.fields, &p.data);
+        encode_packet_in(out, xid, p.buffer_id, p.total_len, p.reason, p.table_id, p.cookie, m, d)
+    },
 }
 
 impl<T: AsRef<[u8]>> PacketInView<T> {
@@ -175,57 +188,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> PacketInView<T> {
     }
 }
 
-/// OFPT_PACKET_IN (`ofp_packet_in`, 1.3.5 §7.4.1), owned.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct PacketIn {
-    /// `buffer_id`: where the switch buffered the packet, or
-    /// [`BufferId::NONE`].
-    pub buffer_id: BufferId,
-    /// `total_len`: full length of the frame.
-    pub total_len: u16,
-    /// `reason`.
-    pub reason: PacketInReason,
-    /// `table_id` of the table that was looked up.
-    pub table_id: u8,
-    /// `cookie` of the flow entry that was looked up.
-    pub cookie: Cookie,
-    /// `match`: the packet's metadata (at least IN_PORT).
-    pub match_: Match13,
-    /// The frame, or its first bytes when buffered.
-    pub data: Vec<u8>,
-}
-
 impl PacketIn {
-    /// The owned form of a checked view (never fails: the view checked
-    /// the match).
-    pub fn parse<T: AsRef<[u8]> + ?Sized>(v: &PacketInView<&T>) -> Result<Self, DecodeError> {
-        Ok(PacketIn {
-            buffer_id: v.buffer_id(),
-            total_len: v.total_len(),
-            reason: v.reason(),
-            table_id: v.table_id(),
-            cookie: v.cookie(),
-            match_: v.match_().to_owned(),
-            data: v.data().to_vec(),
-        })
-    }
-
-    /// Appends the whole message, [`PacketIn::buffer_len`] bytes (through
-    /// [`encode_packet_in`]).
-    pub fn emit(&self, xid: Xid, out: &mut Vec<u8>) {
-        encode_packet_in(
-            out,
-            xid,
-            self.buffer_id,
-            self.total_len,
-            self.reason,
-            self.table_id,
-            self.cookie,
-            &self.match_.fields,
-            &self.data,
-        );
-    }
-
     /// Bytes of the whole message.
     pub fn buffer_len(&self) -> usize {
         field::MATCH + self.match_.wire_len() + field::PAD_AFTER_MATCH + self.data.len()

@@ -331,6 +331,11 @@ impl Connection {
         }
     }
 
+    /// Appends a message of the connection's version.
+    pub(crate) fn send(&mut self, xid: Xid, m: &impl Outgoing) {
+        m.encode_into(xid, &mut self.out);
+    }
+
     /// Appends an OFPT_ERROR with `code` and the start of `offending`
     /// (at most 64 bytes, 1.3.5 §7.4.4).
     pub(crate) fn send_error(&mut self, code: ErrorCode, xid: Xid, offending: &[u8]) {
@@ -462,3 +467,20 @@ macro_rules! flow_mod_command {
     };
 }
 use flow_mod_command;
+
+/// A message of either version, as [`Connection::send`] appends it.
+pub(crate) trait Outgoing {
+    fn encode_into(&self, xid: Xid, out: &mut Vec<u8>);
+}
+
+impl Outgoing for baton_openflow::v10::Message {
+    fn encode_into(&self, xid: Xid, out: &mut Vec<u8>) {
+        self.encode(xid, out);
+    }
+}
+
+impl Outgoing for baton_openflow::v13::Message {
+    fn encode_into(&self, xid: Xid, out: &mut Vec<u8>) {
+        self.encode(xid, out);
+    }
+}

@@ -255,7 +255,7 @@ pub(super) fn multipart(
     let n = replies.len();
     for (i, body) in replies.into_iter().enumerate() {
         let flags = if i + 1 < n { OFPMPF_REPLY_MORE } else { 0 };
-        c.send13(
+        c.send(
             xid,
             &Message::MultipartReply(MultipartReply { flags, body }),
         );

@@ -342,10 +342,3 @@ pub(super) fn deliver(c: &mut Connection, ev: &Event, xid: Xid) {
     };
     c.send(xid, &m);
 }
-
-impl Connection {
-    /// Appends a 1.0 message.
-    pub(crate) fn send(&mut self, xid: Xid, m: &Message) {
-        m.encode(xid, &mut self.out);
-    }
-}

@@ -66,7 +66,7 @@ fn dispatch(
 ) -> Result<(), OfError> {
     match m {
         Message::Hello(_) | Message::EchoReply(_) | Message::Error(_) => {}
-        Message::EchoRequest(p) => c.send13(xid, &Message::EchoReply(p)),
+        Message::EchoRequest(p) => c.send(xid, &Message::EchoReply(p)),
         Message::Experimenter {
             experimenter,
             exp_type,
@@ -78,7 +78,7 @@ fn dispatch(
                 data: &data,
             };
             if let Some(r) = sw.dp.ext.message(experimenter, &msg)? {
-                c.send13(
+                c.send(
                     xid,
                     &Message::Experimenter {
                         experimenter,
@@ -99,14 +99,14 @@ fn dispatch(
                     | capabilities::PORT_STATS
                     | capabilities::GROUP_STATS,
             });
-            c.send13(xid, &reply);
+            c.send(xid, &reply);
         }
         Message::GetConfigRequest => {
             let reply = Message::GetConfigReply(SwitchConfig {
                 flags: sw.dp.config_flags,
                 miss_send_len: sw.dp.miss_send_len,
             });
-            c.send13(xid, &reply);
+            c.send(xid, &reply);
         }
         Message::SetConfig(cfg) => {
             // IP reassembly is not offered (no OFPC_IP_REASM capability).
@@ -159,8 +159,8 @@ fn dispatch(
             sw.packet_out(now, po.buffer_id, po.in_port, &acts, &po.data, tx)?;
         }
         Message::MultipartRequest(req) => super::multipart13::multipart(c, sw, now, xid, req.body)?,
-        Message::BarrierRequest => c.send13(xid, &Message::BarrierReply),
-        Message::QueueGetConfigRequest { port } => c.send13(
+        Message::BarrierRequest => c.send(xid, &Message::BarrierReply),
+        Message::QueueGetConfigRequest { port } => c.send(
             xid,
             &Message::QueueGetConfigReply(QueueConfig {
                 port,
@@ -173,9 +173,9 @@ fn dispatch(
                 role: role.wire(),
                 generation_id: sw.roles.generation(),
             };
-            c.send13(xid, &Message::RoleReply(reply));
+            c.send(xid, &Message::RoleReply(reply));
         }
-        Message::GetAsyncRequest => c.send13(xid, &Message::GetAsyncReply(c.async_config)),
+        Message::GetAsyncRequest => c.send(xid, &Message::GetAsyncReply(c.async_config)),
         Message::SetAsync(a) => c.async_set(a),
         Message::FeaturesReply(_)
         | Message::GetConfigReply(_)
@@ -311,12 +311,5 @@ pub(super) fn deliver(c: &mut Connection, ev: &Event, xid: Xid, role: usize) {
             })
         }
     };
-    c.send13(xid, &m);
-}
-
-impl Connection {
-    /// Appends a 1.3 message.
-    pub(crate) fn send13(&mut self, xid: Xid, m: &Message) {
-        m.encode(xid, &mut self.out);
-    }
+    c.send(xid, &m);
 }
