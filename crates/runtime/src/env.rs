@@ -18,11 +18,14 @@
 //!   they read X ([`crate::App::views`], [`crate::App::view_changed`]), off
 //!   the packet-in path.
 //!
-//! What comes next builds on this without changing it: a DAG of
-//! applications can run on a private [`Snapshot`] (cloning one copies
-//! pointers, not views) and commit its writes at the end if the versions
-//! it read are still current (the version numbers are the conflict check),
-//! and a transaction across views is a [`Publish`] of several.
+//! A **transaction** ([`transaction`], McNettle §4.4) reads several views
+//! on one snapshot, writes several, and commits them as one [`Publish`]
+//! only if the versions it read are still current, else runs again: the
+//! version numbers are the conflict check. A DAG of applications can run
+//! the same way on a private [`Snapshot`] (cloning one copies pointers, not
+//! views).
+
+pub mod transaction;
 
 use crate::sync::lock;
 use arc_swap::ArcSwap;
@@ -30,8 +33,9 @@ use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::fmt;
 use std::ops::Deref;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
+pub use transaction::{Committed, Transaction, TxError};
 
 /// A kind of network state that applications share through the
 /// environment.
@@ -207,6 +211,21 @@ impl Publish {
     pub fn ids(&self) -> impl Iterator<Item = ViewId> + '_ {
         self.entries.iter().map(|(id, _)| *id)
     }
+
+    /// Sets the new version of view `T`, replacing one already added.
+    fn set<T: View>(&mut self, value: T) {
+        let id = ViewId::of::<T>();
+        let value: Arc<dyn Any + Send + Sync> = Arc::new(value);
+        match self.entries.iter_mut().find(|(e, _)| *e == id) {
+            Some(entry) => entry.1 = value,
+            None => self.entries.push((id, value)),
+        }
+    }
+
+    /// The new version of view `id`, if it holds one.
+    fn get(&self, id: ViewId) -> Option<&Arc<dyn Any + Send + Sync>> {
+        self.entries.iter().find(|(e, _)| *e == id).map(|(_, v)| v)
+    }
 }
 
 /// The current snapshot, and the changes not yet handed to readers.
@@ -243,7 +262,12 @@ impl Environment {
     /// Replaces the views in `p` atomically; returns their changes, which
     /// are also queued for readers.
     pub(crate) fn publish(&self, p: Publish) -> Vec<Change> {
-        let _writer = lock(&self.writer);
+        let writer = lock(&self.writer);
+        self.publish_locked(&writer, p)
+    }
+
+    /// [`Environment::publish`] for a caller holding the writer lock.
+    fn publish_locked(&self, _writer: &MutexGuard<'_, ()>, p: Publish) -> Vec<Change> {
         let mut next = Snapshot::clone(&self.current.load());
         let mut changes = Vec::with_capacity(p.entries.len());
         for (id, value) in p.entries {

@@ -7,7 +7,8 @@
 //! which, so the same code runs in both.
 
 use crate::env::{
-    Change, Environment, Publish, Snapshot, UndeclaredWrite, Versioned, View, ViewAccess,
+    Change, Committed, Environment, Publish, Snapshot, Transaction, TxError, UndeclaredWrite,
+    Versioned, View, ViewAccess, ViewId,
 };
 use crate::requests::{Reply, RequestError, Requests};
 use crate::switch::{SendError, SwitchId, SwitchInfo};
@@ -97,15 +98,39 @@ impl Network {
     /// application may publish only the views it declared it writes
     /// ([`crate::App::views`]).
     pub fn publish(&self, p: Publish) -> Result<Vec<Change>, UndeclaredWrite> {
-        if let Some((name, access)) = self.app.as_deref() {
-            if let Some(view) = p.ids().find(|&id| !access.does_write(id)) {
-                return Err(UndeclaredWrite {
-                    app: name.clone(),
-                    view,
-                });
-            }
-        }
+        self.declared(p.ids())?;
         Ok(self.fabric.env().publish(p))
+    }
+
+    /// Refuses a write of a view this handle's application did not
+    /// declare it writes.
+    fn declared(&self, mut views: impl Iterator<Item = ViewId>) -> Result<(), UndeclaredWrite> {
+        let Some((name, access)) = self.app.as_deref() else {
+            return Ok(());
+        };
+        match views.find(|&id| !access.does_write(id)) {
+            Some(view) => Err(UndeclaredWrite {
+                app: name.clone(),
+                view,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Runs `f` as a transaction across views ([`crate::env::transaction`],
+    /// McNettle §4.4): it reads and writes views through the
+    /// [`Transaction`], and its writes are published together only if no
+    /// view it read changed meanwhile; otherwise it runs again on the new
+    /// versions, up to `attempts` times. `f` holds no lock and undoes
+    /// nothing: an attempt that does not commit leaves no trace. An
+    /// application may write only the views it declared it writes.
+    pub fn atomically<R, E>(
+        &self,
+        attempts: u32,
+        f: impl FnMut(&mut Transaction) -> Result<R, E>,
+    ) -> Result<Committed<R>, TxError<E>> {
+        let check = |tx: &Transaction| self.declared(tx.written());
+        self.fabric.env().atomically(attempts, check, f)
     }
 
     /// `cookie` as the application of this handle installs it: its tag in

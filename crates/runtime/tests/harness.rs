@@ -5,7 +5,7 @@
 use baton_openflow::neutral::{ActionSpec, Message, PacketOut, PortDesc};
 use baton_openflow::types::PortReason;
 use baton_openflow::{PortNo, Version, Xid, v10, v13};
-use baton_runtime::env::{Change, Publish, Snapshot, View, ViewAccess, ViewId};
+use baton_runtime::env::{Change, Publish, Snapshot, TxError, View, ViewAccess, ViewId};
 use baton_runtime::session::CloseReason;
 use baton_runtime::testing::{Harness, port};
 use baton_runtime::{AnyApp, App, Network, PacketInBatch, SwitchCtx, SwitchInfo, Verdict};
@@ -328,6 +328,14 @@ impl App for PortWatcher {
             .net()
             .publish(Publish::new().view(PortCount { count: 0, from: 0 }));
         assert_eq!(refused.unwrap_err().view, ViewId::of::<PortCount>());
+        // So is a transaction that writes it, and nothing is published.
+        let refused = sw.net().atomically(1, |tx| {
+            tx.write(PortCount { count: 0, from: 0 });
+            Ok::<_, ()>(())
+        });
+        assert!(
+            matches!(refused, Err(TxError::Undeclared(e)) if e.view == ViewId::of::<PortCount>())
+        );
     }
 }
 
@@ -347,12 +355,20 @@ impl App for Counter {
     fn switch_up(&self, _sw: &mut SwitchCtx<'_>) {}
     fn view_changed(&self, net: &Network, snapshot: &Snapshot, changes: &[Change]) {
         assert!(changes.iter().all(|c| c.view == ViewId::of::<LivePorts>()));
-        let live = snapshot.get::<LivePorts>().unwrap();
-        net.publish(Publish::new().view(PortCount {
-            count: live.0.len(),
-            from: live.version(),
-        }))
-        .unwrap();
+        assert!(snapshot.version::<LivePorts>() > 0);
+        // A transaction: the count is published only if the ports it
+        // counted are still the current ones.
+        let done = net
+            .atomically(3, |tx| {
+                let live = tx.read::<LivePorts>().unwrap();
+                tx.write(PortCount {
+                    count: live.0.len(),
+                    from: tx.version::<LivePorts>(),
+                });
+                Ok::<_, ()>(())
+            })
+            .unwrap();
+        assert_eq!(done.changes.len(), 1);
     }
 }
 
