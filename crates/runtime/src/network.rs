@@ -130,7 +130,7 @@ impl Network {
         f: impl FnMut(&mut Transaction) -> Result<R, E>,
     ) -> Result<Committed<R>, TxError<E>> {
         let check = |tx: &Transaction| self.declared(tx.written());
-        self.fabric.env().atomically(attempts, check, f)
+        self.fabric.env().atomically_checked(attempts, check, f)
     }
 
     /// `cookie` as the application of this handle installs it: its tag in

@@ -112,9 +112,20 @@ pub struct Committed<R> {
 impl Environment {
     /// Runs `f` as a transaction, up to `attempts` times (at least once):
     /// commits its writes if no view it read has changed meanwhile, else
-    /// runs it again on a fresh snapshot. `check` may refuse the writes
-    /// before they are published (the runtime checks declared writes).
-    pub(crate) fn atomically<R, E>(
+    /// runs it again on a fresh snapshot. Applications go through
+    /// [`crate::Network::atomically`], which also checks that they write
+    /// only the views they declared.
+    pub fn atomically<R, E>(
+        &self,
+        attempts: u32,
+        f: impl FnMut(&mut Transaction) -> Result<R, E>,
+    ) -> Result<Committed<R>, TxError<E>> {
+        self.atomically_checked(attempts, |_| Ok(()), f)
+    }
+
+    /// [`Environment::atomically`], where `check` may refuse the writes
+    /// before they are published.
+    pub(crate) fn atomically_checked<R, E>(
         &self,
         attempts: u32,
         mut check: impl FnMut(&Transaction) -> Result<(), super::UndeclaredWrite>,

@@ -17,16 +17,12 @@ impl View for Paths {
     const NAME: &'static str = "paths";
 }
 
-fn no_check(_: &Transaction) -> Result<(), super::super::UndeclaredWrite> {
-    Ok(())
-}
-
 #[test]
 fn a_commit_publishes_every_write_together() {
     let env = Environment::default();
     env.publish(Publish::new().view(Topo(1)));
     let done = env
-        .atomically(3, no_check, |tx| {
+        .atomically(3, |tx| {
             let t = tx.read::<Topo>().unwrap();
             tx.write(Topo(t.0 + 1));
             tx.write(Paths(t.0 + 1));
@@ -48,7 +44,7 @@ fn a_view_changed_under_it_runs_it_again_on_the_new_version() {
     env.publish(Publish::new().view(Topo(1)));
     let mut runs = 0;
     let done = env
-        .atomically(3, no_check, |tx| {
+        .atomically(3, |tx| {
             runs += 1;
             let t = tx.read::<Topo>().unwrap().0;
             if runs == 1 {
@@ -69,13 +65,13 @@ fn a_view_changed_under_it_runs_it_again_on_the_new_version() {
 fn an_aborted_or_contended_transaction_leaves_nothing() {
     let env = Environment::default();
     env.publish(Publish::new().view(Topo(1)));
-    let aborted = env.atomically(3, no_check, |tx| {
+    let aborted = env.atomically(3, |tx| {
         tx.write(Paths(1));
         Err::<(), _>("no route")
     });
     assert_eq!(aborted.unwrap_err(), TxError::Aborted("no route"));
     let mut n = 1;
-    let contended = env.atomically(3, no_check, |tx| {
+    let contended = env.atomically(3, |tx| {
         tx.read::<Topo>();
         tx.write(Paths(0));
         n += 1;
@@ -94,7 +90,7 @@ fn only_the_views_read_are_checked() {
     // Writes without reading: a concurrent change of another view does
     // not stop it.
     let done = env
-        .atomically(1, no_check, |tx| {
+        .atomically(1, |tx| {
             env.publish(Publish::new().view(Topo(2)));
             tx.write(Paths(7));
             Ok::<_, ()>(())
@@ -103,7 +99,7 @@ fn only_the_views_read_are_checked() {
     assert_eq!(done.attempts, 1);
     // A read-only transaction publishes nothing.
     let read = env
-        .atomically(1, no_check, |tx| Ok::<_, ()>(tx.read::<Paths>().unwrap().0))
+        .atomically(1, |tx| Ok::<_, ()>(tx.read::<Paths>().unwrap().0))
         .unwrap();
     assert_eq!((read.value, read.changes.len()), (7, 0));
 }
@@ -111,7 +107,7 @@ fn only_the_views_read_are_checked() {
 #[test]
 fn a_refused_write_is_not_published() {
     let env = Environment::default();
-    let refused = env.atomically(
+    let refused = env.atomically_checked(
         3,
         |tx| match tx.written().next() {
             Some(view) => Err(super::super::UndeclaredWrite {
@@ -209,7 +205,7 @@ fn concurrent_reservations_never_oversubscribe_or_leak() {
                         .collect();
                     let rate = 1 + rng.below(30);
                     let id = (t, next);
-                    let result = env.atomically(10_000, no_check, |tx| {
+                    let result = env.atomically(10_000, |tx| {
                         let mut ledger = Ledger::clone(&tx.read::<Ledger>().unwrap());
                         if let Some(n) = victim {
                             let (links, rate) = ledger.held.remove(&(t, n)).unwrap();
