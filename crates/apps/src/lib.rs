@@ -39,6 +39,13 @@ pub mod lldp;
 pub mod loop_guard;
 pub mod mac_table;
 pub mod priority;
+
+/// The application writer's guide (`docs/applications.md`), whose examples
+/// run as this crate's doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/applications.md")]
+pub struct ApplicationsGuide;
+
 pub mod routes;
 pub mod routing;
 pub mod settings;
