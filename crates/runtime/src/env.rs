@@ -201,6 +201,16 @@ impl Publish {
         Publish::default()
     }
 
+    /// Adds the versions `other` holds, replacing those of the same views.
+    pub(crate) fn merge(&mut self, other: Publish) {
+        for (id, value) in other.entries {
+            match self.entries.iter_mut().find(|(e, _)| *e == id) {
+                Some(entry) => entry.1 = value,
+                None => self.entries.push((id, value)),
+            }
+        }
+    }
+
     /// Adds a new version of view `T`.
     pub fn view<T: View>(mut self, value: T) -> Publish {
         self.entries.push((ViewId::of::<T>(), Arc::new(value)));
@@ -213,7 +223,7 @@ impl Publish {
     }
 
     /// Sets the new version of view `T`, replacing one already added.
-    fn set<T: View>(&mut self, value: T) {
+    pub(crate) fn set<T: View>(&mut self, value: T) {
         let id = ViewId::of::<T>();
         let value: Arc<dyn Any + Send + Sync> = Arc::new(value);
         match self.entries.iter_mut().find(|(e, _)| *e == id) {
@@ -223,7 +233,7 @@ impl Publish {
     }
 
     /// The new version of view `id`, if it holds one.
-    fn get(&self, id: ViewId) -> Option<&Arc<dyn Any + Send + Sync>> {
+    pub(crate) fn get(&self, id: ViewId) -> Option<&Arc<dyn Any + Send + Sync>> {
         self.entries.iter().find(|(e, _)| *e == id).map(|(_, v)| v)
     }
 }

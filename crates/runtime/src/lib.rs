@@ -48,7 +48,12 @@
 //!   applications share (topology, hosts, routes) lives in one environment
 //!   of typed, versioned, immutable views; readers take a consistent
 //!   snapshot without locking, and applications hear of new versions of
-//!   the views they read off the packet-in path.
+//!   the views they read off the packet-in path. A transaction
+//!   ([`env::transaction`], McNettle §4.4) reads and writes several views
+//!   and commits all or nothing.
+//! - **DAGs** ([`dag`], Maestro thesis §3.2.4-3.2.5): applications
+//!   composed by their input and output views, run on a snapshot and
+//!   committed together; conflicting DAGs run in turn.
 //! - **TLS** ([`tls`]): a listener may speak OpenFlow over TLS (rustls);
 //!   a switch's socket is then a TLS one (`io/transport.rs`), served by
 //!   the same engine, its handshake run as its input arrives. Plain TCP
@@ -64,6 +69,7 @@ pub mod app;
 pub mod config;
 pub mod context;
 pub mod control;
+pub mod dag;
 pub mod env;
 pub mod event;
 pub mod ibt;

@@ -136,14 +136,7 @@ impl Environment {
             let mut tx = Transaction::new(self.snapshot());
             let value = f(&mut tx).map_err(TxError::Aborted)?;
             check(&tx).map_err(TxError::Undeclared)?;
-            let writer = lock(&self.writer);
-            let current = self.current.load();
-            if tx
-                .reads
-                .iter()
-                .all(|&(id, version)| current.version_of(id) == version)
-            {
-                let changes = self.publish_locked(&writer, tx.writes);
+            if let Ok(changes) = self.commit_if_current(&tx.reads, tx.writes) {
                 return Ok(Committed {
                     value,
                     changes,
@@ -152,6 +145,25 @@ impl Environment {
             }
         }
         Err(TxError::Contended { attempts })
+    }
+
+    /// Publishes `writes` if every view of `reads` is still at the version
+    /// given; otherwise publishes nothing and gives the writes back.
+    pub(crate) fn commit_if_current(
+        &self,
+        reads: &[(ViewId, u64)],
+        writes: Publish,
+    ) -> Result<Vec<Change>, Publish> {
+        let writer = lock(&self.writer);
+        let current = self.current.load();
+        if reads
+            .iter()
+            .all(|&(id, version)| current.version_of(id) == version)
+        {
+            Ok(self.publish_locked(&writer, writes))
+        } else {
+            Err(writes)
+        }
     }
 }
 

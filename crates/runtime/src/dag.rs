@@ -1,0 +1,556 @@
+//! Application DAGs (Maestro thesis §3.2.4-3.2.5): applications composed
+//! in a directed acyclic graph, each reading its input views and writing
+//! its output views, run on a local environment and committed at the end.
+//!
+//! - A [`Dag`] names its applications ([`DagApp`]), the order they run in
+//!   (edges; branches allowed), and what triggers it ([`Trigger`]). Its
+//!   read set and write set are the unions of its applications' input and
+//!   output views ([`crate::env::ViewAccess`]).
+//! - A run ([`Dags::run`]) takes a snapshot of the global environment as
+//!   its local environment: every application of the DAG that reads a view
+//!   sees the same version of it, whatever is published meanwhile
+//!   (§3.2.5), and an application's outputs are the inputs of those after
+//!   it. Applications whose predecessors are done run together, on scoped
+//!   threads (the branches of Fig. 3.1's DAG 3). At the end the outputs are
+//!   published to the global environment in one step and the messages the
+//!   applications queued go to the switches; a failed or panicking
+//!   application aborts the run and neither happens.
+//! - Concurrency control is at the granularity of views, as the thesis
+//!   does it: before a run starts, [`Dags`] checks read/write and
+//!   write/write conflicts with the runs in progress and queues a
+//!   conflicting one until they finish; others start at once. A view
+//!   written outside any DAG (an application publishing on its own) can
+//!   still change under a run: the commit then finds a version it read no
+//!   longer current and runs the DAG again on the new one (optimistic
+//!   validation, as a transaction does), a bounded number of times.
+
+use crate::env::{Change, Environment, Publish, Snapshot, View, ViewAccess, ViewId};
+use crate::switch::SwitchId;
+use crate::sync::lock;
+use std::any::Any;
+use std::collections::HashSet;
+use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// How many times a run is repeated when a view it read was changed
+/// outside any DAG before it could commit.
+const RERUNS: u32 = 3;
+
+/// An application in a DAG: a computation from its input views to its
+/// output views.
+pub trait DagApp: Send + Sync {
+    /// Its name, unique in the DAG.
+    fn name(&self) -> &str;
+
+    /// The views it reads and writes.
+    fn views(&self) -> ViewAccess;
+
+    /// Computes its outputs from its inputs in `local`; an error aborts
+    /// the DAG's run.
+    fn run(&self, local: &mut Local<'_>) -> Result<(), String>;
+}
+
+/// What starts a DAG.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Trigger {
+    /// A new version of any of these views (a driver's event: switch up
+    /// or down, port status, packet in).
+    Views(Vec<ViewId>),
+    /// Every period.
+    Every(Duration),
+}
+
+/// The local environment as one application of a run sees it.
+pub struct Local<'a> {
+    snapshot: &'a Snapshot,
+    /// Outputs of the applications before this one.
+    upstream: &'a Publish,
+    access: ViewAccess,
+    app: &'a str,
+    writes: Publish,
+    outbox: Vec<(SwitchId, Vec<u8>)>,
+}
+
+impl Local<'_> {
+    /// View `T` as this run sees it: an earlier application's output, or
+    /// the version in the run's snapshot. `None` if it does not exist, or
+    /// the application did not declare it reads it.
+    pub fn read<T: View>(&self) -> Option<Arc<T>> {
+        let id = ViewId::of::<T>();
+        if !self.access.does_read(id) {
+            return None;
+        }
+        if let Some(v) = self.writes.get(id).or_else(|| self.upstream.get(id)) {
+            return v.clone().downcast::<T>().ok();
+        }
+        self.snapshot.get::<T>().map(|v| v.arc().clone())
+    }
+
+    /// The version of view `T` in the run's snapshot (0 if never
+    /// published).
+    pub fn version<T: View>(&self) -> u64 {
+        self.snapshot.version::<T>()
+    }
+
+    /// Writes view `T`, for the applications after this one and for the
+    /// commit; an error if the application did not declare it writes it.
+    pub fn write<T: View>(&mut self, value: T) -> Result<(), String> {
+        if !self.access.does_write(ViewId::of::<T>()) {
+            return Err(format!(
+                "application {} wrote view {} without declaring it",
+                self.app,
+                T::NAME
+            ));
+        }
+        self.writes.set(value);
+        Ok(())
+    }
+
+    /// Queues a message (whole OpenFlow messages) for switch `id`, sent
+    /// when the run commits and dropped if it does not.
+    pub fn send(&mut self, id: SwitchId, bytes: Vec<u8>) {
+        self.outbox.push((id, bytes));
+    }
+}
+
+/// Why a DAG could not be built or did not commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DagError {
+    /// An edge names an application the DAG does not have.
+    UnknownApp(String),
+    /// Two applications have the same name.
+    DuplicateApp(String),
+    /// The edges form a cycle through this application.
+    Cycle(String),
+    /// Two applications that may run at once write the same view.
+    ConcurrentWrites {
+        /// The view.
+        view: &'static str,
+        /// The two applications.
+        apps: (String, String),
+    },
+    /// An application failed; nothing was committed.
+    Failed {
+        /// Which.
+        app: String,
+        /// What it said (or the panic's message).
+        error: String,
+    },
+    /// Every run found a view it read changed outside any DAG.
+    Stale {
+        /// Runs made.
+        runs: u32,
+    },
+}
+
+impl fmt::Display for DagError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DagError::UnknownApp(a) => write!(f, "an edge names {a}, which is not in the DAG"),
+            DagError::DuplicateApp(a) => write!(f, "application {a} is in the DAG twice"),
+            DagError::Cycle(a) => write!(f, "the edges form a cycle through {a}"),
+            DagError::ConcurrentWrites { view, apps } => write!(
+                f,
+                "{} and {} may run at once and both write view {view}",
+                apps.0, apps.1
+            ),
+            DagError::Failed { app, error } => write!(f, "application {app} failed: {error}"),
+            DagError::Stale { runs } => write!(
+                f,
+                "gave up after {runs} runs: views it read kept changing outside any DAG"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for DagError {}
+
+/// A DAG's figures, for the operator.
+#[derive(Debug, Default)]
+pub struct DagStats {
+    /// Runs started (reruns included).
+    pub runs: AtomicU64,
+    /// Runs committed.
+    pub commits: AtomicU64,
+    /// Times it waited for a conflicting DAG to finish.
+    pub conflicts: AtomicU64,
+    /// Runs repeated because a view read changed outside any DAG.
+    pub reruns: AtomicU64,
+    /// Runs aborted by a failed application.
+    pub aborts: AtomicU64,
+    /// The last committed run's duration, microseconds.
+    pub last_us: AtomicU64,
+}
+
+/// A validated DAG.
+pub struct Dag {
+    name: String,
+    apps: Vec<Arc<dyn DagApp>>,
+    /// Application indices by stage: every application's predecessors are
+    /// in earlier stages; one stage's applications run together.
+    stages: Vec<Vec<usize>>,
+    trigger: Trigger,
+    read_ids: Vec<ViewId>,
+    write_ids: Vec<ViewId>,
+    /// Its figures.
+    pub stats: DagStats,
+}
+
+impl Dag {
+    /// A DAG of `apps`, where `(a, b)` in `edges` says `a` runs before
+    /// `b` (by name).
+    pub fn new(
+        name: &str,
+        apps: Vec<Arc<dyn DagApp>>,
+        edges: &[(&str, &str)],
+        trigger: Trigger,
+    ) -> Result<Dag, DagError> {
+        let index = |n: &str| {
+            apps.iter()
+                .position(|a| a.name() == n)
+                .ok_or_else(|| DagError::UnknownApp(n.to_string()))
+        };
+        let mut seen = HashSet::new();
+        for a in &apps {
+            if !seen.insert(a.name()) {
+                return Err(DagError::DuplicateApp(a.name().to_string()));
+            }
+        }
+        let mut preds = vec![Vec::new(); apps.len()];
+        for &(a, b) in edges {
+            preds[index(b)?].push(index(a)?);
+        }
+        let stages = stages(&preds).map_err(|i| DagError::Cycle(apps[i].name().to_string()))?;
+        let access: Vec<ViewAccess> = apps.iter().map(|a| a.views()).collect();
+        check_concurrent_writes(&apps, &access, &preds)?;
+        let mut read_ids = Vec::new();
+        let mut write_ids = Vec::new();
+        for a in &access {
+            for &id in a.read_views() {
+                if !read_ids.contains(&id) {
+                    read_ids.push(id);
+                }
+            }
+            for &id in a.written_views() {
+                if !write_ids.contains(&id) {
+                    write_ids.push(id);
+                }
+            }
+        }
+        Ok(Dag {
+            name: name.to_string(),
+            apps,
+            stages,
+            trigger,
+            read_ids,
+            write_ids,
+            stats: DagStats::default(),
+        })
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// What starts it.
+    pub fn trigger(&self) -> &Trigger {
+        &self.trigger
+    }
+
+    /// The views it reads: the union of its applications' inputs.
+    pub fn read_set(&self) -> &[ViewId] {
+        &self.read_ids
+    }
+
+    /// The views it writes: the union of its applications' outputs.
+    pub fn write_set(&self) -> &[ViewId] {
+        &self.write_ids
+    }
+
+    /// Whether `changes` include a view that triggers it.
+    pub fn triggered_by(&self, changes: &[Change]) -> bool {
+        match &self.trigger {
+            Trigger::Views(views) => changes.iter().any(|c| views.contains(&c.view)),
+            Trigger::Every(_) => false,
+        }
+    }
+
+    /// Whether it and `other` may not run at once: one writes a view the
+    /// other reads or writes.
+    fn conflicts_with(&self, other: &Dag) -> bool {
+        let writes_into = |a: &Dag, b: &Dag| {
+            a.write_ids
+                .iter()
+                .any(|w| b.read_ids.contains(w) || b.write_ids.contains(w))
+        };
+        writes_into(self, other) || writes_into(other, self)
+    }
+
+    /// One run on `snapshot`: the outputs and the messages, or the first
+    /// failure.
+    fn execute(&self, snapshot: &Snapshot) -> Result<(Publish, Outbox), DagError> {
+        let mut outputs = Publish::new();
+        let mut outbox = Vec::new();
+        for stage in &self.stages {
+            let results: Vec<Result<(Publish, Outbox), DagError>> = if stage.len() == 1 {
+                vec![self.run_app(stage[0], snapshot, &outputs)]
+            } else {
+                std::thread::scope(|s| {
+                    let handles: Vec<_> = stage
+                        .iter()
+                        .map(|&i| {
+                            let outputs = &outputs;
+                            s.spawn(move || self.run_app(i, snapshot, outputs))
+                        })
+                        .collect();
+                    handles
+                        .into_iter()
+                        .map(|h| h.join().unwrap_or_else(|e| Err(panicked("a branch", &e))))
+                        .collect()
+                })
+            };
+            for r in results {
+                let (writes, msgs) = r?;
+                outputs.merge(writes);
+                outbox.extend(msgs);
+            }
+        }
+        Ok((outputs, outbox))
+    }
+
+    fn run_app(
+        &self,
+        i: usize,
+        snapshot: &Snapshot,
+        upstream: &Publish,
+    ) -> Result<(Publish, Outbox), DagError> {
+        let app = &self.apps[i];
+        let mut local = Local {
+            snapshot,
+            upstream,
+            access: app.views(),
+            app: app.name(),
+            writes: Publish::new(),
+            outbox: Vec::new(),
+        };
+        match catch_unwind(AssertUnwindSafe(|| app.run(&mut local))) {
+            Ok(Ok(())) => Ok((local.writes, local.outbox)),
+            Ok(Err(error)) => Err(DagError::Failed {
+                app: app.name().to_string(),
+                error,
+            }),
+            Err(e) => Err(panicked(app.name(), &e)),
+        }
+    }
+}
+
+impl fmt::Debug for Dag {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Dag")
+            .field("name", &self.name)
+            .field(
+                "apps",
+                &self.apps.iter().map(|a| a.name()).collect::<Vec<_>>(),
+            )
+            .field("reads", &self.read_ids)
+            .field("writes", &self.write_ids)
+            .finish()
+    }
+}
+
+type Outbox = Vec<(SwitchId, Vec<u8>)>;
+
+fn panicked(app: &str, e: &Box<dyn Any + Send>) -> DagError {
+    let error = e
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| e.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "panicked".to_string());
+    DagError::Failed {
+        app: app.to_string(),
+        error: format!("panicked: {error}"),
+    }
+}
+
+/// Application indices by stage (Kahn's algorithm, stage by stage), or an
+/// application on a cycle.
+fn stages(preds: &[Vec<usize>]) -> Result<Vec<Vec<usize>>, usize> {
+    let mut stage_of: Vec<Option<usize>> = vec![None; preds.len()];
+    let mut stages = Vec::new();
+    let mut placed = 0;
+    while placed < preds.len() {
+        let ready: Vec<usize> = (0..preds.len())
+            .filter(|&i| stage_of[i].is_none())
+            .filter(|&i| preds[i].iter().all(|&p| stage_of[p].is_some()))
+            .collect();
+        if ready.is_empty() {
+            return Err((0..preds.len())
+                .find(|&i| stage_of[i].is_none())
+                .unwrap_or(0));
+        }
+        for &i in &ready {
+            stage_of[i] = Some(stages.len());
+        }
+        placed += ready.len();
+        stages.push(ready);
+    }
+    Ok(stages)
+}
+
+/// Refuses two applications that may run at once (neither before the
+/// other) and write the same view: which output the commit would keep
+/// would be a race.
+fn check_concurrent_writes(
+    apps: &[Arc<dyn DagApp>],
+    access: &[ViewAccess],
+    preds: &[Vec<usize>],
+) -> Result<(), DagError> {
+    // before[i][j]: i runs before j.
+    let n = apps.len();
+    let mut before = vec![vec![false; n]; n];
+    fn mark(j: usize, p: usize, preds: &[Vec<usize>], before: &mut [Vec<bool>]) {
+        if !before[p][j] {
+            before[p][j] = true;
+            for &q in &preds[p] {
+                mark(j, q, preds, before);
+            }
+        }
+    }
+    for j in 0..n {
+        for &p in &preds[j] {
+            mark(j, p, preds, &mut before);
+        }
+    }
+    for i in 0..n {
+        for j in i + 1..n {
+            if before[i][j] || before[j][i] {
+                continue;
+            }
+            if let Some(&view) = access[i]
+                .written_views()
+                .iter()
+                .find(|v| access[j].does_write(**v))
+            {
+                return Err(DagError::ConcurrentWrites {
+                    view: view.name(),
+                    apps: (apps[i].name().to_string(), apps[j].name().to_string()),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What a committed run published and sent.
+#[derive(Debug)]
+pub struct DagRun {
+    /// The views it published.
+    pub changes: Vec<Change>,
+    /// Messages it sent.
+    pub messages: usize,
+    /// Runs it took (1 unless a view it read changed outside any DAG).
+    pub runs: u32,
+    /// Whether it waited for a conflicting DAG first.
+    pub waited: bool,
+}
+
+/// The DAGs in progress, for concurrency control between them.
+#[derive(Default)]
+pub struct Dags {
+    running: Mutex<Vec<Arc<Dag>>>,
+    finished: Condvar,
+}
+
+impl Dags {
+    /// Runs `dag` once on `env`: waits while a conflicting DAG runs, runs
+    /// it on a snapshot, commits its outputs, and hands its messages to
+    /// `send`.
+    pub fn run(
+        &self,
+        dag: &Arc<Dag>,
+        env: &Environment,
+        mut send: impl FnMut(SwitchId, &[u8]),
+    ) -> Result<DagRun, DagError> {
+        let waited = self.admit(dag);
+        let result = self.run_admitted(dag, env, &mut send);
+        let mut running = lock(&self.running);
+        if let Some(k) = running.iter().position(|d| Arc::ptr_eq(d, dag)) {
+            running.swap_remove(k);
+        }
+        drop(running);
+        self.finished.notify_all();
+        result.map(|mut r| {
+            r.waited = waited;
+            r
+        })
+    }
+
+    /// Waits until no running DAG conflicts with `dag`, then marks it
+    /// running; true if it had to wait.
+    fn admit(&self, dag: &Arc<Dag>) -> bool {
+        let mut running = lock(&self.running);
+        let mut waited = false;
+        while running.iter().any(|d| d.conflicts_with(dag)) {
+            if !waited {
+                dag.stats.conflicts.fetch_add(1, Ordering::Relaxed);
+                waited = true;
+            }
+            running = self
+                .finished
+                .wait(running)
+                .unwrap_or_else(|e| e.into_inner());
+        }
+        running.push(dag.clone());
+        waited
+    }
+
+    fn run_admitted(
+        &self,
+        dag: &Dag,
+        env: &Environment,
+        send: &mut dyn FnMut(SwitchId, &[u8]),
+    ) -> Result<DagRun, DagError> {
+        let stats = &dag.stats;
+        for run in 1..=RERUNS {
+            let started = Instant::now();
+            stats.runs.fetch_add(1, Ordering::Relaxed);
+            let snapshot = env.snapshot();
+            let (outputs, outbox) = dag.execute(&snapshot).inspect_err(|_| {
+                stats.aborts.fetch_add(1, Ordering::Relaxed);
+            })?;
+            let reads: Vec<(ViewId, u64)> = dag
+                .read_ids
+                .iter()
+                .map(|&id| (id, snapshot.version_of(id)))
+                .collect();
+            match env.commit_if_current(&reads, outputs) {
+                Ok(changes) => {
+                    for (id, bytes) in &outbox {
+                        send(*id, bytes);
+                    }
+                    stats.commits.fetch_add(1, Ordering::Relaxed);
+                    stats
+                        .last_us
+                        .store(started.elapsed().as_micros() as u64, Ordering::Relaxed);
+                    return Ok(DagRun {
+                        changes,
+                        messages: outbox.len(),
+                        runs: run,
+                        waited: false,
+                    });
+                }
+                Err(_) => {
+                    stats.reruns.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+        Err(DagError::Stale { runs: RERUNS })
+    }
+}
+
+#[cfg(test)]
+mod tests;
