@@ -8,6 +8,7 @@ use crate::app::AnyApp;
 use crate::closed::Closed;
 use crate::config::Config;
 use crate::conn::Connection;
+use crate::dag::DagSet;
 use crate::env::Environment;
 use crate::failure_log::{self, FailureLog, Line, Suppressed};
 use crate::io::{Clock, Sockets, TransportError};
@@ -51,6 +52,9 @@ pub(crate) struct Controller {
     /// How to hand the scheduler a switch to serve (set once the
     /// scheduler's threads exist).
     pub readiness: OnceLock<Arc<dyn Wake>>,
+    /// The application DAGs, run on the view thread when their views
+    /// change and by timer.
+    pub dags: DagSet,
 }
 
 /// How the controller hands a switch to whichever scheduler runs, without
@@ -184,6 +188,7 @@ impl Controller {
             stop_unconfirmed: Mutex::new(BTreeMap::new()),
             clock: Clock::new(),
             readiness: OnceLock::new(),
+            dags: DagSet::default(),
         }
     }
 

@@ -25,7 +25,8 @@
 //!   validation, as a transaction does), a bounded number of times.
 
 use crate::env::{Change, Environment, Publish, Snapshot, View, ViewAccess, ViewId};
-use crate::switch::SwitchId;
+use crate::network::Network;
+use crate::switch::{SwitchId, SwitchInfo};
 use crate::sync::lock;
 use std::any::Any;
 use std::collections::HashSet;
@@ -70,6 +71,7 @@ pub struct Local<'a> {
     upstream: &'a Publish,
     access: ViewAccess,
     app: &'a str,
+    switches: &'a [SwitchInfo],
     writes: Publish,
     outbox: Vec<(SwitchId, Vec<u8>)>,
 }
@@ -107,6 +109,12 @@ impl Local<'_> {
         }
         self.writes.set(value);
         Ok(())
+    }
+
+    /// The switches connected when the run started (their ids, datapath
+    /// ids and versions), to address and encode messages.
+    pub fn switches(&self) -> &[SwitchInfo] {
+        self.switches
     }
 
     /// Queues a message (whole OpenFlow messages) for switch `id`, sent
@@ -292,19 +300,23 @@ impl Dag {
 
     /// One run on `snapshot`: the outputs and the messages, or the first
     /// failure.
-    fn execute(&self, snapshot: &Snapshot) -> Result<(Publish, Outbox), DagError> {
+    fn execute(
+        &self,
+        snapshot: &Snapshot,
+        switches: &[SwitchInfo],
+    ) -> Result<(Publish, Outbox), DagError> {
         let mut outputs = Publish::new();
         let mut outbox = Vec::new();
         for stage in &self.stages {
             let results: Vec<Result<(Publish, Outbox), DagError>> = if stage.len() == 1 {
-                vec![self.run_app(stage[0], snapshot, &outputs)]
+                vec![self.run_app(stage[0], snapshot, switches, &outputs)]
             } else {
                 std::thread::scope(|s| {
                     let handles: Vec<_> = stage
                         .iter()
                         .map(|&i| {
                             let outputs = &outputs;
-                            s.spawn(move || self.run_app(i, snapshot, outputs))
+                            s.spawn(move || self.run_app(i, snapshot, switches, outputs))
                         })
                         .collect();
                     handles
@@ -326,6 +338,7 @@ impl Dag {
         &self,
         i: usize,
         snapshot: &Snapshot,
+        switches: &[SwitchInfo],
         upstream: &Publish,
     ) -> Result<(Publish, Outbox), DagError> {
         let app = &self.apps[i];
@@ -334,6 +347,7 @@ impl Dag {
             upstream,
             access: app.views(),
             app: app.name(),
+            switches,
             writes: Publish::new(),
             outbox: Vec::new(),
         };
@@ -467,16 +481,17 @@ pub struct Dags {
 
 impl Dags {
     /// Runs `dag` once on `env`: waits while a conflicting DAG runs, runs
-    /// it on a snapshot, commits its outputs, and hands its messages to
-    /// `send`.
+    /// it on a snapshot (its applications see `switches`), commits its
+    /// outputs, and hands its messages to `send`.
     pub fn run(
         &self,
         dag: &Arc<Dag>,
         env: &Environment,
+        switches: &[SwitchInfo],
         mut send: impl FnMut(SwitchId, &[u8]),
     ) -> Result<DagRun, DagError> {
         let waited = self.admit(dag);
-        let result = self.run_admitted(dag, env, &mut send);
+        let result = self.run_admitted(dag, env, switches, &mut send);
         let mut running = lock(&self.running);
         if let Some(k) = running.iter().position(|d| Arc::ptr_eq(d, dag)) {
             running.swap_remove(k);
@@ -512,6 +527,7 @@ impl Dags {
         &self,
         dag: &Dag,
         env: &Environment,
+        switches: &[SwitchInfo],
         send: &mut dyn FnMut(SwitchId, &[u8]),
     ) -> Result<DagRun, DagError> {
         let stats = &dag.stats;
@@ -519,7 +535,7 @@ impl Dags {
             let started = Instant::now();
             stats.runs.fetch_add(1, Ordering::Relaxed);
             let snapshot = env.snapshot();
-            let (outputs, outbox) = dag.execute(&snapshot).inspect_err(|_| {
+            let (outputs, outbox) = dag.execute(&snapshot, switches).inspect_err(|_| {
                 stats.aborts.fetch_add(1, Ordering::Relaxed);
             })?;
             let reads: Vec<(ViewId, u64)> = dag
@@ -549,6 +565,75 @@ impl Dags {
             }
         }
         Err(DagError::Stale { runs: RERUNS })
+    }
+}
+
+/// The DAGs of one controller: run when their trigger fires, with the
+/// concurrency control of [`Dags`].
+#[derive(Default)]
+pub struct DagSet {
+    dags: Vec<Arc<Dag>>,
+    runs: Arc<Dags>,
+}
+
+impl DagSet {
+    /// These DAGs.
+    pub fn new(dags: Vec<Dag>) -> DagSet {
+        DagSet {
+            dags: dags.into_iter().map(Arc::new).collect(),
+            runs: Arc::default(),
+        }
+    }
+
+    /// The DAGs, for the operator.
+    pub fn dags(&self) -> &[Arc<Dag>] {
+        &self.dags
+    }
+
+    /// Runs every DAG that `changes` trigger, together (each waits only
+    /// for those it conflicts with), sending their messages through
+    /// `net`. Their own commits are new changes, which the caller hands
+    /// back here (routing's output view triggers the flows' DAG).
+    pub fn on_changes(&self, net: &Network, changes: &[Change]) {
+        let due: Vec<&Arc<Dag>> = self
+            .dags
+            .iter()
+            .filter(|d| d.triggered_by(changes))
+            .collect();
+        match due[..] {
+            [] => {}
+            [dag] => run_logged(&self.runs, dag, net),
+            _ => std::thread::scope(|s| {
+                for dag in due {
+                    s.spawn(|| run_logged(&self.runs, dag, net));
+                }
+            }),
+        }
+    }
+
+    /// Starts the timers of the DAGs triggered every period.
+    pub fn start_timers(&self, net: &Network) {
+        for dag in &self.dags {
+            if let Trigger::Every(period) = dag.trigger {
+                let (dag, runs) = (dag.clone(), self.runs.clone());
+                net.every(&format!("dag {}", dag.name), period, move |net| {
+                    run_logged(&runs, &dag, net)
+                });
+            }
+        }
+    }
+}
+
+/// Runs `dag` once, its messages sent through `net`; a failure is logged
+/// (and counted in its figures).
+fn run_logged(runs: &Dags, dag: &Arc<Dag>, net: &Network) {
+    let sent = runs.run(dag, net.env(), &net.switches(), |id, bytes| {
+        if let Err(e) = net.send(id, bytes) {
+            tracing::debug!(dag = %dag.name, switch = %id, error = %e, "DAG message not sent");
+        }
+    });
+    if let Err(e) = sent {
+        tracing::warn!(dag = %dag.name, error = %e, "DAG run not committed");
     }
 }
 

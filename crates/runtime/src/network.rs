@@ -94,6 +94,11 @@ impl Network {
         self.fabric.env().read::<T>()
     }
 
+    /// The environment itself (for the runtime's DAGs).
+    pub(crate) fn env(&self) -> &Environment {
+        self.fabric.env()
+    }
+
     /// Publishes new versions of one or several views together. An
     /// application may publish only the views it declared it writes
     /// ([`crate::App::views`]).

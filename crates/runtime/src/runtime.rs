@@ -6,6 +6,7 @@ use crate::app::AnyApp;
 use crate::config::{Config, SchedulerKind};
 use crate::conn::Connection;
 use crate::controller::Controller;
+use crate::dag::{Dag, DagSet};
 use crate::io::{Sockets, Transport, WAKER, shut};
 use crate::network::Network;
 use crate::sched::{Readiness, queues, round_robin, shared_queue};
@@ -44,6 +45,16 @@ impl Runtime {
     /// Binds the listeners, starts the threads, and starts the
     /// applications (in pipeline order).
     pub fn start(config: Config, apps: Vec<AnyApp>) -> io::Result<Runtime> {
+        Runtime::start_with_dags(config, apps, Vec::new())
+    }
+
+    /// [`Runtime::start`] with application DAGs ([`crate::dag`]), run when
+    /// their trigger fires.
+    pub fn start_with_dags(
+        config: Config,
+        apps: Vec<AnyApp>,
+        dags: Vec<Dag>,
+    ) -> io::Result<Runtime> {
         let workers = config.workers.max(1);
         let kind = config.scheduler;
         // One poller per worker for the run-queue schedulers; one shared
@@ -63,7 +74,9 @@ impl Runtime {
         }
         let table = Arc::new(SwitchTable::new(config.max_switches));
         let sockets = Arc::new(Sockets::new(table.clone(), registries, config.max_output));
-        let ctl = Arc::new(Controller::new(table, sockets, apps, config));
+        let mut ctl = Controller::new(table, sockets, apps, config);
+        ctl.dags = DagSet::new(dags);
+        let ctl = Arc::new(ctl);
 
         // Listeners.
         let accept_poll = Poll::new()?;
@@ -96,6 +109,7 @@ impl Runtime {
         let accept_waker = Arc::new(Waker::new(accept_poll.registry(), WAKER)?);
 
         ctl.pipeline.start();
+        ctl.dags.start_timers(&ctl.net);
 
         let mut threads = Vec::new();
         let cores = if ctl.config.pin {
@@ -430,13 +444,15 @@ fn run_timers(ctl: Arc<Controller>, readiness: Arc<Readiness>) {
 }
 
 /// Hands new versions of views to the applications that read them
-/// ([`crate::App::view_changed`]), off the packet-in path.
+/// ([`crate::App::view_changed`]), off the packet-in path, and runs the
+/// DAGs they trigger.
 fn run_views(ctl: Arc<Controller>) {
     let env = &ctl.fabric.env;
     while ctl.is_running() {
         let changes = env.take_changes(Duration::from_millis(200));
         if !changes.is_empty() {
             ctl.pipeline.views_changed(&env.snapshot(), &changes);
+            ctl.dags.on_changes(&ctl.net, &changes);
         }
     }
 }

@@ -45,6 +45,7 @@ use crate::app::AnyApp;
 use crate::batch::{Batch, MsgRef};
 use crate::conn::Connection;
 use crate::context::BatchSwitches;
+use crate::dag::{Dag, DagSet};
 use crate::env::{Environment, Snapshot};
 use crate::network::{Fabric, Network, Timers};
 use crate::pipeline::Pipeline;
@@ -195,6 +196,7 @@ pub struct Harness {
     batch: Batch,
     /// Why each switch that left was closed.
     closed: HashMap<SwitchId, CloseReason>,
+    dags: DagSet,
 }
 
 impl Harness {
@@ -202,6 +204,21 @@ impl Harness {
     /// controller's default session settings.
     pub fn new(apps: Vec<AnyApp>) -> Harness {
         Harness::with_session(apps, SessionConfig::default())
+    }
+
+    /// [`Harness::new`] with application DAGs ([`crate::dag`]), run when
+    /// the views they are triggered by change (timer-triggered ones as
+    /// simulated time passes).
+    pub fn with_dags(apps: Vec<AnyApp>, dags: Vec<Dag>) -> Harness {
+        let mut h = Harness::with_session(apps, SessionConfig::default());
+        h.dags = DagSet::new(dags);
+        h.dags.start_timers(&h.net);
+        h
+    }
+
+    /// The DAGs it runs.
+    pub fn dags(&self) -> &DagSet {
+        &self.dags
     }
 
     /// [`Harness::new`] with other session settings (keepalive times,
@@ -228,6 +245,7 @@ impl Harness {
             switches: Vec::new(),
             batch: Batch::default(),
             closed: HashMap::new(),
+            dags: DagSet::default(),
         }
     }
 
@@ -494,6 +512,7 @@ impl Harness {
             }
             self.pipeline
                 .views_changed(&self.fabric.env.snapshot(), &changes);
+            self.dags.on_changes(&self.net, &changes);
         }
         panic!("applications kept publishing views in reply to each other");
     }

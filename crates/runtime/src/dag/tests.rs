@@ -89,7 +89,7 @@ fn outputs_feed_later_applications_and_commit_together() {
     assert_eq!(dag.write_set(), [ViewId::of::<C>(), ViewId::of::<E>()]);
     let mut sent = Vec::new();
     let run = Dags::default()
-        .run(&dag, &env, |id, bytes| sent.push((id, bytes.to_vec())))
+        .run(&dag, &env, &[], |id, bytes| sent.push((id, bytes.to_vec())))
         .unwrap();
     assert_eq!((run.runs, run.messages, run.changes.len()), (1, 1, 2));
     let s = env.snapshot();
@@ -138,7 +138,7 @@ fn a_dag_s_applications_never_see_a_view_change_mid_run() {
     };
     let dag =
         Arc::new(Dag::new("two", vec![first, second], &[("first", "second")], on_a()).unwrap());
-    let run = Dags::default().run(&dag, &env, |_, _| {}).unwrap();
+    let run = Dags::default().run(&dag, &env, &[], |_, _| {}).unwrap();
     assert_eq!(run.runs, 2);
     assert_eq!(
         *seen.lock().unwrap(),
@@ -175,7 +175,7 @@ fn a_failed_or_panicking_application_commits_nothing() {
             Arc::new(Dag::new("d", vec![first, second], &[("first", "second")], on_a()).unwrap());
         let mut sent = 0;
         let err = Dags::default()
-            .run(&dag, &env, |_, _| sent += 1)
+            .run(&dag, &env, &[], |_, _| sent += 1)
             .unwrap_err();
         let DagError::Failed { app, error } = err else {
             panic!("{err:?}");
@@ -221,7 +221,7 @@ fn branches_run_together_and_may_not_write_the_same_view() {
     let edges = [("root", "left"), ("root", "right")];
     let dag = Arc::new(Dag::new("fork", vec![root, left, right], &edges, on_a()).unwrap());
     let env = env_with(3);
-    Dags::default().run(&dag, &env, |_, _| {}).unwrap();
+    Dags::default().run(&dag, &env, &[], |_, _| {}).unwrap();
     let s = env.snapshot();
     assert_eq!((s.get::<E>().unwrap().0, s.get::<F>().unwrap().0), (3, 3));
 
@@ -318,7 +318,7 @@ fn conflicting_dags_are_serialised_and_others_overlap() {
     let dags = Arc::new(Dags::default());
     let spawn = |d: &Arc<Dag>| {
         let (d, dags, env) = (d.clone(), dags.clone(), env.clone());
-        std::thread::spawn(move || dags.run(&d, &env, |_, _| {}).unwrap())
+        std::thread::spawn(move || dags.run(&d, &env, &[], |_, _| {}).unwrap())
     };
     let wait_for = |what: &dyn Fn() -> bool| {
         while !what() {
