@@ -93,6 +93,9 @@ enum ShowWhat {
     },
     /// Applications, their state and counters.
     Apps,
+    /// Application DAGs: their stages, trigger, views read and written,
+    /// commits, conflicts, reruns and aborts.
+    Dags,
     /// The scheduler, each worker's batching and IBT, and fairness.
     Scheduler,
 }
@@ -576,6 +579,7 @@ fn show(args: ShowArgs) -> i32 {
         ShowWhat::Hosts => Show::Hosts,
         ShowWhat::Flows { dpid } => Show::Flows(dpid),
         ShowWhat::Apps => Show::Apps,
+        ShowWhat::Dags => Show::Dags,
         ShowWhat::Scheduler => Show::Scheduler,
     };
     print(client::show(&c, &what, output(args.api.json)))

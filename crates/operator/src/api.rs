@@ -8,6 +8,7 @@
 //! the blocking pool ([`blocking`]).
 
 mod apps;
+mod dags;
 mod events;
 mod flows;
 mod health;
@@ -68,6 +69,7 @@ impl Shared {
         (name = "switches", description = "Connected switches, their ports and flows"),
         (name = "network", description = "Topology, hosts and paths, from the network applications' views"),
         (name = "apps", description = "The applications and their life cycle"),
+        (name = "dags", description = "The application DAGs and their runs"),
         (name = "scheduler", description = "The scheduler, its batching and its fairness"),
         (name = "controller", description = "Health, version and metrics"),
     )
@@ -101,6 +103,7 @@ fn parts() -> (Router<Shared>, utoipa::openapi::OpenApi) {
         .routes(routes!(apps::stop))
         .routes(routes!(apps::start))
         .routes(routes!(apps::configure))
+        .routes(routes!(dags::list))
         .routes(routes!(scheduler::show, scheduler::patch))
         .routes(routes!(health::health))
         .routes(routes!(metrics::metrics))

@@ -8,7 +8,7 @@
 //! with.
 
 use crate::flow::Flows;
-use crate::model::{App, AppStopped, Hosts, Scheduler, Switch, Topology};
+use crate::model::{App, AppStopped, Dag, Hosts, Scheduler, Switch, Topology};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::fmt::{self, Write};
@@ -153,6 +153,8 @@ pub enum Show {
     Flows(String),
     /// The applications.
     Apps,
+    /// The application DAGs.
+    Dags,
     /// The scheduler.
     Scheduler,
 }
@@ -248,6 +250,43 @@ pub fn show(c: &Client, what: &Show, out: Output) -> Result<String, ClientError>
                 return Ok(pretty(&v));
             }
             apps(&a)
+        }
+        Show::Dags => {
+            let (d, v): (Vec<Dag>, _) = c.get("/api/v1/dags")?;
+            if out == Output::Json {
+                return Ok(pretty(&v));
+            }
+            let rows = d
+                .iter()
+                .map(|d| {
+                    let stages: Vec<String> = d.stages.iter().map(|s| s.join("+")).collect();
+                    vec![
+                        d.name.clone(),
+                        stages.join(" > "),
+                        d.trigger.clone(),
+                        list(&d.reads),
+                        list(&d.writes),
+                        d.commits.to_string(),
+                        d.conflicts.to_string(),
+                        d.reruns.to_string(),
+                        d.aborts.to_string(),
+                    ]
+                })
+                .collect();
+            table(
+                &[
+                    "DAG",
+                    "APPS",
+                    "TRIGGER",
+                    "READS",
+                    "WRITES",
+                    "COMMITS",
+                    "CONFLICTS",
+                    "RERUNS",
+                    "ABORTS",
+                ],
+                rows,
+            )
         }
         Show::Scheduler => {
             let (s, v): (Scheduler, _) = c.get("/api/v1/scheduler")?;

@@ -16,6 +16,7 @@ use crate::sampler::Rates;
 use baton_apps::views::{Host as HostView, Link as LinkView, PortRef};
 use baton_openflow::neutral::PortDesc;
 use baton_runtime::control::{StopReport, SwitchStatus};
+use baton_runtime::dag::DagStatus;
 use baton_runtime::pipeline::{AppStatus, Lifecycle};
 use baton_runtime::requests::RequestError;
 use serde::{Deserialize, Serialize};
@@ -263,6 +264,54 @@ pub enum AppState {
     Stopped,
     /// Stopped because it panicked (see `error`).
     Failed,
+}
+
+/// An application DAG (Maestro thesis §3.2.4): its applications by stage,
+/// what starts it, the views it reads and writes, and its runs.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct Dag {
+    /// Its name.
+    pub name: String,
+    /// Its applications, stage by stage: those of one stage run together,
+    /// after every earlier stage.
+    pub stages: Vec<Vec<String>>,
+    /// What starts it: `views: a, b` or `every 1s`.
+    pub trigger: String,
+    /// The views it reads (the union of its applications' inputs).
+    pub reads: Vec<String>,
+    /// The views it writes (the union of their outputs).
+    pub writes: Vec<String>,
+    /// Runs started, reruns included.
+    pub runs: u64,
+    /// Runs committed.
+    pub commits: u64,
+    /// Times it was queued behind a conflicting DAG.
+    pub conflicts: u64,
+    /// Runs repeated because a view it read changed outside any DAG.
+    pub reruns: u64,
+    /// Runs aborted by a failed application.
+    pub aborts: u64,
+    /// The last committed run's duration, microseconds (0 before one).
+    pub last_run_us: u64,
+}
+
+impl From<&DagStatus> for Dag {
+    fn from(d: &DagStatus) -> Dag {
+        let names = |v: &[&'static str]| v.iter().map(|s| s.to_string()).collect();
+        Dag {
+            name: d.name.clone(),
+            stages: d.stages.clone(),
+            trigger: d.trigger.clone(),
+            reads: names(&d.reads),
+            writes: names(&d.writes),
+            runs: d.runs,
+            commits: d.commits,
+            conflicts: d.conflicts,
+            reruns: d.reruns,
+            aborts: d.aborts,
+            last_run_us: d.last_us,
+        }
+    }
 }
 
 /// An application of the pipeline.

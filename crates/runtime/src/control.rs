@@ -16,6 +16,7 @@
 
 use crate::config::{Batching, SchedulerKind};
 use crate::controller::Controller;
+use crate::dag::DagStatus;
 use crate::env::{Snapshot, ViewAccess};
 use crate::network::{Fabric, Network};
 use crate::pipeline::AppStatus;
@@ -406,6 +407,11 @@ impl Control {
     /// Each application's standing, in pipeline order.
     pub fn apps(&self) -> Vec<AppStatus> {
         self.ctl.pipeline.status()
+    }
+
+    /// Each application DAG's standing ([`crate::dag`]).
+    pub fn dags(&self) -> Vec<DagStatus> {
+        self.ctl.dags.dags().iter().map(|d| d.status()).collect()
     }
 
     fn app(&self, name: &str) -> Result<usize, ControlError> {

@@ -193,6 +193,34 @@ pub struct DagStats {
     pub last_us: AtomicU64,
 }
 
+/// A DAG as the operator sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DagStatus {
+    /// Its name.
+    pub name: String,
+    /// Its applications, stage by stage: those of one stage run together,
+    /// after every earlier stage.
+    pub stages: Vec<Vec<String>>,
+    /// What starts it: `views: a, b` or `every 1s`.
+    pub trigger: String,
+    /// The views it reads.
+    pub reads: Vec<&'static str>,
+    /// The views it writes.
+    pub writes: Vec<&'static str>,
+    /// Runs started (reruns included).
+    pub runs: u64,
+    /// Runs committed.
+    pub commits: u64,
+    /// Times it waited for a conflicting DAG to finish.
+    pub conflicts: u64,
+    /// Runs repeated because a view read changed outside any DAG.
+    pub reruns: u64,
+    /// Runs aborted by a failed application.
+    pub aborts: u64,
+    /// The last committed run's duration, microseconds (0 before one).
+    pub last_us: u64,
+}
+
 /// A validated DAG.
 pub struct Dag {
     name: String,
@@ -267,6 +295,40 @@ impl Dag {
     /// What starts it.
     pub fn trigger(&self) -> &Trigger {
         &self.trigger
+    }
+
+    /// Its standing, for the operator.
+    pub fn status(&self) -> DagStatus {
+        let s = &self.stats;
+        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        DagStatus {
+            name: self.name.clone(),
+            stages: self
+                .stages
+                .iter()
+                .map(|stage| {
+                    stage
+                        .iter()
+                        .map(|&i| self.apps[i].name().to_string())
+                        .collect()
+                })
+                .collect(),
+            trigger: match &self.trigger {
+                Trigger::Views(views) => {
+                    let names: Vec<&str> = views.iter().map(|v| v.name()).collect();
+                    format!("views: {}", names.join(", "))
+                }
+                Trigger::Every(period) => format!("every {period:?}"),
+            },
+            reads: self.read_ids.iter().map(|v| v.name()).collect(),
+            writes: self.write_ids.iter().map(|v| v.name()).collect(),
+            runs: get(&s.runs),
+            commits: get(&s.commits),
+            conflicts: get(&s.conflicts),
+            reruns: get(&s.reruns),
+            aborts: get(&s.aborts),
+            last_us: get(&s.last_us),
+        }
     }
 
     /// The views it reads: the union of its applications' inputs.

@@ -59,12 +59,14 @@ use baton_openflow::v13::multipart::{MultipartReply, MultipartReplyBody};
 use baton_openflow::{BufferId, DatapathId, PortNo, Version, Xid, v10, v13};
 
 mod switch_side;
+mod ticks;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 pub use switch_side::{encode_packet_in, features_reply, hello, phy_port, port, port13};
+pub use ticks::{Tick, Ticks};
 
 /// One PACKET_IN for [`Harness::batch_of`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,7 +6,7 @@ use baton_openflow::neutral::Message;
 use baton_openflow::{Version, Xid, v10, v13};
 use baton_runtime::dag::{Dag, DagApp, Local, Trigger};
 use baton_runtime::env::{Publish, View, ViewAccess, ViewId};
-use baton_runtime::testing::Harness;
+use baton_runtime::testing::{Harness, Tick, Ticks};
 use baton_runtime::{AnyApp, App, SwitchCtx};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -102,26 +102,6 @@ fn a_view_published_by_an_application_triggers_its_dag() {
         dag.stats.commits.load(std::sync::atomic::Ordering::Relaxed),
         2
     );
-}
-
-/// Ticks, counted by a timer-triggered DAG.
-struct Ticks(u64);
-impl View for Ticks {
-    const NAME: &'static str = "ticks";
-}
-
-struct Tick;
-impl DagApp for Tick {
-    fn name(&self) -> &str {
-        "tick"
-    }
-    fn views(&self) -> ViewAccess {
-        ViewAccess::none().reads::<Ticks>().writes::<Ticks>()
-    }
-    fn run(&self, local: &mut Local<'_>) -> Result<(), String> {
-        let n = local.read::<Ticks>().map_or(0, |t| t.0);
-        local.write(Ticks(n + 1))
-    }
 }
 
 #[test]

@@ -96,6 +96,7 @@ fn the_openapi_document_lists_every_route_with_its_own_operation_id() {
         ("/api/v1/apps/{name}/stop", &["post"]),
         ("/api/v1/apps/{name}/start", &["post"]),
         ("/api/v1/apps/{name}", &["patch"]),
+        ("/api/v1/dags", &["get"]),
         ("/api/v1/scheduler", &["get", "patch"]),
         ("/api/v1/health", &["get"]),
         ("/metrics", &["get"]),

@@ -5,6 +5,7 @@
 
 mod auth;
 mod client;
+mod dags;
 mod endpoints;
 mod metrics;
 mod modularity;

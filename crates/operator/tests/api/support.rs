@@ -5,6 +5,7 @@
 
 use baton_openflow::{PortNo, Version};
 use baton_operator::{ApiOptions, ApiServer, Token};
+use baton_runtime::dag::Dag;
 use baton_runtime::{AnyApp, Config, Runtime};
 use baton_switch::io::shared::{PortsHandle, shared_ports};
 use baton_switch::io::{Options, Runner, Running, Target};
@@ -63,12 +64,17 @@ impl Controller {
 
     /// Runs `apps`, made by the test, with the API on loopback.
     pub fn with_apps(apps: Vec<AnyApp>, token: Option<&str>) -> Controller {
+        Controller::with_dags(apps, Vec::new(), token)
+    }
+
+    /// [`Controller::with_apps`] with application DAGs.
+    pub fn with_dags(apps: Vec<AnyApp>, dags: Vec<Dag>, token: Option<&str>) -> Controller {
         let config = Config {
             listen: vec!["127.0.0.1:0".parse().unwrap()],
             workers: 2,
             ..Config::default()
         };
-        let runtime = Runtime::start(config, apps).unwrap();
+        let runtime = Runtime::start_with_dags(config, apps, dags).unwrap();
         let api = ApiServer::start(
             runtime.control(),
             ApiOptions {
