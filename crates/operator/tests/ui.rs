@@ -145,6 +145,7 @@ fn the_feed_sends_a_snapshot_at_once_and_then_every_second() {
         .map(|a| a["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["topology", "devices", "routing"]);
+    assert_eq!(first["dags"], serde_json::json!([]), "no DAGs configured");
 
     let second = next_snapshot(&mut feed);
     let gap = t.elapsed();

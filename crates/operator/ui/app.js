@@ -122,6 +122,22 @@ function renderApps(apps) {
   if (!inOrder) tbody.replaceChildren(...rows);
 }
 
+/** The DAGs' table, shown when there are DAGs. */
+function renderDags(dags) {
+  $("#dags").hidden = dags.length === 0;
+  const rows = dags.map((d) => el("tr", {},
+    el("td", {}, el("strong", {}, d.name)),
+    el("td", {}, d.stages.map((s) => s.join(" + ")).join(" → ")),
+    el("td", {}, d.trigger),
+    el("td", {}, `${d.reads.join(", ") || "–"} → ${d.writes.join(", ") || "–"}`),
+    el("td", { class: "num" }, String(d.commits)),
+    el("td", { class: "num" }, String(d.conflicts)),
+    el("td", { class: "num" }, String(d.reruns)),
+    el("td", { class: "num" }, String(d.aborts)),
+    el("td", { class: "num" }, d.commits > 0 ? `${d.last_run_us} µs` : "–")));
+  $("#dags tbody").replaceChildren(...rows);
+}
+
 /** A new row for application `name`; its button acts on its current state. */
 function appRow(name) {
   const button = el("button", { type: "button", dataset: { app: name } });
@@ -202,6 +218,7 @@ function render(live) {
   renderSwitches(live, rates);
   renderHosts(live);
   renderApps(live.apps);
+  renderDags(live.dags);
   const c = graph.counts();
   $("#summary").textContent = [
     `${live.switches.length} switches`,

@@ -20,7 +20,7 @@
 //! and is tested on synthetic time.
 
 use super::Shared;
-use super::{apps, network, scheduler};
+use super::{apps, dags, network, scheduler};
 use crate::model::live::{Live, LiveSwitch, LiveWorker};
 use crate::model::{Scheduler, Worker, version_number};
 use axum::extract::State;
@@ -170,6 +170,7 @@ impl Feed {
         let topology = network::topology(State(s.clone())).await.0;
         let hosts = network::hosts(State(s.clone())).await.0;
         let apps = apps::list(State(s.clone())).await.0;
+        let dags = dags::list(State(s.clone())).await.0;
         let scheduler = match &self.scheduler {
             Some(sched) => sched.clone(),
             None => scheduler::show(State(s.clone())).await.0,
@@ -186,6 +187,7 @@ impl Feed {
             topology,
             hosts,
             apps,
+            dags,
         };
         Event::default()
             .event("snapshot")

@@ -8,7 +8,7 @@
 //! workers' figures over an interval are counted by each feed between its
 //! one-second samples.
 
-use super::{App, Hosts, Scheduler, Topology};
+use super::{App, Dag, Hosts, Scheduler, Topology};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -45,6 +45,8 @@ pub struct Live {
     pub hosts: Hosts,
     /// The applications, as `GET /api/v1/apps` returns them.
     pub apps: Vec<App>,
+    /// The application DAGs, as `GET /api/v1/dags` returns them.
+    pub dags: Vec<Dag>,
 }
 
 /// A connected switch in the live feed: `GET /api/v1/switches`'s figures
