@@ -16,6 +16,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+#[path = "common/cpu.rs"]
+mod cpu;
+use cpu::cpu_time;
+
 const LINKS: usize = 64;
 const PATH: usize = 3;
 /// Room for every thread's reservation on one link at once: the point is
@@ -126,20 +130,6 @@ impl Design for PerLinkCas {
             self.0[l].fetch_sub(rate, Ordering::AcqRel);
         }
     }
-}
-
-/// This process's CPU time (user + system), from /proc/self/stat.
-fn cpu_time() -> Duration {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .map_or("", |(_, rest)| rest)
-        .split_whitespace()
-        .collect();
-    let ticks: u64 = fields
-        .get(11..13)
-        .map_or(0, |f| f.iter().filter_map(|t| t.parse::<u64>().ok()).sum());
-    Duration::from_millis(ticks * 10)
 }
 
 /// Runs `threads` threads doing reserve-and-release for `secs`; returns

@@ -40,6 +40,21 @@ use std::time::{Duration, Instant};
 /// outside any DAG before it could commit.
 const RERUNS: u32 = 3;
 
+/// How many times an optimistic run is repeated when another DAG changed
+/// a view it read or writes ([`Concurrency::Optimistic`]).
+const OPTIMISTIC_RERUNS: u32 = 1000;
+
+/// How runs of conflicting DAGs are kept apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Concurrency {
+    /// A run waits while a conflicting DAG runs (Maestro thesis §3.2.4).
+    #[default]
+    Queue,
+    /// Every run starts at once; its commit checks that no view it read
+    /// or writes changed meanwhile and reruns it otherwise.
+    Optimistic,
+}
+
 /// An application in a DAG: a computation from its input views to its
 /// output views.
 pub trait DagApp: Send + Sync {
@@ -537,11 +552,20 @@ pub struct DagRun {
 /// The DAGs in progress, for concurrency control between them.
 #[derive(Default)]
 pub struct Dags {
+    mode: Concurrency,
     running: Mutex<Vec<Arc<Dag>>>,
     finished: Condvar,
 }
 
 impl Dags {
+    /// Runs kept apart by `mode`.
+    pub fn new(mode: Concurrency) -> Dags {
+        Dags {
+            mode,
+            ..Dags::default()
+        }
+    }
+
     /// Runs `dag` once on `env`: waits while a conflicting DAG runs, runs
     /// it on a snapshot (its applications see `switches`), commits its
     /// outputs, and hands its messages to `send`.
@@ -552,6 +576,9 @@ impl Dags {
         switches: &[SwitchInfo],
         mut send: impl FnMut(SwitchId, &[u8]),
     ) -> Result<DagRun, DagError> {
+        if self.mode == Concurrency::Optimistic {
+            return self.run_admitted(dag, env, switches, &mut send);
+        }
         let waited = self.admit(dag);
         let result = self.run_admitted(dag, env, switches, &mut send);
         let mut running = lock(&self.running);
@@ -593,7 +620,11 @@ impl Dags {
         send: &mut dyn FnMut(SwitchId, &[u8]),
     ) -> Result<DagRun, DagError> {
         let stats = &dag.stats;
-        for run in 1..=RERUNS {
+        let (reruns, checked): (u32, &[ViewId]) = match self.mode {
+            Concurrency::Queue => (RERUNS, &[]),
+            Concurrency::Optimistic => (OPTIMISTIC_RERUNS, &dag.write_ids),
+        };
+        for run in 1..=reruns {
             let started = Instant::now();
             stats.runs.fetch_add(1, Ordering::Relaxed);
             let snapshot = env.snapshot();
@@ -603,6 +634,7 @@ impl Dags {
             let reads: Vec<(ViewId, u64)> = dag
                 .read_ids
                 .iter()
+                .chain(checked)
                 .map(|&id| (id, snapshot.version_of(id)))
                 .collect();
             match env.commit_if_current(&reads, outputs) {
@@ -626,7 +658,7 @@ impl Dags {
                 }
             }
         }
-        Err(DagError::Stale { runs: RERUNS })
+        Err(DagError::Stale { runs: reruns })
     }
 }
 

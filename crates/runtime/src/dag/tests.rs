@@ -344,3 +344,35 @@ fn conflicting_dags_are_serialised_and_others_overlap() {
     // DAG 3 read DAG 1's committed output.
     assert_eq!(*env.read::<H>().unwrap(), H(1));
 }
+
+#[test]
+fn no_update_is_lost_in_either_mode() {
+    // Two threads run the same read-modify-write DAG over one view: queued
+    // runs take turns, optimistic ones rerun on conflict; either way every
+    // commit counts.
+    for mode in [Concurrency::Queue, Concurrency::Optimistic] {
+        let env = Arc::new(env_with(0));
+        env.publish(Publish::new().view(C(0)));
+        let inc = app("inc", ViewAccess::none().reads::<C>().writes::<C>(), |l| {
+            let c = l.read::<C>().unwrap().0;
+            l.write(C(c + 1))
+        });
+        let dag = Arc::new(Dag::new("inc", vec![inc], &[], on_a()).unwrap());
+        let dags = Arc::new(Dags::new(mode));
+        let threads: Vec<_> = (0..2)
+            .map(|_| {
+                let (dag, dags, env) = (dag.clone(), dags.clone(), env.clone());
+                std::thread::spawn(move || {
+                    for _ in 0..300 {
+                        dags.run(&dag, &env, &[], |_, _| {}).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(env.read::<C>().unwrap().0, 600, "{mode:?}");
+        assert_eq!(dag.stats.commits.load(Ordering::Relaxed), 600);
+    }
+}
