@@ -33,6 +33,7 @@ use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::fmt;
 use std::ops::Deref;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 pub use transaction::{Committed, Transaction, TxError};
@@ -245,6 +246,10 @@ pub struct Environment {
     writer: Mutex<()>,
     pending: Mutex<Vec<Change>>,
     changed: Condvar,
+    /// Threads waiting in [`Environment::take_changes`] (changed under
+    /// `pending`'s lock), so that a publication with nobody waiting makes
+    /// no system call to wake nobody.
+    waiting: AtomicUsize,
 }
 
 impl Default for Environment {
@@ -254,6 +259,7 @@ impl Default for Environment {
             writer: Mutex::new(()),
             pending: Mutex::new(Vec::new()),
             changed: Condvar::new(),
+            waiting: AtomicUsize::new(0),
         }
     }
 }
@@ -294,8 +300,12 @@ impl Environment {
             changes.push(Change { view: id, from, to });
         }
         self.current.store(Arc::new(next));
-        lock(&self.pending).extend(changes.iter().copied());
-        self.changed.notify_all();
+        let mut pending = lock(&self.pending);
+        pending.extend(changes.iter().copied());
+        if self.waiting.load(Ordering::Relaxed) > 0 {
+            self.changed.notify_all();
+        }
+        drop(pending);
         changes
     }
 
@@ -304,11 +314,15 @@ impl Environment {
     pub(crate) fn take_changes(&self, wait: Duration) -> Vec<Change> {
         let mut pending = lock(&self.pending);
         if pending.is_empty() && !wait.is_zero() {
+            // Counted under the lock, which the wait releases: a publisher
+            // that takes the lock after this sees the count.
+            self.waiting.fetch_add(1, Ordering::Relaxed);
             pending = self
                 .changed
                 .wait_timeout(pending, wait)
                 .map(|(g, _)| g)
                 .unwrap_or_else(|e| e.into_inner().0);
+            self.waiting.fetch_sub(1, Ordering::Relaxed);
         }
         std::mem::take(&mut *pending)
     }
