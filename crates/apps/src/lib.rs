@@ -19,6 +19,9 @@
 //! - [`devices::DevicesApp`]: where each host is; publishes the hosts.
 //! - [`routing::RoutingApp`]: shortest-path flows between hosts, floods
 //!   over a spanning tree, proxy ARP; publishes the routes.
+//! - [`bandwidth::BandwidthApp`]: bandwidth on demand (McNettle §4.4),
+//!   each host pair's rate reserved on its path in one transaction across
+//!   views; publishes the reservations.
 //!
 //! Their flows sit in named priority bands, one per role ([`priority`]),
 //! so that applications composed in one pipeline do not shadow each
@@ -30,6 +33,7 @@
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
+pub mod bandwidth;
 mod burn;
 mod counters;
 pub mod devices;
@@ -38,6 +42,7 @@ mod learning;
 pub mod lldp;
 pub mod loop_guard;
 pub mod mac_table;
+mod paths;
 pub mod priority;
 
 /// The application writer's guide (`docs/applications.md`), whose examples
@@ -99,6 +104,11 @@ pub const APPS: &[AppInfo] = &[
     AppInfo {
         name: "routing",
         about: "shortest-path flows between hosts, floods over a spanning tree (needs topology, devices)",
+        loops: Loops::Safe,
+    },
+    AppInfo {
+        name: "bandwidth",
+        about: "reserves bandwidth on each host pair's path, refuses what would oversubscribe a link (McNettle §4.4; needs topology, devices; goes before routing)",
         loops: Loops::Safe,
     },
     AppInfo {
@@ -168,6 +178,9 @@ fn build<E: std::fmt::Display>(
             .map_err(|e| e.to_string()),
         "devices" => Ok(AnyApp::new(devices::DevicesApp::new(Default::default()))),
         "routing" => Ok(AnyApp::new(routing::RoutingApp::new(Default::default()))),
+        "bandwidth" => bandwidth::BandwidthApp::new(Default::default())
+            .map(AnyApp::new)
+            .map_err(|e| e.to_string()),
         other if other.starts_with("burn:") => other["burn:".len()..]
             .parse::<u64>()
             .map(|ns| AnyApp::new(Burn::new(std::time::Duration::from_nanos(ns))))

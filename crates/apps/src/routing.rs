@@ -284,35 +284,19 @@ fn towards(mac: MacAddr) -> MatchSpec<'static> {
     })
 }
 
-/// The match of routing's flow from host `src` to host `dst`. Flows are
-/// per pair, as Floodlight's Forwarding installs them, so that every host
-/// that sends is seen once by the controller (and `devices` learns it):
-/// with flows per destination only, a host that only answers hosts that
-/// already have flows towards them would never be learnt.
-fn between(src: MacAddr, dst: MacAddr) -> MatchSpec<'static> {
-    MatchSpec::Fields(MatchFields {
-        eth_src: Some(src),
-        eth_dst: Some(dst),
-        ..MatchFields::ANY
-    })
-}
-
 impl Inner {
-    fn flow<'a>(
-        &self,
-        (src, dst): (MacAddr, MacAddr),
-        generation: u64,
-        actions: &'a [ActionSpec],
-    ) -> FlowSpec<'a> {
+    /// The flow of path `generation` for the pair, its output filled in
+    /// per hop ([`crate::paths::install`]).
+    fn flow(&self, (src, dst): (MacAddr, MacAddr), generation: u64) -> FlowSpec<'static> {
         FlowSpec {
-            match_: between(src, dst),
+            match_: crate::paths::between(src, dst),
             priority: self.settings.get().priority,
             idle_timeout: self.settings.get().idle_timeout,
             hard_timeout: 0,
             cookie: Cookie(generation),
             buffer_id: None,
             flags: FLOW_SEND_FLOW_REM,
-            actions,
+            actions: &[],
         }
     }
 
@@ -432,7 +416,7 @@ impl Inner {
             }
             for (dpid, dst) in installed.from(*mac) {
                 installed.remove_source(dpid, *mac, dst);
-                let pair = between(*mac, dst);
+                let pair = crate::paths::between(*mac, dst);
                 self.delete_flows(&mut installed, net, [&topo, &topo], dpid, pair);
             }
         }
@@ -472,31 +456,16 @@ impl Inner {
             self.counters.relayed.fetch_add(1, Ordering::Relaxed);
             return;
         }
-        let topo = routes.topology();
         let net = sw.net().clone();
         let mut installed = lock(&self.installed);
         let generation = installed.next_generation();
-        for (i, hop) in hops.iter().enumerate().rev() {
+        for (i, hop) in hops.iter().enumerate() {
             let links = routes.path_links(&path[i.min(path.len())..]);
             installed.add(hop.dpid, (src, dst), links, generation);
-            let output = [ActionSpec::output(hop.port)];
-            if i == 0 {
-                let flow = FlowSpec {
-                    buffer_id: pi.buffer_id(),
-                    ..self.flow((src, dst), generation, &output)
-                };
-                sw.add_flow(&flow);
-                if pi.buffer_id().is_none() {
-                    sw.packet_out(&PacketOut {
-                        payload: Payload::Frame(pi.data()),
-                        in_port: pi.in_port(),
-                        actions: &output,
-                    });
-                }
-            } else if let Some(s) = topo.switches.get(&hop.dpid) {
-                let _ = net.add_flow(s.id, &self.flow((src, dst), generation, &output));
-            }
         }
+        drop(installed);
+        let flow = self.flow((src, dst), generation);
+        crate::paths::install(&net, routes.topology(), &hops, Some((sw, pi)), |_| flow);
         self.counters.paths.fetch_add(1, Ordering::Relaxed);
     }
 

@@ -39,6 +39,23 @@ impl fmt::Display for PortRef {
     }
 }
 
+impl std::str::FromStr for PortRef {
+    type Err = String;
+
+    /// Reads `DPID/PORT` as [`PortRef`]'s `Display` writes it, the
+    /// datapath id in any form [`DatapathId`] reads (`1/2`,
+    /// `00:00:00:00:00:00:00:01/2`).
+    fn from_str(s: &str) -> Result<PortRef, String> {
+        let (dpid, port) = s
+            .rsplit_once('/')
+            .ok_or_else(|| format!("bad port {s:?}: expected DPID/PORT, such as 1/2"))?;
+        let port = port
+            .parse::<u32>()
+            .map_err(|_| format!("bad port number in {s:?}: expected DPID/PORT"))?;
+        Ok(PortRef::new(dpid.parse()?, PortNo(port)))
+    }
+}
+
 /// A link between two switch ports, in one direction: a probe sent out of
 /// `src` arrived on `dst`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -260,6 +260,13 @@ impl AnyApp {
         merge(self.app.settings(), changes)
     }
 
+    /// The application as its own type, if it is an `A`: how a layer
+    /// above the runtime (the operator's API) reaches an application's
+    /// own interface, such as `bandwidth`'s reservations.
+    pub fn downcast<A: App>(&self) -> Option<Arc<A>> {
+        self.app.typed().downcast_ref::<Arc<A>>().cloned()
+    }
+
     pub(crate) fn erased(&self) -> &dyn ErasedApp {
         &*self.app
     }
@@ -314,6 +321,8 @@ pub(crate) trait ErasedApp: Send + Sync {
     ) -> Verdict;
     fn counters(&self) -> Vec<(&'static str, u64)>;
     fn settings(&self) -> Option<&dyn Configurable>;
+    /// The `Arc<A>` itself, for [`AnyApp::downcast`].
+    fn typed(&self) -> &(dyn Any + Send + Sync);
 }
 
 struct Typed<A>(Arc<A>);
@@ -376,6 +385,10 @@ impl<A: App> ErasedApp for Typed<A> {
 
     fn settings(&self) -> Option<&dyn Configurable> {
         self.0.settings()
+    }
+
+    fn typed(&self) -> &(dyn Any + Send + Sync) {
+        &self.0
     }
 }
 

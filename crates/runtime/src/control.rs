@@ -409,6 +409,13 @@ impl Control {
         self.ctl.pipeline.status()
     }
 
+    /// The application of type `A` in the pipeline, running or not, to
+    /// call its own interface (the operator's reservations go to
+    /// `bandwidth` this way); `None` if there is none.
+    pub fn app_of<A: crate::App>(&self) -> Option<std::sync::Arc<A>> {
+        self.ctl.pipeline.typed::<A>()
+    }
+
     /// Each application DAG's standing ([`crate::dag`]).
     pub fn dags(&self) -> Vec<DagStatus> {
         self.ctl.dags.dags().iter().map(|d| d.status()).collect()

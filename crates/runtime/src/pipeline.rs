@@ -135,6 +135,11 @@ impl Pipeline {
         self.apps.iter().position(|e| e.app.name() == name)
     }
 
+    /// The first application of type `A`.
+    pub fn typed<A: crate::App>(&self) -> Option<std::sync::Arc<A>> {
+        self.apps.iter().find_map(|e| e.app.downcast::<A>())
+    }
+
     /// Application `i`'s own network handle.
     pub fn net(&self, i: usize) -> &Network {
         &self.apps[i].net

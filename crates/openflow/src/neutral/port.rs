@@ -24,7 +24,8 @@ pub struct PortDesc {
     /// Blocked by a loop-prevention protocol: 1.0's STP state BLOCK, 1.3's
     /// `OFPPS_BLOCKED`.
     pub blocked: bool,
-    /// The current bit rate in kbit/s, where the switch says (1.3).
+    /// The current bit rate in kbit/s, where the switch says: 1.3's
+    /// `curr_speed`, or the fastest rate among 1.0's `curr` feature bits.
     pub speed_kbps: Option<u32>,
 }
 
@@ -51,9 +52,24 @@ impl From<&v10::PhyPort> for PortDesc {
             admin_down: p.config & config::PORT_DOWN != 0,
             link_down: p.state & state::LINK_DOWN != 0,
             blocked: p.state & state::STP_MASK == state::STP_BLOCK,
-            speed_kbps: None,
+            speed_kbps: v10_speed_kbps(p.curr),
         }
     }
+}
+
+/// The fastest rate among 1.0 `ofp_port_features` bits, in kbit/s
+/// (`None` when no rate bit is set, as for virtual ports).
+fn v10_speed_kbps(curr: u32) -> Option<u32> {
+    use v10::port::features::*;
+    [
+        (F_10GB_FD, 10_000_000),
+        (F_1GB_FD | F_1GB_HD, 1_000_000),
+        (F_100MB_FD | F_100MB_HD, 100_000),
+        (F_10MB_FD | F_10MB_HD, 10_000),
+    ]
+    .into_iter()
+    .find(|&(bits, _)| curr & bits != 0)
+    .map(|(_, kbps)| kbps)
 }
 
 impl From<&v13::Port> for PortDesc {

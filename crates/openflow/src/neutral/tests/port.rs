@@ -21,6 +21,20 @@ fn ports_read_the_same_from_both_versions() {
         (PortNo(3), "s1-eth3", None)
     );
     assert!(d.is_live() && d.is_physical());
+    // 1.0 tells the rate by feature bits: the fastest set one counts.
+    use v10::port::features::{COPPER, F_1GB_FD, F_10GB_FD, F_100MB_FD};
+    for (curr, kbps) in [
+        (F_1GB_FD | COPPER, Some(1_000_000)),
+        (F_100MB_FD | F_10GB_FD, Some(10_000_000)),
+        (F_100MB_FD, Some(100_000)),
+        (COPPER, None),
+    ] {
+        let p = v10::PhyPort {
+            curr,
+            ..p10.clone()
+        };
+        assert_eq!(PortDesc::from(&p).speed_kbps, kbps, "curr {curr:#x}");
+    }
     let down = v10::PhyPort {
         config: v10::port::config::PORT_DOWN,
         ..p10.clone()

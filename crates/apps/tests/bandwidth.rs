@@ -1,0 +1,206 @@
+//! Bandwidth on demand (McNettle §4.4) on a network of software switches
+//! in one process (`baton-testbed`): flow requests reserved along their
+//! path until a link is full, the next refused with a drop flow, the
+//! reservations released when flows expire, links go and hosts move; the
+//! operator's reservations with their time limit; both OpenFlow versions.
+
+use baton_apps::bandwidth::{BandwidthApp, BandwidthConfig, LinkCapacity, Origin, ReserveError};
+use baton_apps::devices::{DevicesApp, DevicesConfig};
+use baton_apps::routing::{RoutingApp, RoutingConfig};
+use baton_apps::topology::{TopologyApp, TopologyConfig};
+use baton_apps::views::{Link, PortRef};
+use baton_openflow::{DatapathId, MacAddr, PortNo, Version};
+use baton_runtime::AnyApp;
+use baton_testbed::{Port, Sw, Testbed, arp_request, udp};
+use std::sync::Arc;
+use std::time::Duration;
+
+const BOTH: [Version; 2] = [Version::V10, Version::V13];
+
+fn mac(h: usize) -> MacAddr {
+    MacAddr([0x02, 0, 0, 0, 0, h as u8 + 1])
+}
+
+fn ip(h: usize) -> [u8; 4] {
+    [10, 0, 0, h as u8 + 1]
+}
+
+fn port(s: u64, p: u32) -> PortRef {
+    PortRef::new(DatapathId(s), PortNo(p))
+}
+
+/// s1 - s2 - s3, hosts 0 and 1 on s1 (ports 1, 4), host 2 on s2, host 3
+/// on s3; the s1-s2 link carries `s1_s2_kbps`, each flow asks 1000.
+struct Net {
+    tb: Testbed,
+    bandwidth: Arc<BandwidthApp>,
+    hosts: [Port; 4],
+}
+
+const S1_S2: (Port, Port) = ((Sw(0), 2), (Sw(1), 2));
+const S2_S3: (Port, Port) = ((Sw(1), 3), (Sw(2), 2));
+
+impl Net {
+    fn new(version: Version, s1_s2_kbps: u64) -> Net {
+        let cfg = BandwidthConfig {
+            flow_kbps: 1000,
+            idle_timeout: 10,
+            capacity: vec![LinkCapacity {
+                a: "1/2".into(),
+                b: "00:00:00:00:00:00:00:02/2".into(),
+                kbps: s1_s2_kbps,
+            }],
+            ..BandwidthConfig::default()
+        };
+        let bandwidth = Arc::new(BandwidthApp::new(cfg).unwrap());
+        let mut tb = Testbed::new(vec![
+            AnyApp::new(TopologyApp::new(TopologyConfig::default()).unwrap()),
+            AnyApp::new(DevicesApp::new(DevicesConfig::default())),
+            AnyApp::from(bandwidth.clone()),
+            AnyApp::new(RoutingApp::new(RoutingConfig::default())),
+        ]);
+        for s in 1..=3 {
+            tb.switch(s, version, 4);
+        }
+        tb.cable(S1_S2.0, S1_S2.1);
+        tb.cable(S2_S3.0, S2_S3.1);
+        tb.advance(Duration::from_millis(600));
+        let hosts = [(Sw(0), 1), (Sw(0), 4), (Sw(1), 1), (Sw(2), 1)];
+        for (h, &at) in hosts.iter().enumerate() {
+            tb.send(at, &arp_request(mac(h), ip(h), [10, 0, 0, 99]));
+        }
+        Net {
+            tb,
+            bandwidth,
+            hosts,
+        }
+    }
+
+    /// Host `from` sends host `to` a UDP frame; how many copies arrived.
+    fn send(&mut self, from: usize, to: usize, tag: u8) -> usize {
+        let frame = udp(mac(from), ip(from), mac(to), ip(to), tag);
+        self.tb.clear_received();
+        self.tb.send(self.hosts[from], &frame);
+        let got = self.tb.received(self.hosts[to]);
+        got.into_iter().filter(|f| *f == frame).count()
+    }
+
+    fn s1_s2(&self) -> Link {
+        Link {
+            src: port(1, 2),
+            dst: port(2, 2),
+        }
+    }
+}
+
+#[test]
+fn flow_requests_fill_a_link_then_the_next_is_refused_and_dropped() {
+    for version in BOTH {
+        let mut n = Net::new(version, 2500);
+        // Two pairs across s1-s2: 2000 of 2500 kbit/s.
+        assert_eq!(n.send(0, 3, 1), 1, "{version}");
+        assert_eq!(n.send(1, 2, 2), 1, "{version}");
+        let ledger = n.bandwidth.reservations();
+        assert_eq!(ledger.len(), 2, "{version}");
+        assert_eq!(ledger.reserved_on(n.s1_s2()), 2000, "{version}");
+        let r = ledger.of_pair(mac(0), mac(3)).unwrap();
+        assert_eq!(r.hops, vec![port(1, 2), port(2, 3), port(3, 1)]);
+        assert_eq!(r.links.len(), 2);
+        assert_eq!(r.origin, Origin::Flow);
+        // The next pair would make 3000: refused, its packet dropped, and
+        // the switch drops the pair's next packets itself for a while.
+        assert_eq!(n.send(3, 1, 3), 0, "{version}");
+        assert_eq!(n.bandwidth.counters().refused, 1, "{version}");
+        assert_eq!(n.send(3, 1, 4), 0, "{version}");
+        assert_eq!(n.bandwidth.counters().refused, 1, "the drop flow held");
+        // A pair on s2-s3 alone still fits (that link runs at 10 Gbit/s).
+        assert_eq!(n.send(3, 2, 5), 1, "{version}");
+        // Traffic on reserved pairs flows on their flows.
+        assert_eq!(n.send(0, 3, 6), 1, "{version}");
+        assert_eq!(n.bandwidth.counters().reserved, 3, "{version}");
+        let loads = n.bandwidth.links();
+        let s1_s2 = loads.iter().find(|l| l.link == n.s1_s2().canonical());
+        let s1_s2 = s1_s2.unwrap();
+        assert_eq!((s1_s2.capacity_kbps, s1_s2.reserved_kbps), (2500, 2000));
+        assert!(n.bandwidth.reservations().is_consistent());
+    }
+}
+
+#[test]
+fn reservations_end_with_their_flows_their_links_and_their_hosts() {
+    for version in BOTH {
+        let mut n = Net::new(version, 2500);
+        assert_eq!(n.send(0, 3, 1), 1);
+        assert_eq!(n.send(1, 2, 2), 1);
+        assert_eq!(n.send(2, 3, 3), 1);
+        assert_eq!(n.bandwidth.reservations().len(), 3);
+        // The s2-s3 cable goes: the reservation across it is released.
+        n.tb.set_cable(S2_S3.0, S2_S3.1, false);
+        n.tb.advance(Duration::from_millis(600));
+        let ledger = n.bandwidth.reservations();
+        assert!(ledger.of_pair(mac(0), mac(3)).is_none(), "{version}");
+        assert!(ledger.of_pair(mac(2), mac(3)).is_none(), "{version}");
+        assert_eq!(ledger.len(), 1, "{version}");
+        assert_eq!(ledger.reserved_on(n.s1_s2()), 1000, "{version}");
+        // Idle flows expire: the switches report them, and the rest goes.
+        n.tb.advance(Duration::from_secs(12));
+        let ledger = n.bandwidth.reservations();
+        assert!(ledger.is_empty(), "{version}: {ledger:?}");
+        assert_eq!(ledger.reserved_on(n.s1_s2()), 0);
+        assert_eq!(n.bandwidth.counters().released, 3, "{version}");
+        // The link is free again for new pairs.
+        assert_eq!(n.send(3, 1, 4), 0, "s2-s3 is still down");
+        n.tb.set_cable(S2_S3.0, S2_S3.1, true);
+        n.tb.advance(Duration::from_millis(600));
+        assert_eq!(n.send(1, 3, 5), 1, "{version}");
+        assert_eq!(n.send(0, 2, 6), 1, "{version}");
+        assert_eq!(n.bandwidth.reservations().reserved_on(n.s1_s2()), 2000);
+        // A host that moves ends the reservations it is in.
+        n.tb.set_link(n.hosts[0], false);
+        n.hosts[0] = (Sw(1), 4);
+        n.tb.send(n.hosts[0], &arp_request(mac(0), ip(0), [10, 0, 0, 99]));
+        let ledger = n.bandwidth.reservations();
+        assert!(ledger.of_pair(mac(0), mac(2)).is_none(), "{version}");
+        assert_eq!(ledger.reserved_on(n.s1_s2()), 1000, "{version}");
+        assert!(ledger.is_consistent());
+    }
+}
+
+#[test]
+fn the_operator_reserves_until_a_link_is_full_and_for_a_time() {
+    for version in BOTH {
+        let mut n = Net::new(version, 2500);
+        let bw = n.bandwidth.clone();
+        let hour = Duration::from_secs(3600);
+        let r = bw.reserve(mac(0), mac(2), 2000, hour).unwrap();
+        n.tb.pump();
+        assert_eq!(r.hops, vec![port(1, 2), port(2, 1)]);
+        assert!(matches!(r.origin, Origin::Operator { .. }));
+        // Its flows are in: the pair's traffic goes without a request.
+        assert_eq!(n.send(0, 2, 1), 1, "{version}");
+        assert_eq!(bw.counters().reserved, 1, "{version}");
+        // 2000 + 1000 > 2500: refused, the link named.
+        match bw.reserve(mac(1), mac(3), 1000, hour) {
+            Err(ReserveError::Oversubscribed(o)) => {
+                assert_eq!(o.link, n.s1_s2().canonical());
+                assert_eq!((o.capacity_kbps, o.reserved_kbps), (2500, 2000));
+            }
+            other => panic!("{version}: {other:?}"),
+        }
+        assert_eq!(
+            bw.reserve(mac(9), mac(2), 1, hour),
+            Err(ReserveError::UnknownHost(mac(9)))
+        );
+        // Released by number: its flows go, the bandwidth is back.
+        bw.release(r.id).unwrap();
+        assert_eq!(bw.release(r.id), Err(ReserveError::NotFound(r.id)));
+        assert!(bw.reservations().is_empty());
+        let short = bw
+            .reserve(mac(1), mac(3), 2500, Duration::from_secs(3))
+            .unwrap();
+        assert_eq!(bw.reservations().reserved_on(n.s1_s2()), 2500);
+        n.tb.advance(Duration::from_secs(5));
+        assert!(bw.reservations().get(short.id).is_none(), "{version}");
+        assert!(bw.reservations().is_empty(), "{version}");
+    }
+}
