@@ -30,15 +30,17 @@
 
 mod ledger;
 
-pub use ledger::{Origin, Oversubscribed, Request, Reservation, ReservationId, Reservations};
+pub use ledger::{
+    Granted, Origin, Oversubscribed, Request, Reservation, ReservationId, Reservations,
+};
 
-use crate::paths::{self, between};
+use crate::paths::{Switches, between};
 use crate::priority;
 use crate::routes::Routes;
 use crate::settings::{AppSettings, Settings};
 use crate::views::{Hosts, Link, PortRef, Topology};
-use baton_openflow::neutral::{ActionSpec, FLOW_SEND_FLOW_REM, FlowSpec, Message, PacketOut};
-use baton_openflow::{Cookie, MacAddr, PortNo, v10, v13};
+use baton_openflow::neutral::{self, ActionSpec, FLOW_SEND_FLOW_REM, FlowSpec, Message, PacketOut};
+use baton_openflow::{Cookie, MacAddr, v10, v13};
 use baton_runtime::env::{Change, Snapshot, TxError, ViewAccess, ViewId};
 use baton_runtime::{App, Configurable, Network, PacketInBatch, SettingsError, SwitchCtx, Verdict};
 use serde::{Deserialize, Serialize};
@@ -342,14 +344,16 @@ impl BandwidthApp {
         let origin = Origin::Operator {
             expires: now + duration,
         };
-        let (r, routes) = inner
+        let (granted, routes) = inner
             .reserve(net, (src, dst), (src_at, dst_at), kbps, origin)
             .map_err(|e| match e {
                 TxError::Aborted(e) => e,
                 _ => ReserveError::Contended,
             })?;
         let hard = u16::try_from(duration.as_secs()).unwrap_or(0);
-        inner.install(net, &routes, &r, None, (0, hard));
+        let mut out = Switches::new(net, routes.topology(), None);
+        inner.put_in(&mut out, &granted, None, (0, hard));
+        let r = granted.reservation;
         tracing::info!(id = %r.id, %src, %dst, kbps, "reserved by the operator");
         Ok(r)
     }
@@ -383,7 +387,7 @@ impl Inner {
         (src_at, dst_at): (PortRef, PortRef),
         kbps: u64,
         origin: Origin,
-    ) -> Result<(Arc<Reservation>, Arc<Routes>), TxError<ReserveError>> {
+    ) -> Result<(Granted, Arc<Routes>), TxError<ReserveError>> {
         let cfg = self.settings.get();
         let now = net.now();
         let outcome = net.atomically(ATTEMPTS, |tx| {
@@ -408,11 +412,11 @@ impl Inner {
                 origin,
                 now,
             };
-            let (next, r) = ledger
+            let mut granted = ledger
                 .with(request, |l| caps.of(l))
                 .map_err(ReserveError::Oversubscribed)?;
-            tx.write(next);
-            Ok((r, routes))
+            tx.write(std::mem::take(&mut granted.next));
+            Ok((granted, routes))
         });
         match &outcome {
             Ok(c) => {
@@ -430,14 +434,36 @@ impl Inner {
         outcome.map(|c| c.value)
     }
 
+    /// Puts a new reservation in place: the one it replaced taken out
+    /// first, then its meter (1.3: its rate at the source's switch), then
+    /// its flows, with `timeouts` (idle, hard); the first carries the
+    /// packet that asked, if any.
+    fn put_in(
+        &self,
+        out: &mut Switches<'_, '_, '_>,
+        granted: &Granted,
+        asked: Option<&baton_runtime::PacketIn<'_>>,
+        timeouts: (u16, u16),
+    ) {
+        let r = &granted.reservation;
+        if let Some(old) = &granted.replaced {
+            take_out(out, old);
+        }
+        let kbps = u32::try_from(r.kbps).unwrap_or(u32::MAX);
+        out.write(r.src_at.dpid, |buf, version, xid| {
+            neutral::encode_meter(buf, version, xid, r.meter, Some(kbps))
+        });
+        self.install(out, r, asked, timeouts);
+    }
+
     /// Installs reservation `r`'s flows along its path, with `timeouts`
-    /// (idle, hard); the first carries the packet that asked, if any.
+    /// (idle, hard), the first through its meter; the first carries the
+    /// packet that asked, if any.
     fn install(
         &self,
-        net: &Network,
-        routes: &Routes,
+        out: &mut Switches<'_, '_, '_>,
         r: &Reservation,
-        asked: Option<(&mut SwitchCtx<'_>, &baton_runtime::PacketIn<'_>)>,
+        asked: Option<&baton_runtime::PacketIn<'_>>,
         (idle_timeout, hard_timeout): (u16, u16),
     ) {
         let flow = FlowSpec {
@@ -449,8 +475,12 @@ impl Inner {
             buffer_id: None,
             flags: FLOW_SEND_FLOW_REM,
             actions: &[],
+            meter: None,
         };
-        paths::install(net, routes.topology(), &r.hops, asked, |_| flow);
+        out.install(&r.hops, asked, |i| FlowSpec {
+            meter: (i == 0).then_some(r.meter),
+            ..flow
+        });
     }
 
     /// Releases the reservations `doomed` picks, in one transaction, and
@@ -479,15 +509,12 @@ impl Inner {
                 return Vec::new();
             }
         };
-        let topo = net.view::<Topology>();
+        let topo = net.view::<Topology>().map(|t| t.arc().clone());
+        let topo = topo.unwrap_or_default();
+        let mut out = Switches::new(net, &topo, None);
         for r in &gone {
             tracing::debug!(id = %r.id, src = %r.src, dst = %r.dst, why, "reservation released");
-            let Some(topo) = topo.as_ref() else { break };
-            for hop in &r.hops {
-                if let Some(s) = topo.switches.get(&hop.dpid) {
-                    let _ = net.delete_flows(s.id, &between(r.src, r.dst), PortNo::ANY);
-                }
-            }
+            take_out(&mut out, r);
         }
         let n = gone.len() as u64;
         self.counters.released.fetch_add(n, Ordering::Relaxed);
@@ -547,7 +574,8 @@ impl Inner {
                 (0, u16::try_from(left.max(1)).unwrap_or(0))
             }
         };
-        self.install(net, &routes, r, Some((sw, pi)), timeouts);
+        let mut out = Switches::new(net, routes.topology(), Some(sw));
+        self.install(&mut out, r, Some(pi), timeouts);
         true
     }
 
@@ -573,7 +601,10 @@ impl Inner {
             cfg.flow_kbps,
             Origin::Flow,
         ) {
-            Ok((r, routes)) => self.install(&net, &routes, &r, Some((sw, pi)), timeouts),
+            Ok((granted, routes)) => {
+                let mut out = Switches::new(&net, routes.topology(), Some(sw));
+                self.put_in(&mut out, &granted, Some(pi), timeouts);
+            }
             Err(TxError::Aborted(ReserveError::Oversubscribed(o))) => {
                 tracing::debug!(%src, %dst, refusal = %o, "flow request refused");
                 self.counters.refused.fetch_add(1, Ordering::Relaxed);
@@ -586,6 +617,7 @@ impl Inner {
                     buffer_id: pi.buffer_id(),
                     flags: 0,
                     actions: &[],
+                    meter: None,
                 });
             }
             Err(e) => {
@@ -593,6 +625,17 @@ impl Inner {
                 sw.drop_packet(pi);
             }
         }
+    }
+}
+
+/// Takes reservation `r` out of the switches: its meter (and with it, on
+/// 1.3, the flow that uses it) and its flows on every switch of its path.
+fn take_out(out: &mut Switches<'_, '_, '_>, r: &Reservation) {
+    out.write(r.src_at.dpid, |buf, version, xid| {
+        neutral::encode_meter(buf, version, xid, r.meter, None)
+    });
+    for hop in &r.hops {
+        out.delete_flows(hop.dpid, &between(r.src, r.dst));
     }
 }
 

@@ -154,6 +154,7 @@ fn respond(
         buffer_id: pi.buffer_id(),
         flags: 0,
         actions,
+        meter: None,
     });
     if pi.buffer_id().is_none() && !actions.is_empty() {
         sw.packet_out(&PacketOut {

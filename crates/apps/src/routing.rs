@@ -297,6 +297,7 @@ impl Inner {
             buffer_id: None,
             flags: FLOW_SEND_FLOW_REM,
             actions: &[],
+            meter: None,
         }
     }
 
@@ -465,7 +466,11 @@ impl Inner {
         }
         drop(installed);
         let flow = self.flow((src, dst), generation);
-        crate::paths::install(&net, routes.topology(), &hops, Some((sw, pi)), |_| flow);
+        crate::paths::Switches::new(&net, routes.topology(), Some(sw)).install(
+            &hops,
+            Some(pi),
+            |_| flow,
+        );
         self.counters.paths.fetch_add(1, Ordering::Relaxed);
     }
 

@@ -204,3 +204,38 @@ fn the_operator_reserves_until_a_link_is_full_and_for_a_time() {
         assert!(bw.reservations().is_empty(), "{version}");
     }
 }
+
+#[test]
+fn on_1_3_a_meter_at_the_source_switch_holds_the_pair_to_its_rate() {
+    for version in BOTH {
+        let mut n = Net::new(version, 2500);
+        let bw = n.bandwidth.clone();
+        let r = bw
+            .reserve(mac(0), mac(3), 100, Duration::from_secs(60))
+            .unwrap();
+        n.tb.pump();
+        let metered = n.tb.software_switch(Sw(0)).meter_flow_count(r.meter);
+        assert_eq!(metered, u32::from(version == Version::V13), "{version}");
+        // A burst far above 100 kbit/s, all at one instant: a 1.3 meter
+        // lets one second's worth through (12 500 bytes) and drops the
+        // rest; a 1.0 switch has no meters.
+        let frame = udp(mac(0), ip(0), mac(3), ip(3), 0);
+        let sent = 1000;
+        n.tb.clear_received();
+        for _ in 0..sent {
+            n.tb.send(n.hosts[0], &frame);
+        }
+        let got = n.tb.received(n.hosts[3]);
+        assert!(got.iter().all(|f| *f == frame));
+        let got = got.len();
+        if version == Version::V13 {
+            assert!(got > 0 && got * frame.len() <= 12_500, "{got} of {sent}");
+        } else {
+            assert_eq!(got, sent);
+        }
+        // Released: the meter goes with it.
+        bw.release(r.id).unwrap();
+        n.tb.pump();
+        assert_eq!(n.tb.software_switch(Sw(0)).meter_flow_count(r.meter), 0);
+    }
+}

@@ -199,6 +199,7 @@ impl ValidFlow {
             buffer_id: None::<BufferId>,
             flags: self.flags,
             actions: &self.actions,
+            meter: None,
         }
     }
 }

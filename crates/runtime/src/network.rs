@@ -153,8 +153,12 @@ impl Network {
         (self.cookie != 0).then_some((Cookie(self.cookie), !COOKIE_LOW))
     }
 
-    /// Encodes with `write` for switch `id`'s version and sends.
-    fn send_with(
+    /// Encodes with `write` for switch `id`'s version and a fresh xid,
+    /// and sends: for messages the other methods do not write (a 1.3
+    /// METER_MOD, say). Flows written this way are not tagged with the
+    /// application's cookie ([`Network::add_flow`] is). Nothing is sent
+    /// if `write` writes nothing (a 1.3-only message for a 1.0 switch).
+    pub fn send_with(
         &self,
         id: SwitchId,
         write: impl FnOnce(&mut Vec<u8>, Version, Xid),
@@ -162,6 +166,9 @@ impl Network {
         let version = self.fabric.version(id).ok_or(SendError::Gone)?;
         let mut out = Vec::with_capacity(128);
         write(&mut out, version, self.fabric.next_xid());
+        if out.is_empty() {
+            return Ok(());
+        }
         self.fabric.send(id, &out)
     }
 

@@ -70,6 +70,10 @@ pub struct Reservation {
     pub origin: Origin,
     /// When it was made.
     pub since: Instant,
+    /// The number of the 1.3 meter that holds the pair to its rate at the
+    /// source's switch: the lowest that no other reservation from that
+    /// switch uses.
+    pub meter: u32,
 }
 
 impl Reservation {
@@ -123,6 +127,17 @@ impl fmt::Display for Oversubscribed {
             self.link, self.reserved_kbps, self.capacity_kbps, self.kbps
         )
     }
+}
+
+/// A reservation granted ([`Reservations::with`]).
+#[derive(Debug)]
+pub struct Granted {
+    /// The next version of the view.
+    pub next: Reservations,
+    /// The new reservation.
+    pub reservation: Arc<Reservation>,
+    /// The pair's reservation it replaced, whose flows and meter are to go.
+    pub replaced: Option<Arc<Reservation>>,
 }
 
 /// Every reservation, and the bandwidth reserved on each link.
@@ -180,17 +195,20 @@ impl Reservations {
     }
 
     /// The next version, with `req` reserved on every link of its path
-    /// (replacing the pair's reservation, if it has one), and the new
-    /// reservation; or the first link that `capacity_kbps` says cannot
-    /// take it.
+    /// (replacing the pair's reservation, if it has one), the new
+    /// reservation and the one it replaced; or the first link that
+    /// `capacity_kbps` says cannot take it.
     pub fn with(
         &self,
         req: Request,
         capacity_kbps: impl Fn(Link) -> u64,
-    ) -> Result<(Reservations, Arc<Reservation>), Oversubscribed> {
-        let mut next = match self.by_pair.get(&(req.src, req.dst)) {
-            Some(&old) => self.without(old).map(|(n, _)| n).unwrap_or_default(),
-            None => self.clone(),
+    ) -> Result<Granted, Oversubscribed> {
+        let (mut next, replaced) = match self.by_pair.get(&(req.src, req.dst)) {
+            Some(&old) => match self.without(old) {
+                Some((next, r)) => (next, Some(r)),
+                None => (self.clone(), None),
+            },
+            None => (self.clone(), None),
         };
         let mut links: Vec<Link> = req.links.iter().map(Link::canonical).collect();
         links.sort();
@@ -209,6 +227,7 @@ impl Reservations {
         }
         next.last_id = self.last_id + 1;
         let id = ReservationId(next.last_id);
+        let meter = next.free_meter(req.src_at);
         for &link in &links {
             *next.reserved.entry(link).or_default() += req.kbps;
         }
@@ -222,10 +241,26 @@ impl Reservations {
             src_at: req.src_at,
             origin: req.origin,
             since: req.now,
+            meter,
         });
         next.by_pair.insert((r.src, r.dst), id);
         next.by_id.insert(id, r.clone());
-        Ok((next, r))
+        Ok(Granted {
+            next,
+            reservation: r,
+            replaced,
+        })
+    }
+
+    /// The lowest meter number no reservation from `src_at`'s switch uses.
+    fn free_meter(&self, src_at: PortRef) -> u32 {
+        let used: std::collections::BTreeSet<u32> = self
+            .by_id
+            .values()
+            .filter(|r| r.src_at.dpid == src_at.dpid)
+            .map(|r| r.meter)
+            .collect();
+        (1..).find(|m| !used.contains(m)).unwrap_or(1)
     }
 
     /// The next version without reservation `id`, its bandwidth given
@@ -308,8 +343,9 @@ mod tests {
         let cap = |_| 100;
         let path = [link(1, 2), link(2, 3)];
         let r0 = Reservations::default();
-        let (r1, a) = r0.with(request(1, 2, 60, &path), cap).unwrap();
-        let (r2, _) = r1.with(request(3, 4, 40, &path[1..]), cap).unwrap();
+        let g = r0.with(request(1, 2, 60, &path), cap).unwrap();
+        let (r1, a) = (g.next, g.reservation);
+        let r2 = r1.with(request(3, 4, 40, &path[1..]), cap).unwrap().next;
         assert_eq!(r2.reserved_on(link(2, 3)), 100);
         assert_eq!(r2.reserved_on(link(2, 3).reversed()), 100);
         let e = r2.with(request(5, 6, 1, &path), cap).unwrap_err();
@@ -331,16 +367,25 @@ mod tests {
     fn a_pair_has_one_reservation_and_a_new_one_replaces_it() {
         let cap = |_| 100;
         let path = [link(1, 2)];
-        let (r1, a) = Reservations::default()
+        let g = Reservations::default()
             .with(request(1, 2, 80, &path), cap)
             .unwrap();
+        let (r1, a) = (g.next, g.reservation);
+        assert!(g.replaced.is_none());
         // 80 + 80 > 100, but the new one replaces the pair's old one.
-        let (r2, b) = r1.with(request(1, 2, 80, &path), cap).unwrap();
+        let g = r1.with(request(1, 2, 80, &path), cap).unwrap();
+        let (r2, b) = (g.next, g.reservation);
+        assert_eq!(g.replaced.unwrap().id, a.id);
         assert_ne!(a.id, b.id);
+        // Its meter is free again, and the new one takes it.
+        assert_eq!((a.meter, b.meter), (1, 1));
         assert_eq!(r2.len(), 1);
         assert_eq!(r2.reserved_on(link(1, 2)), 80);
         assert_eq!(r2.of_pair(mac(1), mac(2)).unwrap().id, b.id);
         assert!(r2.get(a.id).is_none());
+        // Another pair from the same switch gets another meter.
+        let c = r2.with(request(3, 4, 10, &path), cap).unwrap().reservation;
+        assert_eq!(c.meter, 2);
         // The other direction is another pair.
         let e = r2.with(request(2, 1, 80, &path), cap).unwrap_err();
         assert_eq!(e.reserved_kbps, 80);
@@ -406,9 +451,9 @@ mod tests {
                                 req.src = MacAddr([4, 0, 0, t as u8, i as u8, (i >> 8) as u8]);
                                 let out = env.atomically(100, |tx| {
                                     let l = tx.read::<Reservations>().unwrap_or_default();
-                                    let (next, r) = l.with(req.clone(), |_| CAPACITY)?;
-                                    tx.write(next);
-                                    Ok::<_, Oversubscribed>(r.id)
+                                    let g = l.with(req.clone(), |_| CAPACITY)?;
+                                    tx.write(g.next);
+                                    Ok::<_, Oversubscribed>(g.reservation.id)
                                 });
                                 match out {
                                     Ok(c) => held.push(c.value),

@@ -129,6 +129,65 @@ fn flow_add_exact_v13() {
     assert_eq!(fm.match_, Match13::all());
 }
 
+#[test]
+fn metered_flows_and_meters_in_1_3_and_none_in_1_0() {
+    let actions = [ActionSpec::output(PortNo(2))];
+    let flow = FlowSpec {
+        meter: Some(7),
+        ..FlowSpec::new(MatchSpec::all(), &actions)
+    };
+    let mut out = Vec::new();
+    encode_flow_add(&mut out, Version::V13, Xid(1), &flow);
+    let (_, m) = decode13(&out);
+    let v13::Message::FlowMod(fm) = m else {
+        panic!("{m:?}")
+    };
+    assert_eq!(
+        fm.instructions,
+        vec![
+            Instruction::Meter(7),
+            Instruction::ApplyActions(vec![v13::Action::Output {
+                port: PortNo(2),
+                max_len: 0xffff,
+            }])
+        ]
+    );
+    // 1.0 has no meters: the same flow, unmetered.
+    let (mut metered, mut plain) = (Vec::new(), Vec::new());
+    encode_flow_add(&mut metered, Version::V10, Xid(1), &flow);
+    let unmetered = FlowSpec {
+        meter: None,
+        ..flow
+    };
+    encode_flow_add(&mut plain, Version::V10, Xid(1), &unmetered);
+    assert_eq!(metered, plain);
+    // The meter: one drop band at the rate, in kbit/s; deleted by number.
+    let mut out = Vec::new();
+    encode_meter(&mut out, Version::V13, Xid(2), 7, Some(1500));
+    let (_, m) = decode13(&out);
+    let v13::Message::MeterMod(mm) = m else {
+        panic!("{m:?}")
+    };
+    assert_eq!(mm.command, v13::MeterModCommand::Add);
+    assert_eq!((mm.meter_id, mm.flags), (7, v13::meter::meter_flags::KBPS));
+    assert_eq!(
+        mm.bands,
+        vec![v13::MeterBand::Drop {
+            rate: 1500,
+            burst_size: 0
+        }]
+    );
+    let mut out = Vec::new();
+    encode_meter(&mut out, Version::V13, Xid(3), 7, None);
+    let (_, m) = decode13(&out);
+    assert!(
+        matches!(m, v13::Message::MeterMod(mm) if mm.command == v13::MeterModCommand::Delete && mm.meter_id == 7)
+    );
+    let mut out = Vec::new();
+    encode_meter(&mut out, Version::V10, Xid(3), 7, Some(1));
+    assert!(out.is_empty());
+}
+
 const ALL_ACTIONS: [ActionSpec; 14] = [
     ActionSpec::Output {
         port: PortNo::CONTROLLER,
