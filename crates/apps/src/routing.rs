@@ -2,10 +2,11 @@
 //! Fig. 2's IntradomainRoutingApp and RouteFlowApp; Beacon §3.3's
 //! Routing), with the [`Routes`] it computes published as a view.
 //!
-//! - When the [`Topology`] changes, the routes are computed again, off the
-//!   packet-in path (on the view thread), and published with the
-//!   topology version they were computed from; paths towards the switches
-//!   that have hosts are computed then, others when first needed.
+//! - When the [`Topology`](crate::views::Topology) changes, the routes are
+//!   computed again off the packet-in path by routing's application DAG
+//!   (`routing/dag.rs`: `routes` -> `route-flow`), and published with the topology
+//!   version they were computed from; paths towards the switches that have
+//!   hosts are computed then, others when first needed.
 //! - A packet-in for a known host installs, on every switch of the
 //!   shortest path, a flow for the packet's pair of Ethernet source and
 //!   destination towards the host, the last hop first, so the packet never
@@ -28,11 +29,13 @@
 //!   still settling, or the host forgotten) is sent on without flows, so
 //!   its next packets come back until the host is learnt.
 
+mod dag;
+
 use crate::priority;
 use crate::routes::Routes;
 use crate::settings::{AppSettings, Settings};
 use crate::sync::lock;
-use crate::views::{Hosts, Link, PortRef, Topology};
+use crate::views::{Hosts, Link, PortRef};
 use baton_openflow::neutral::{
     ActionSpec, FLOW_SEND_FLOW_REM, FlowSpec, MatchFields, MatchSpec, Message, PacketOut, Payload,
 };
@@ -41,7 +44,8 @@ use baton_openflow::packet::Network as L3;
 use baton_openflow::packet::consts::ARP_OP_REQUEST;
 use baton_openflow::{Cookie, DatapathId, MacAddr, PortNo, v10, v13};
 use baton_runtime::Configurable;
-use baton_runtime::env::{Change, Publish, Snapshot, Versioned, ViewAccess, ViewId};
+use baton_runtime::dag::Dag;
+use baton_runtime::env::ViewAccess;
 use baton_runtime::{App, Network, PacketIn, PacketInBatch, SwitchCtx, Verdict};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -215,17 +219,6 @@ impl Installed {
             .collect()
     }
 
-    /// Forgets the flow from `src` towards `dst` on `dpid`, whichever path
-    /// installed it.
-    fn remove_source(&mut self, dpid: DatapathId, src: MacAddr, dst: MacAddr) {
-        if let Some(t) = self.flows.get_mut(&(dpid, dst)) {
-            t.sources.remove(&src);
-            if t.sources.is_empty() {
-                self.remove(dpid, dst);
-            }
-        }
-    }
-
     fn len(&self) -> usize {
         self.flows.values().map(|t| t.sources.len()).sum()
     }
@@ -240,8 +233,6 @@ struct Inner {
     settings: Settings<RoutingConfig>,
     net: OnceLock<Network>,
     installed: Mutex<Installed>,
-    /// The hosts as routing last saw them, to tell moves.
-    hosts: Mutex<Option<Versioned<Hosts>>>,
     counters: Counters,
 }
 
@@ -253,7 +244,6 @@ impl RoutingApp {
                 settings: Settings::new(cfg),
                 net: OnceLock::new(),
                 installed: Mutex::new(Installed::default()),
-                hosts: Mutex::new(None),
                 counters: Counters::default(),
             }),
         }
@@ -268,11 +258,6 @@ impl RoutingApp {
     pub fn installed_flows(&self) -> usize {
         lock(&self.inner.installed).len()
     }
-}
-
-/// How many links the shortest path from `from` to `to` crosses.
-fn routes_len(routes: &Routes, from: DatapathId, to: DatapathId) -> Option<usize> {
-    routes.path(from, to).map(|p| p.len())
 }
 
 /// The match of every flow of routing's towards host `mac`, whatever its
@@ -298,128 +283,6 @@ impl Inner {
             flags: FLOW_SEND_FLOW_REM,
             actions: &[],
             meter: None,
-        }
-    }
-
-    /// New routes for a new topology; flows across links that went are
-    /// deleted.
-    fn recompute(&self, net: &Network, snapshot: &Snapshot) {
-        let Some(topo) = snapshot.get::<Topology>() else {
-            return;
-        };
-        let old = snapshot.get::<Routes>();
-        let routes = Routes::compute(topo.clone());
-        if let Some(hosts) = snapshot.get::<Hosts>() {
-            routes.prepare(hosts.by_mac.values().map(|h| h.at.dpid));
-        }
-        self.counters.computations.fetch_add(1, Ordering::Relaxed);
-        if let Err(e) = net.publish(Publish::new().view(routes)) {
-            tracing::error!(error = %e, "cannot publish the routes");
-        }
-        let Some(old) = old else {
-            return;
-        };
-        let now: BTreeSet<Link> = topo.bidirectional_links().collect();
-        let before: BTreeSet<Link> = old.topology().bidirectional_links().collect();
-        let gone: Vec<&Link> = before.difference(&now).collect();
-        let came = now.difference(&before).next().is_some();
-        if gone.is_empty() && !came {
-            return;
-        }
-        let mut installed = lock(&self.installed);
-        let mut doomed: BTreeSet<(DatapathId, MacAddr)> = BTreeSet::new();
-        for l in &gone {
-            if let Some(flows) = installed.by_link.get(l) {
-                doomed.extend(flows.iter().copied());
-            }
-        }
-        if came {
-            // A new link may make a shorter path: the flows whose path is
-            // now longer than the shortest go, so the next packet takes
-            // the short one.
-            let hosts = snapshot.get::<Hosts>();
-            let Some(routes) = net.view::<Routes>() else {
-                return;
-            };
-            for (&(dpid, mac), t) in &installed.flows {
-                let at = hosts.as_ref().and_then(|h| h.get(&mac)).map(|h| h.at.dpid);
-                let shortest = at.and_then(|to| routes_len(&routes, dpid, to));
-                if shortest.is_some_and(|n| n < t.longest) {
-                    doomed.insert((dpid, mac));
-                }
-            }
-        }
-        if !doomed.is_empty() {
-            tracing::info!(
-                links_gone = gone.len(),
-                link_came = came,
-                switches_and_hosts = doomed.len(),
-                "flows off the new shortest paths deleted"
-            );
-        }
-        for (dpid, mac) in doomed {
-            installed.remove(dpid, mac);
-            let topologies = [&*topo, old.topology()];
-            self.delete_flows(&mut installed, net, topologies, dpid, towards(mac));
-        }
-    }
-
-    /// Deletes routing's flows that `match_` covers on switch `dpid`,
-    /// found in the first of `topologies` that has it; if the switch is
-    /// away, when it comes back (`switch_up`).
-    fn delete_flows(
-        &self,
-        installed: &mut Installed,
-        net: &Network,
-        topologies: [&Topology; 2],
-        dpid: DatapathId,
-        match_: MatchSpec<'static>,
-    ) {
-        let sent = topologies
-            .iter()
-            .find_map(|t| t.switches.get(&dpid))
-            .is_some_and(|s| net.delete_flows(s.id, &match_, PortNo::ANY).is_ok());
-        if sent {
-            self.counters.flows_deleted.fetch_add(1, Ordering::Relaxed);
-        } else {
-            installed.pending.entry(dpid).or_default().push(match_);
-        }
-    }
-
-    /// Deletes the flows towards and from hosts that moved or went: the
-    /// next packets to or from such a host reach the controller, so
-    /// `devices` learns where it is now, even while it talks over flows
-    /// installed before (a switch that reconnected, a port that flapped).
-    fn follow_hosts(&self, net: &Network, snapshot: &Snapshot) {
-        let Some(hosts) = snapshot.get::<Hosts>() else {
-            return;
-        };
-        let before = lock(&self.hosts).replace(hosts.clone());
-        let Some(before) = before else {
-            return;
-        };
-        let Some(topo) = snapshot.get::<Topology>() else {
-            return;
-        };
-        let mut installed = lock(&self.installed);
-        for (mac, h) in &before.by_mac {
-            if hosts.get(mac).is_some_and(|now| now.at == h.at) {
-                continue;
-            }
-            let towards_it: Vec<DatapathId> = installed
-                .by_mac
-                .get(mac)
-                .map(|s| s.iter().copied().collect())
-                .unwrap_or_default();
-            for dpid in towards_it {
-                installed.remove(dpid, *mac);
-                self.delete_flows(&mut installed, net, [&topo, &topo], dpid, towards(*mac));
-            }
-            for (dpid, dst) in installed.from(*mac) {
-                installed.remove_source(dpid, *mac, dst);
-                let pair = crate::paths::between(*mac, dst);
-                self.delete_flows(&mut installed, net, [&topo, &topo], dpid, pair);
-            }
         }
     }
 
@@ -535,11 +398,22 @@ impl App for RoutingApp {
         Some(&self.inner.settings)
     }
 
+    /// The packet-in path reads the routes and the hosts; the routes are
+    /// written by routing's DAG ([`RoutingApp::dags`]).
     fn views(&self) -> ViewAccess {
-        ViewAccess::none()
-            .reads::<Topology>()
-            .reads::<Hosts>()
-            .writes::<Routes>()
+        ViewAccess::none().reads::<Routes>().reads::<Hosts>()
+    }
+
+    /// `routes` -> `route-flow` (`routing/dag.rs`): new routes for a new topology,
+    /// then the flows off them deleted.
+    fn dags(&self) -> Vec<Dag> {
+        match dag::dag(&self.inner) {
+            Ok(d) => vec![d],
+            Err(e) => {
+                tracing::error!(error = %e, "routing's DAG is malformed");
+                Vec::new()
+            }
+        }
     }
 
     fn start(&self, net: &Network) {
@@ -559,15 +433,6 @@ impl App for RoutingApp {
         }
         if installed.seen.insert(sw.dpid()) {
             sw.delete_own_flows();
-        }
-    }
-
-    fn view_changed(&self, net: &Network, snapshot: &Snapshot, changes: &[Change]) {
-        if changes.iter().any(|c| c.view == ViewId::of::<Topology>()) {
-            self.inner.recompute(net, snapshot);
-        }
-        if changes.iter().any(|c| c.view == ViewId::of::<Hosts>()) {
-            self.inner.follow_hosts(net, snapshot);
         }
     }
 

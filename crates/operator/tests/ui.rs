@@ -145,7 +145,12 @@ fn the_feed_sends_a_snapshot_at_once_and_then_every_second() {
         .map(|a| a["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["topology", "devices", "routing"]);
-    assert_eq!(first["dags"], serde_json::json!([]), "no DAGs configured");
+    // Routing brings its DAG: the routes, then the flows that follow them.
+    assert_eq!(first["dags"][0]["name"], "routing");
+    assert_eq!(
+        first["dags"][0]["stages"],
+        serde_json::json!([["routes"], ["route-flow"]])
+    );
 
     let second = next_snapshot(&mut feed);
     let gap = t.elapsed();

@@ -66,6 +66,13 @@ pub trait App: Send + Sync + 'static {
     /// together.
     fn view_changed(&self, _net: &Network, _snapshot: &Snapshot, _changes: &[Change]) {}
 
+    /// The application DAGs it brings ([`crate::dag`]): run by the runtime
+    /// when their trigger fires, while the application runs (`routing`
+    /// computes its routes and follows them with its flows this way).
+    fn dags(&self) -> Vec<crate::dag::Dag> {
+        Vec::new()
+    }
+
     /// A switch finished its handshake: make its state. Messages sent
     /// through `sw` go to the switch with the rest of the batch.
     fn switch_up(&self, sw: &mut SwitchCtx<'_>) -> Self::Switch;
@@ -309,6 +316,7 @@ pub(crate) trait ErasedApp: Send + Sync {
     fn start(&self, net: &Network);
     fn views(&self) -> ViewAccess;
     fn view_changed(&self, net: &Network, snapshot: &Snapshot, changes: &[Change]);
+    fn dags(&self) -> Vec<crate::dag::Dag>;
     fn switch_up(&self, sw: &mut SwitchCtx<'_>) -> Box<dyn Any + Send>;
     fn switch_down(&self, sw: &SwitchInfo, state: Box<dyn Any + Send>);
     fn port(&self, sw: &mut SwitchCtx<'_>, state: &mut (dyn Any + Send), change: &PortChange);
@@ -342,6 +350,10 @@ impl<A: App> ErasedApp for Typed<A> {
 
     fn view_changed(&self, net: &Network, snapshot: &Snapshot, changes: &[Change]) {
         self.0.view_changed(net, snapshot, changes)
+    }
+
+    fn dags(&self) -> Vec<crate::dag::Dag> {
+        self.0.dags()
     }
 
     fn switch_up(&self, sw: &mut SwitchCtx<'_>) -> Box<dyn Any + Send> {

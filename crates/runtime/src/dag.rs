@@ -67,6 +67,13 @@ pub trait DagApp: Send + Sync {
     /// Computes its outputs from its inputs in `local`; an error aborts
     /// the DAG's run.
     fn run(&self, local: &mut Local<'_>) -> Result<(), String>;
+
+    /// The run whose last attempt called [`DagApp::run`] committed, and its
+    /// messages were sent: the moment to keep what the application
+    /// remembers between runs (what it last acted on). A run that is
+    /// thrown away or repeated never gets here, so state kept only here
+    /// never runs ahead of what the switches were told.
+    fn committed(&self) {}
 }
 
 /// What starts a DAG.
@@ -246,6 +253,9 @@ pub struct Dag {
     trigger: Trigger,
     read_ids: Vec<ViewId>,
     write_ids: Vec<ViewId>,
+    /// The application that brought it ([`crate::App::dags`]): it runs
+    /// only while that one does.
+    owner: Option<String>,
     /// Its figures.
     pub stats: DagStats,
 }
@@ -298,8 +308,16 @@ impl Dag {
             trigger,
             read_ids,
             write_ids,
+            owner: None,
             stats: DagStats::default(),
         })
+    }
+
+    /// The DAG as application `app` brings it: it runs only while `app`
+    /// does.
+    pub(crate) fn owned_by(mut self, app: &str) -> Dag {
+        self.owner = Some(app.to_string());
+        self
     }
 
     /// Its name.
@@ -642,6 +660,12 @@ impl Dags {
                     for (id, bytes) in &outbox {
                         send(*id, bytes);
                     }
+                    for app in &dag.apps {
+                        if let Err(e) = catch_unwind(AssertUnwindSafe(|| app.committed())) {
+                            let e = panicked(app.name(), &e);
+                            tracing::error!(dag = %dag.name, error = %e, "after the commit");
+                        }
+                    }
                     stats.commits.fetch_add(1, Ordering::Relaxed);
                     stats
                         .last_us
@@ -686,13 +710,16 @@ impl DagSet {
 
     /// Runs every DAG that `changes` trigger, together (each waits only
     /// for those it conflicts with), sending their messages through
-    /// `net`. Their own commits are new changes, which the caller hands
-    /// back here (routing's output view triggers the flows' DAG).
-    pub fn on_changes(&self, net: &Network, changes: &[Change]) {
+    /// `net`; a DAG an application brought only if `runs` says that
+    /// application runs. Their own commits are new changes, which the
+    /// caller hands back here (routing's output view triggers the flows'
+    /// DAG).
+    pub fn on_changes(&self, net: &Network, changes: &[Change], runs: impl Fn(&str) -> bool) {
         let due: Vec<&Arc<Dag>> = self
             .dags
             .iter()
             .filter(|d| d.triggered_by(changes))
+            .filter(|d| d.owner.as_deref().is_none_or(&runs))
             .collect();
         match due[..] {
             [] => {}

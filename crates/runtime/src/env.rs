@@ -91,6 +91,12 @@ impl<T> Versioned<T> {
         }
     }
 
+    /// An already shared `value` as version `version` (a view read in a
+    /// DAG's run, with the version [`crate::dag::Local::version`] gives).
+    pub fn shared(version: u64, value: Arc<T>) -> Versioned<T> {
+        Versioned { version, value }
+    }
+
     /// The version (1 for the first publication).
     pub fn version(&self) -> u64 {
         self.version

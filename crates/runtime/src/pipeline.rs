@@ -135,6 +135,27 @@ impl Pipeline {
         self.apps.iter().position(|e| e.app.name() == name)
     }
 
+    /// The DAGs the applications bring ([`crate::App::dags`]), each
+    /// marked with its application.
+    pub fn dags(&self) -> Vec<crate::dag::Dag> {
+        self.apps
+            .iter()
+            .flat_map(|e| {
+                let owner = e.app.name().to_string();
+                e.app
+                    .erased()
+                    .dags()
+                    .into_iter()
+                    .map(move |d| d.owned_by(&owner))
+            })
+            .collect()
+    }
+
+    /// Whether the application called `name` gets events.
+    pub fn runs(&self, name: &str) -> bool {
+        self.find(name).is_some_and(|i| self.is_running(i))
+    }
+
     /// The first application of type `A`.
     pub fn typed<A: crate::App>(&self) -> Option<std::sync::Arc<A>> {
         self.apps.iter().find_map(|e| e.app.downcast::<A>())

@@ -75,7 +75,9 @@ impl Runtime {
         let table = Arc::new(SwitchTable::new(config.max_switches));
         let sockets = Arc::new(Sockets::new(table.clone(), registries, config.max_output));
         let mut ctl = Controller::new(table, sockets, apps, config);
-        ctl.dags = DagSet::new(dags);
+        let mut all = ctl.pipeline.dags();
+        all.extend(dags);
+        ctl.dags = DagSet::new(all);
         let ctl = Arc::new(ctl);
 
         // Listeners.
@@ -452,7 +454,8 @@ fn run_views(ctl: Arc<Controller>) {
         let changes = env.take_changes(Duration::from_millis(200));
         if !changes.is_empty() {
             ctl.pipeline.views_changed(&env.snapshot(), &changes);
-            ctl.dags.on_changes(&ctl.net, &changes);
+            ctl.dags
+                .on_changes(&ctl.net, &changes, |app| ctl.pipeline.runs(app));
         }
     }
 }

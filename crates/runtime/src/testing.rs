@@ -212,10 +212,23 @@ impl Harness {
     /// the views they are triggered by change (timer-triggered ones as
     /// simulated time passes).
     pub fn with_dags(apps: Vec<AnyApp>, dags: Vec<Dag>) -> Harness {
-        let mut h = Harness::with_session(apps, SessionConfig::default());
-        h.dags = DagSet::new(dags);
-        h.dags.start_timers(&h.net);
-        h
+        Harness::build(apps, SessionConfig::default(), dags)
+    }
+
+    /// Stops application `name` as the operator would (it gets no more
+    /// events, and the DAGs it brought no longer run); false if there is
+    /// none or it was stopped already.
+    pub fn stop_app(&mut self, name: &str) -> bool {
+        self.pipeline
+            .find(name)
+            .is_some_and(|i| self.pipeline.stop(i))
+    }
+
+    /// Starts application `name` again; false if there is none or it runs.
+    pub fn start_app(&mut self, name: &str) -> bool {
+        self.pipeline
+            .find(name)
+            .is_some_and(|i| self.pipeline.start_again(i))
     }
 
     /// The DAGs it runs.
@@ -226,6 +239,11 @@ impl Harness {
     /// [`Harness::new`] with other session settings (keepalive times,
     /// `miss_send_len`, the 1.3 table-miss flow).
     pub fn with_session(apps: Vec<AnyApp>, session: SessionConfig) -> Harness {
+        Harness::build(apps, session, Vec::new())
+    }
+
+    /// A harness running `apps`, the DAGs they bring and `dags`.
+    fn build(apps: Vec<AnyApp>, session: SessionConfig, dags: Vec<Dag>) -> Harness {
         let fabric = Arc::new(TestFabric {
             now: Mutex::new(Instant::now()),
             up: Mutex::new(Vec::new()),
@@ -239,6 +257,10 @@ impl Harness {
         let net = Network::new(fabric.clone());
         let pipeline = Pipeline::new(apps, &net);
         pipeline.start();
+        let mut all = pipeline.dags();
+        all.extend(dags);
+        let dags = DagSet::new(all);
+        dags.start_timers(&net);
         Harness {
             pipeline,
             fabric,
@@ -247,7 +269,7 @@ impl Harness {
             switches: Vec::new(),
             batch: Batch::default(),
             closed: HashMap::new(),
-            dags: DagSet::default(),
+            dags,
         }
     }
 
@@ -514,7 +536,9 @@ impl Harness {
             }
             self.pipeline
                 .views_changed(&self.fabric.env.snapshot(), &changes);
-            self.dags.on_changes(&self.net, &changes);
+            let pipeline = &self.pipeline;
+            self.dags
+                .on_changes(&self.net, &changes, |app| pipeline.runs(app));
         }
         panic!("applications kept publishing views in reply to each other");
     }

@@ -117,3 +117,33 @@ fn a_timer_triggers_its_dag_as_time_passes() {
     h.advance(Duration::from_millis(3500));
     assert_eq!(h.snapshot().get::<Ticks>().unwrap().0, 3);
 }
+
+/// Brings the greeting DAG ([`App::dags`]) and does nothing else.
+struct Host;
+impl App for Host {
+    type Switch = ();
+    fn name(&self) -> &str {
+        "host"
+    }
+    fn switch_up(&self, _sw: &mut SwitchCtx<'_>) {}
+    fn dags(&self) -> Vec<Dag> {
+        let trigger = Trigger::Views(vec![ViewId::of::<Arrivals>()]);
+        vec![Dag::new("greet", vec![Arc::new(Greeter)], &[], trigger).unwrap()]
+    }
+}
+
+#[test]
+fn an_application_s_dags_run_while_it_runs() {
+    let apps = vec![AnyApp::new(Driver::default()), AnyApp::new(Host)];
+    let mut h = Harness::new(apps);
+    assert_eq!(h.dags().dags()[0].name(), "greet");
+    let a = h.connect(1, Version::V10);
+    assert_eq!(echo_requests(&h.sent(a)), 1);
+    assert!(h.stop_app("host"));
+    let b = h.connect(2, Version::V13);
+    assert_eq!(echo_requests(&h.sent(b)), 0, "its DAG stopped with it");
+    assert!(h.start_app("host"));
+    let c = h.connect(3, Version::V13);
+    assert_eq!(echo_requests(&h.sent(c)), 1);
+    assert_eq!(h.snapshot().get::<Greeted>().unwrap().0, 3);
+}

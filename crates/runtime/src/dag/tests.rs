@@ -148,6 +148,50 @@ fn a_dag_s_applications_never_see_a_view_change_mid_run() {
     assert_eq!(dag.stats.reruns.load(Ordering::Relaxed), 1);
 }
 
+/// Counts its runs and the commits it heard of.
+#[derive(Default)]
+struct Remembers {
+    runs: AtomicU64,
+    committed: AtomicU64,
+}
+
+impl DagApp for Remembers {
+    fn name(&self) -> &str {
+        "remembers"
+    }
+    fn views(&self) -> ViewAccess {
+        ViewAccess::none().reads::<A>().writes::<C>()
+    }
+    fn run(&self, local: &mut Local<'_>) -> Result<(), String> {
+        self.runs.fetch_add(1, Ordering::Relaxed);
+        local.write(C(local.read::<A>().map_or(0, |a| a.0)))
+    }
+    fn committed(&self) {
+        self.committed.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+#[test]
+fn only_a_committed_run_tells_its_applications() {
+    let remembers = Arc::new(Remembers::default());
+    // The application after it fails while A is odd.
+    let judge = app("judge", ViewAccess::none().reads::<C>(), |l| {
+        match l.read::<C>().unwrap().0 % 2 {
+            0 => Ok(()),
+            _ => Err("odd".to_string()),
+        }
+    });
+    let apps: Vec<Arc<dyn DagApp>> = vec![remembers.clone(), judge];
+    let dag = Arc::new(Dag::new("d", apps, &[("remembers", "judge")], on_a()).unwrap());
+    let env = env_with(1);
+    let dags = Dags::default();
+    assert!(dags.run(&dag, &env, &[], |_, _| {}).is_err());
+    env.publish(Publish::new().view(A(2)));
+    assert!(dags.run(&dag, &env, &[], |_, _| {}).is_ok());
+    let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+    assert_eq!((get(&remembers.runs), get(&remembers.committed)), (2, 1));
+}
+
 #[test]
 fn a_failed_or_panicking_application_commits_nothing() {
     for fail in [true, false] {

@@ -1,0 +1,254 @@
+//! Routing as an application DAG (Maestro thesis §3.2.4, Fig. 3.1: the
+//! discovery DAG's IntradomainRoutingApp feeding the RouteFlowApp): a new
+//! version of the topology or of the hosts triggers `routes`, which
+//! computes the routes and writes them, then `route-flow`, which reads
+//! them and deletes the flows they no longer take.
+//!
+//! Both run on one snapshot: `route-flow` sees the routes `routes` just
+//! computed and the topology and hosts they were computed from, whatever
+//! is published meanwhile, and its deletions go to the switches only when
+//! the routes are committed. What `route-flow` remembers between runs
+//! (the routes and hosts it last acted on, the deletions kept for
+//! switches that are away) changes only once a run commits
+//! ([`DagApp::committed`]): a run thrown away and repeated computes the
+//! same deletions again from the same starting point. Routing's record of
+//! the flows it installed forgets a deleted flow when the switch reports
+//! its removal (the flows carry `SEND_FLOW_REM`), not before, so the
+//! packet-in path may go on installing meanwhile without either losing
+//! track of the other's flows.
+
+use super::{Inner, towards};
+use crate::paths::between;
+use crate::routes::Routes;
+use crate::sync::lock;
+use crate::views::{Hosts, Link, Topology};
+use baton_openflow::neutral::{self, MatchSpec};
+use baton_openflow::{DatapathId, MacAddr, PortNo, Xid};
+use baton_runtime::dag::{Dag, DagApp, Local, Trigger};
+use baton_runtime::env::{Versioned, ViewAccess, ViewId};
+use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+
+/// Routing's DAG: `routes` -> `route-flow`, triggered by the topology and
+/// the hosts.
+pub(super) fn dag(inner: &Arc<Inner>) -> Result<Dag, String> {
+    let apps: Vec<Arc<dyn DagApp>> = vec![
+        Arc::new(RoutesStage {
+            inner: inner.clone(),
+        }),
+        Arc::new(RouteFlow {
+            inner: inner.clone(),
+            last: Mutex::default(),
+            next: Mutex::default(),
+        }),
+    ];
+    let trigger = Trigger::Views(vec![ViewId::of::<Topology>(), ViewId::of::<Hosts>()]);
+    Dag::new("routing", apps, &[("routes", "route-flow")], trigger).map_err(|e| e.to_string())
+}
+
+/// Computes the routes of a new topology (paths towards the switches with
+/// hosts in advance); for new hosts only, prepares the paths towards
+/// their switches on the routes there are.
+struct RoutesStage {
+    inner: Arc<Inner>,
+}
+
+impl DagApp for RoutesStage {
+    fn name(&self) -> &str {
+        "routes"
+    }
+
+    fn views(&self) -> ViewAccess {
+        ViewAccess::none()
+            .reads::<Topology>()
+            .reads::<Hosts>()
+            .reads::<Routes>()
+            .writes::<Routes>()
+    }
+
+    fn run(&self, local: &mut Local<'_>) -> Result<(), String> {
+        let Some(topo) = local.read::<Topology>() else {
+            return Ok(());
+        };
+        let version = local.version::<Topology>();
+        let host_switches = |hosts: Option<Arc<Hosts>>| -> Vec<DatapathId> {
+            hosts
+                .map(|h| h.by_mac.values().map(|h| h.at.dpid).collect())
+                .unwrap_or_default()
+        };
+        if let Some(current) = local.read::<Routes>()
+            && current.topology().version() == version
+        {
+            current.prepare(host_switches(local.read::<Hosts>()));
+            return Ok(());
+        }
+        let routes = Routes::compute(Versioned::shared(version, topo));
+        routes.prepare(host_switches(local.read::<Hosts>()));
+        self.inner
+            .counters
+            .computations
+            .fetch_add(1, Ordering::Relaxed);
+        local.write(routes)
+    }
+}
+
+/// What `route-flow` last acted on.
+#[derive(Default, Clone)]
+struct Seen {
+    routes: Option<Arc<Routes>>,
+    hosts: Option<Arc<Hosts>>,
+}
+
+/// What a run of `route-flow` did, kept once the run commits.
+struct Done {
+    seen: Seen,
+    /// Deletions for switches that are away, sent when they come back.
+    pending: Vec<(DatapathId, MatchSpec<'static>)>,
+    /// Deletions sent.
+    sent: u64,
+}
+
+/// Deletes the flows the new routes no longer take: those across a link
+/// that went, those longer than the shortest path now that a link came,
+/// and those towards or from a host that moved or went.
+struct RouteFlow {
+    inner: Arc<Inner>,
+    last: Mutex<Seen>,
+    next: Mutex<Option<Done>>,
+}
+
+impl RouteFlow {
+    /// The switches and destinations whose flows are off the new routes.
+    fn off_new_routes(
+        &self,
+        old: &Routes,
+        new: &Routes,
+        hosts: Option<&Hosts>,
+    ) -> Vec<(DatapathId, MacAddr)> {
+        let now: BTreeSet<Link> = new.topology().bidirectional_links().collect();
+        let before: BTreeSet<Link> = old.topology().bidirectional_links().collect();
+        let gone: Vec<&Link> = before.difference(&now).collect();
+        let came = now.difference(&before).next().is_some();
+        let installed = lock(&self.inner.installed);
+        let mut doomed: BTreeSet<(DatapathId, MacAddr)> = BTreeSet::new();
+        for l in &gone {
+            if let Some(flows) = installed.by_link.get(l) {
+                doomed.extend(flows.iter().copied());
+            }
+        }
+        if came {
+            // A new link may make a shorter path: the flows whose path is
+            // now longer than the shortest go, so the next packet takes
+            // the short one.
+            for (&(dpid, mac), t) in &installed.flows {
+                let at = hosts.and_then(|h| h.get(&mac)).map(|h| h.at.dpid);
+                let shortest = at.and_then(|to| new.path(dpid, to)).map(|p| p.len());
+                if shortest.is_some_and(|n| n < t.longest) {
+                    doomed.insert((dpid, mac));
+                }
+            }
+        }
+        if !doomed.is_empty() {
+            tracing::info!(
+                links_gone = gone.len(),
+                link_came = came,
+                switches_and_hosts = doomed.len(),
+                "flows off the new shortest paths deleted"
+            );
+        }
+        doomed.into_iter().collect()
+    }
+
+    /// The flows towards and from hosts that moved or went: deleted, so
+    /// the next packets to or from such a host reach the controller and
+    /// `devices` learns where it is now, even while it talks over flows
+    /// installed before (a switch that reconnected, a port that flapped).
+    fn off_moved_hosts(
+        &self,
+        before: &Hosts,
+        now: &Hosts,
+    ) -> Vec<(DatapathId, MatchSpec<'static>)> {
+        let installed = lock(&self.inner.installed);
+        let mut doomed = Vec::new();
+        for (mac, h) in &before.by_mac {
+            if now.get(mac).is_some_and(|n| n.at == h.at) {
+                continue;
+            }
+            for &dpid in installed.by_mac.get(mac).into_iter().flatten() {
+                doomed.push((dpid, towards(*mac)));
+            }
+            for (dpid, dst) in installed.from(*mac) {
+                doomed.push((dpid, between(*mac, dst)));
+            }
+        }
+        doomed
+    }
+}
+
+impl DagApp for RouteFlow {
+    fn name(&self) -> &str {
+        "route-flow"
+    }
+
+    fn views(&self) -> ViewAccess {
+        ViewAccess::none().reads::<Routes>().reads::<Hosts>()
+    }
+
+    fn run(&self, local: &mut Local<'_>) -> Result<(), String> {
+        let Some(routes) = local.read::<Routes>() else {
+            return Ok(());
+        };
+        let hosts = local.read::<Hosts>();
+        let last = lock(&self.last).clone();
+        let mut doomed: Vec<(DatapathId, MatchSpec<'static>)> = Vec::new();
+        if let Some(old) = last.routes.filter(|old| !Arc::ptr_eq(old, &routes)) {
+            let off = self.off_new_routes(&old, &routes, hosts.as_deref());
+            doomed.extend(off.into_iter().map(|(dpid, mac)| (dpid, towards(mac))));
+        }
+        if let (Some(before), Some(now)) = (last.hosts.as_deref(), hosts.as_deref()) {
+            doomed.extend(self.off_moved_hosts(before, now));
+        }
+        let connected: HashMap<DatapathId, _> = local
+            .switches()
+            .iter()
+            .map(|s| (s.dpid, (s.id, s.version)))
+            .collect();
+        let mut done = Done {
+            seen: Seen {
+                routes: Some(routes),
+                hosts,
+            },
+            pending: Vec::new(),
+            sent: 0,
+        };
+        for (dpid, match_) in doomed {
+            match connected.get(&dpid) {
+                Some(&(id, version)) => {
+                    let mut out = Vec::new();
+                    neutral::encode_flow_delete(&mut out, version, Xid(0), &match_, PortNo::ANY);
+                    local.send(id, out);
+                    done.sent += 1;
+                }
+                None => done.pending.push((dpid, match_)),
+            }
+        }
+        *lock(&self.next) = Some(done);
+        Ok(())
+    }
+
+    fn committed(&self) {
+        let Some(done) = lock(&self.next).take() else {
+            return;
+        };
+        *lock(&self.last) = done.seen;
+        let mut installed = lock(&self.inner.installed);
+        for (dpid, match_) in done.pending {
+            installed.pending.entry(dpid).or_default().push(match_);
+        }
+        let counters = &self.inner.counters;
+        counters
+            .flows_deleted
+            .fetch_add(done.sent, Ordering::Relaxed);
+    }
+}
