@@ -340,10 +340,11 @@ impl BandwidthApp {
                 .ok_or(ReserveError::UnknownHost(m))
         };
         let (src_at, dst_at) = (at(src)?, at(dst)?);
-        let now = net.now();
-        let origin = Origin::Operator {
-            expires: now + duration,
-        };
+        let expires = net
+            .now()
+            .checked_add(duration)
+            .ok_or(ReserveError::Invalid("the duration is too long"))?;
+        let origin = Origin::Operator { expires };
         let (granted, routes) = inner
             .reserve(net, (src, dst), (src_at, dst_at), kbps, origin)
             .map_err(|e| match e {

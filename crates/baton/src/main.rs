@@ -96,6 +96,9 @@ enum ShowWhat {
     /// Application DAGs: their stages, trigger, views read and written,
     /// commits, conflicts, reruns and aborts.
     Dags,
+    /// Bandwidth reservations (needs the bandwidth app) and each link's
+    /// reserved share of its capacity.
+    Reservations,
     /// The scheduler, each worker's batching and IBT, and fairness.
     Scheduler,
 }
@@ -580,6 +583,7 @@ fn show(args: ShowArgs) -> i32 {
         ShowWhat::Flows { dpid } => Show::Flows(dpid),
         ShowWhat::Apps => Show::Apps,
         ShowWhat::Dags => Show::Dags,
+        ShowWhat::Reservations => Show::Reservations,
         ShowWhat::Scheduler => Show::Scheduler,
     };
     print(client::show(&c, &what, output(args.api.json)))

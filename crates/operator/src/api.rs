@@ -14,6 +14,7 @@ mod flows;
 mod health;
 mod metrics;
 mod network;
+mod reservations;
 mod scheduler;
 mod switches;
 
@@ -70,6 +71,7 @@ impl Shared {
         (name = "network", description = "Topology, hosts and paths, from the network applications' views"),
         (name = "apps", description = "The applications and their life cycle"),
         (name = "dags", description = "The application DAGs and their runs"),
+        (name = "reservations", description = "Bandwidth on demand: what is reserved on each link and for whom, from the bandwidth application"),
         (name = "scheduler", description = "The scheduler, its batching and its fairness"),
         (name = "controller", description = "Health, version and metrics"),
     )
@@ -104,6 +106,8 @@ fn parts() -> (Router<Shared>, utoipa::openapi::OpenApi) {
         .routes(routes!(apps::start))
         .routes(routes!(apps::configure))
         .routes(routes!(dags::list))
+        .routes(routes!(reservations::list, reservations::create))
+        .routes(routes!(reservations::one, reservations::release))
         .routes(routes!(scheduler::show, scheduler::patch))
         .routes(routes!(health::health))
         .routes(routes!(metrics::metrics))

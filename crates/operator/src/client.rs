@@ -8,7 +8,9 @@
 //! with.
 
 use crate::flow::Flows;
-use crate::model::{App, AppStopped, Dag, Hosts, Scheduler, Switch, Topology};
+use crate::model::{
+    App, AppStopped, Dag, Hosts, ReservationList, ReservationOrigin, Scheduler, Switch, Topology,
+};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::fmt::{self, Write};
@@ -155,6 +157,8 @@ pub enum Show {
     Apps,
     /// The application DAGs.
     Dags,
+    /// Bandwidth reservations and the links' reserved share.
+    Reservations,
     /// The scheduler.
     Scheduler,
 }
@@ -287,6 +291,13 @@ pub fn show(c: &Client, what: &Show, out: Output) -> Result<String, ClientError>
                 ],
                 rows,
             )
+        }
+        Show::Reservations => {
+            let (r, v): (ReservationList, _) = c.get("/api/v1/reservations")?;
+            if out == Output::Json {
+                return Ok(pretty(&v));
+            }
+            reservations(&r)
         }
         Show::Scheduler => {
             let (s, v): (Scheduler, _) = c.get("/api/v1/scheduler")?;
@@ -515,6 +526,62 @@ fn state_name(a: &App) -> &'static str {
     }
 }
 
+/// The reservations, then each link with its reserved share.
+fn reservations(r: &ReservationList) -> String {
+    let rows = r
+        .reservations
+        .iter()
+        .map(|r| {
+            let (origin, expires) = match r.origin {
+                ReservationOrigin::Flow => ("flow", "-".to_string()),
+                ReservationOrigin::Operator => {
+                    ("operator", r.expires_in_secs.map_or("-".into(), age))
+                }
+            };
+            vec![
+                r.id.to_string(),
+                r.src.clone(),
+                r.dst.clone(),
+                r.kbps.to_string(),
+                origin.to_string(),
+                expires,
+                age(r.age_secs),
+                r.path.join(" > "),
+            ]
+        })
+        .collect();
+    let reservations = table(
+        &[
+            "ID", "SRC", "DST", "KBIT/S", "ORIGIN", "EXPIRES", "AGE", "PATH",
+        ],
+        rows,
+    );
+    let rows = r
+        .links
+        .iter()
+        .map(|l| {
+            vec![
+                l.link.src.dpid.clone(),
+                l.link.src.port.to_string(),
+                l.link.dst.dpid.clone(),
+                l.link.dst.port.to_string(),
+                share(l.reserved_kbps, l.capacity_kbps),
+            ]
+        })
+        .collect();
+    let links = table(&["LINK", "PORT", "TO", "PORT", "RESERVED"], rows);
+    format!("{reservations}\n{links}")
+}
+
+/// `2000/2500 kbit/s (80%)`.
+fn share(reserved: u64, capacity: u64) -> String {
+    if capacity == 0 {
+        return format!("{reserved}/0 kbit/s");
+    }
+    let percent = reserved as f64 * 100.0 / capacity as f64;
+    format!("{reserved}/{capacity} kbit/s ({percent:.0}%)")
+}
+
 fn scheduler(s: &Scheduler) -> String {
     let mut out = format!(
         "scheduler {}, {} batching, BDU {} us\n",
@@ -571,6 +638,41 @@ mod tests {
         assert_eq!(
             (age(5.2), age(187.0), age(7500.0)),
             ("5s".into(), "3m07s".into(), "2h05m".into())
+        );
+    }
+
+    #[test]
+    fn reservations_and_the_links_reserved_share() {
+        assert_eq!(share(2000, 2500), "2000/2500 kbit/s (80%)");
+        assert_eq!(share(0, 1_000_000), "0/1000000 kbit/s (0%)");
+        assert_eq!(share(5, 0), "5/0 kbit/s");
+        let list: ReservationList = serde_json::from_value(serde_json::json!({
+            "reservations": [{
+                "id": 3, "src": "02:00:00:00:00:0a", "dst": "02:00:00:00:00:0b", "kbps": 2000,
+                "path": ["00:00:00:00:00:00:00:01/2", "00:00:00:00:00:00:00:02/1"],
+                "links": [], "origin": "operator", "expires_in_secs": 187.5, "age_secs": 2.0
+            }, {
+                "id": 4, "src": "02:00:00:00:00:0b", "dst": "02:00:00:00:00:0a", "kbps": 100,
+                "path": ["00:00:00:00:00:00:00:02/1"], "links": [], "origin": "flow",
+                "expires_in_secs": null, "age_secs": 75.0
+            }],
+            "links": [{
+                "link": {"src": {"dpid": "00:00:00:00:00:00:00:01", "port": 2},
+                         "dst": {"dpid": "00:00:00:00:00:00:00:02", "port": 2}},
+                "capacity_kbps": 2500, "reserved_kbps": 2000
+            }]
+        }))
+        .unwrap();
+        assert_eq!(
+            reservations(&list),
+            "ID  SRC                DST                KBIT/S  ORIGIN    EXPIRES  AGE    PATH\n\
+             3   02:00:00:00:00:0a  02:00:00:00:00:0b  2000    operator  3m07s    2s     \
+             00:00:00:00:00:00:00:01/2 > 00:00:00:00:00:00:00:02/1\n\
+             4   02:00:00:00:00:0b  02:00:00:00:00:0a  100     flow      -        1m15s  \
+             00:00:00:00:00:00:00:02/1\n\
+             \n\
+             LINK                     PORT  TO                       PORT  RESERVED\n\
+             00:00:00:00:00:00:00:01  2     00:00:00:00:00:00:00:02  2     2000/2500 kbit/s (80%)\n"
         );
     }
 

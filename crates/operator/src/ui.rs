@@ -14,8 +14,10 @@
 //!   **hosts**, and the **applications** with their state, counters, the
 //!   panic that stopped one, and Stop/Start buttons (which call
 //!   `POST /api/v1/apps/{name}/stop|start`, with the token typed in the
-//!   header as a Bearer token when the API asks for one), and of the
-//!   **DAGs**, when there are any, with their runs.
+//!   header as a Bearer token when the API asks for one), of the
+//!   **DAGs**, when there are any, with their runs, and of the links'
+//!   **reservations** (each link's reserved share of its capacity), when
+//!   the `bandwidth` application is in the pipeline.
 //!
 //! The page is plain HTML, CSS and JavaScript modules (`crates/operator/ui/`),
 //! no build step; it draws everything from the live feed

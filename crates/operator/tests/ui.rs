@@ -151,6 +151,11 @@ fn the_feed_sends_a_snapshot_at_once_and_then_every_second() {
         first["dags"][0]["stages"],
         serde_json::json!([["routes"], ["route-flow"]])
     );
+    assert_eq!(
+        first["reservations"],
+        Value::Null,
+        "no bandwidth application"
+    );
 
     let second = next_snapshot(&mut feed);
     let gap = t.elapsed();
@@ -171,6 +176,19 @@ fn the_feed_sends_a_snapshot_at_once_and_then_every_second() {
         t.elapsed() < Duration::from_millis(600),
         "{:?}",
         t.elapsed()
+    );
+    api.stop();
+    runtime.stop();
+}
+
+#[test]
+fn the_feed_carries_the_links_reservations_with_the_bandwidth_application() {
+    let (api, runtime) = start(&["topology", "devices", "bandwidth", "routing"]);
+    let mut feed = open_feed(&api);
+    let first = next_snapshot(&mut feed);
+    assert_eq!(
+        first["reservations"],
+        serde_json::json!({"reservations": 0, "links": []})
     );
     api.stop();
     runtime.stop();
@@ -212,7 +230,7 @@ fn the_feed_is_in_the_openapi_document() {
         "{json:#}"
     );
     let schemas = serde_json::to_value(doc.components.as_ref().unwrap()).unwrap();
-    for s in ["Live", "LiveSwitch", "LiveWorker"] {
+    for s in ["Live", "LiveSwitch", "LiveWorker", "LiveReservations"] {
         assert!(schemas["schemas"][s].is_object(), "{s} missing");
     }
 }

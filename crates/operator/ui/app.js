@@ -138,6 +138,24 @@ function renderDags(dags) {
   $("#dags tbody").replaceChildren(...rows);
 }
 
+/** Each link's reserved share of its capacity, shown when the bandwidth
+ * application is in the pipeline (`bw` is null otherwise). */
+function renderReservations(bw) {
+  $("#reservations").hidden = !bw;
+  if (!bw) return;
+  const end = (e) => `${shortDpid(e.dpid)} port ${e.port}`;
+  const rows = bw.links.map((l) => {
+    const percent = l.capacity_kbps > 0 ? (100 * l.reserved_kbps) / l.capacity_kbps : 0;
+    return el("tr", {},
+      el("td", { class: "mono" }, `${end(l.link.src)} – ${end(l.link.dst)}`),
+      el("td", { class: "num" }, `${l.reserved_kbps}/${l.capacity_kbps} kbit/s`),
+      el("td", {}, el("div", { class: percent >= 100 ? "bar full" : "bar" }, bar(Math.min(100, percent)))),
+      el("td", { class: "num" }, `${percent.toFixed(0)}%`));
+  });
+  $("#reservations tbody").replaceChildren(...rows);
+  setText($("#reservations-note"), `${bw.reservations} reservation${bw.reservations === 1 ? "" : "s"}`);
+}
+
 /** A new row for application `name`; its button acts on its current state. */
 function appRow(name) {
   const button = el("button", { type: "button", dataset: { app: name } });
@@ -219,6 +237,7 @@ function render(live) {
   renderHosts(live);
   renderApps(live.apps);
   renderDags(live.dags);
+  renderReservations(live.reservations);
   const c = graph.counts();
   $("#summary").textContent = [
     `${live.switches.length} switches`,

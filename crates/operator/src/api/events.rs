@@ -2,8 +2,8 @@
 //! (`event: snapshot`) carries one [`Live`] JSON object: the switches with
 //! their message rates, the scheduler with Jain's fairness index, each
 //! worker's IBT, throughput and batch size over the last second, the
-//! topology, the hosts and the applications. The web UI draws from nothing
-//! else.
+//! topology, the hosts, the applications, the DAGs and the links' reserved
+//! bandwidth. The web UI draws from nothing else.
 //!
 //! A feed samples the workers' counters every [`SAMPLE_EVERY`] and sends
 //! a snapshot after each sample; between samples it looks every
@@ -20,7 +20,7 @@
 //! and is tested on synthetic time.
 
 use super::Shared;
-use super::{apps, dags, network, scheduler};
+use super::{apps, dags, network, reservations, scheduler};
 use crate::model::live::{Live, LiveSwitch, LiveWorker};
 use crate::model::{Scheduler, Worker, version_number};
 use axum::extract::State;
@@ -171,6 +171,7 @@ impl Feed {
         let hosts = network::hosts(State(s.clone())).await.0;
         let apps = apps::list(State(s.clone())).await.0;
         let dags = dags::list(State(s.clone())).await.0;
+        let reservations = reservations::live(&s.control);
         let scheduler = match &self.scheduler {
             Some(sched) => sched.clone(),
             None => scheduler::show(State(s.clone())).await.0,
@@ -188,6 +189,7 @@ impl Feed {
             hosts,
             apps,
             dags,
+            reservations,
         };
         Event::default()
             .event("snapshot")

@@ -8,7 +8,7 @@
 //! workers' figures over an interval are counted by each feed between its
 //! one-second samples.
 
-use super::{App, Dag, Hosts, Scheduler, Topology};
+use super::{App, Dag, Hosts, LinkLoad, Scheduler, Topology};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -47,6 +47,20 @@ pub struct Live {
     pub apps: Vec<App>,
     /// The application DAGs, as `GET /api/v1/dags` returns them.
     pub dags: Vec<Dag>,
+    /// Bandwidth on demand: how many reservations there are and each
+    /// link's load, as `GET /api/v1/reservations` has them (none without
+    /// the `bandwidth` application).
+    pub reservations: Option<LiveReservations>,
+}
+
+/// Bandwidth on demand in the live feed: `GET /api/v1/reservations`'s
+/// links, and how many reservations there are rather than each.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct LiveReservations {
+    /// How many reservations there are.
+    pub reservations: usize,
+    /// Every link with its capacity and what is reserved on it.
+    pub links: Vec<LinkLoad>,
 }
 
 /// A connected switch in the live feed: `GET /api/v1/switches`'s figures

@@ -7,7 +7,7 @@ use baton_operator::{ApiOptions, ApiServer};
 use serde_json::json;
 
 /// Every mutating route, with a body it accepts.
-const MUTATING: [(&str, &str, Option<&str>); 8] = [
+const MUTATING: [(&str, &str, Option<&str>); 10] = [
     ("PATCH", "/api/v1/switches/1", Some(r#"{"weight": 2}"#)),
     ("POST", "/api/v1/switches/1/flows", Some("{}")),
     (
@@ -19,6 +19,8 @@ const MUTATING: [(&str, &str, Option<&str>); 8] = [
     ("POST", "/api/v1/apps/learning-switch/start", None),
     ("PATCH", "/api/v1/apps/learning-switch", Some("{}")),
     ("PATCH", "/api/v1/scheduler", Some("{}")),
+    ("POST", "/api/v1/reservations", Some("{}")),
+    ("DELETE", "/api/v1/reservations/1", None),
     ("PUT", "/api/v1/health", None),
 ];
 
@@ -41,6 +43,7 @@ fn every_mutating_call_checks_the_token_when_one_is_configured() {
         "/api/v1/switches",
         "/api/v1/apps",
         "/api/v1/scheduler",
+        "/api/v1/reservations",
         "/metrics",
         "/api/v1/openapi.json",
     ] {

@@ -97,6 +97,8 @@ fn the_openapi_document_lists_every_route_with_its_own_operation_id() {
         ("/api/v1/apps/{name}/start", &["post"]),
         ("/api/v1/apps/{name}", &["patch"]),
         ("/api/v1/dags", &["get"]),
+        ("/api/v1/reservations", &["get", "post"]),
+        ("/api/v1/reservations/{id}", &["get", "delete"]),
         ("/api/v1/scheduler", &["get", "patch"]),
         ("/api/v1/health", &["get"]),
         ("/metrics", &["get"]),

@@ -10,4 +10,5 @@ mod endpoints;
 mod metrics;
 mod modularity;
 mod path;
+mod reservations;
 mod support;
