@@ -15,11 +15,17 @@
 //! one reservation is what the switches can tell apart. A new one for a
 //! pair replaces the old, whose bandwidth is given back in the same
 //! version.
+//!
+//! A new version is made at every flow request, so the maps are
+//! persistent ones (`imbl`, B-trees that share what did not change): a
+//! version costs O(log n) whatever the number of reservations, where
+//! copying `std` maps cost O(n) (`examples/reservation_cost.rs`,
+//! BENCHMARKS.md "Bandwidth on demand").
 
 use crate::views::{Link, PortRef};
-use baton_openflow::MacAddr;
+use baton_openflow::{DatapathId, MacAddr};
 use baton_runtime::env::View;
-use std::collections::BTreeMap;
+use imbl::{OrdMap, OrdSet};
 use std::fmt;
 use std::sync::Arc;
 use std::time::Instant;
@@ -71,8 +77,8 @@ pub struct Reservation {
     /// When it was made.
     pub since: Instant,
     /// The number of the 1.3 meter that holds the pair to its rate at the
-    /// source's switch: the lowest that no other reservation from that
-    /// switch uses.
+    /// source's switch: one no other reservation from that switch uses,
+    /// given in turn.
     pub meter: u32,
 }
 
@@ -143,14 +149,22 @@ pub struct Granted {
 /// Every reservation, and the bandwidth reserved on each link.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Reservations {
-    by_id: BTreeMap<ReservationId, Arc<Reservation>>,
-    by_pair: BTreeMap<(MacAddr, MacAddr), ReservationId>,
+    by_id: OrdMap<ReservationId, Arc<Reservation>>,
+    by_pair: OrdMap<(MacAddr, MacAddr), ReservationId>,
     /// kbit/s reserved per link ([`Link::canonical`]); links with none are
     /// absent.
-    reserved: BTreeMap<Link, u64>,
+    reserved: OrdMap<Link, u64>,
+    /// The meters in use on each source switch.
+    meters: OrdMap<DatapathId, OrdSet<u32>>,
+    /// The meter each source switch gives next.
+    next_meter: OrdMap<DatapathId, u32>,
     /// The last number given.
     last_id: u64,
 }
+
+/// The highest meter number given: Open vSwitch's userspace datapath has
+/// 262 144 meters, the software switch 65 536 by default.
+const MAX_METER: u32 = 65_535;
 
 impl View for Reservations {
     const NAME: &'static str = "reservations";
@@ -227,7 +241,7 @@ impl Reservations {
         }
         next.last_id = self.last_id + 1;
         let id = ReservationId(next.last_id);
-        let meter = next.free_meter(req.src_at);
+        let meter = next.free_meter(req.src_at.dpid);
         for &link in &links {
             *next.reserved.entry(link).or_default() += req.kbps;
         }
@@ -245,6 +259,9 @@ impl Reservations {
         });
         next.by_pair.insert((r.src, r.dst), id);
         next.by_id.insert(id, r.clone());
+        let dpid = r.src_at.dpid;
+        next.meters.entry(dpid).or_default().insert(meter);
+        next.next_meter.insert(dpid, meter % MAX_METER + 1);
         Ok(Granted {
             next,
             reservation: r,
@@ -252,15 +269,23 @@ impl Reservations {
         })
     }
 
-    /// The lowest meter number no reservation from `src_at`'s switch uses.
-    fn free_meter(&self, src_at: PortRef) -> u32 {
-        let used: std::collections::BTreeSet<u32> = self
-            .by_id
-            .values()
-            .filter(|r| r.src_at.dpid == src_at.dpid)
-            .map(|r| r.meter)
-            .collect();
-        (1..).find(|m| !used.contains(m)).unwrap_or(1)
+    /// A meter number no reservation from switch `dpid` uses: the one
+    /// after the last given, wrapping at [`MAX_METER`] past those in use
+    /// (when every one is, the next is shared, and its rate is the later
+    /// reservation's).
+    fn free_meter(&self, dpid: DatapathId) -> u32 {
+        let first = self.next_meter.get(&dpid).copied().unwrap_or(1);
+        let Some(used) = self.meters.get(&dpid) else {
+            return first;
+        };
+        let mut m = first;
+        for _ in 0..MAX_METER {
+            if !used.contains(&m) {
+                return m;
+            }
+            m = m % MAX_METER + 1;
+        }
+        first
     }
 
     /// The next version without reservation `id`, its bandwidth given
@@ -278,6 +303,9 @@ impl Reservations {
                 }
             }
         }
+        if let Some(used) = next.meters.get_mut(&r.src_at.dpid) {
+            used.remove(&r.meter);
+        }
         Some((next, r))
     }
 
@@ -289,15 +317,23 @@ impl Reservations {
     /// Whether the per-link totals are the sums of the reservations on
     /// each link, and the pair index matches (for tests).
     pub fn is_consistent(&self) -> bool {
-        let mut sums: BTreeMap<Link, u64> = BTreeMap::new();
+        let mut sums: OrdMap<Link, u64> = OrdMap::new();
+        let mut meters: OrdMap<DatapathId, OrdSet<u32>> = OrdMap::new();
         for r in self.by_id.values() {
             for &l in &r.links {
                 *sums.entry(l).or_default() += r.kbps;
             }
+            meters.entry(r.src_at.dpid).or_default().insert(r.meter);
         }
-        sums.retain(|_, v| *v > 0);
+        let sums: OrdMap<Link, u64> = sums.into_iter().filter(|&(_, v)| v > 0).collect();
+        let in_use: OrdMap<DatapathId, OrdSet<u32>> = self
+            .meters
+            .iter()
+            .filter(|(_, used)| !used.is_empty())
+            .map(|(d, used)| (*d, used.clone()))
+            .collect();
         sums == self.reserved
-            && self.by_pair.len() == self.by_id.len()
+            && meters == in_use
             && self
                 .by_pair
                 .iter()
@@ -377,15 +413,16 @@ mod tests {
         let (r2, b) = (g.next, g.reservation);
         assert_eq!(g.replaced.unwrap().id, a.id);
         assert_ne!(a.id, b.id);
-        // Its meter is free again, and the new one takes it.
-        assert_eq!((a.meter, b.meter), (1, 1));
+        // Meters are given in turn: the new one does not take the meter
+        // the old one leaves, which the switch is still to delete.
+        assert_eq!((a.meter, b.meter), (1, 2));
         assert_eq!(r2.len(), 1);
         assert_eq!(r2.reserved_on(link(1, 2)), 80);
         assert_eq!(r2.of_pair(mac(1), mac(2)).unwrap().id, b.id);
         assert!(r2.get(a.id).is_none());
         // Another pair from the same switch gets another meter.
         let c = r2.with(request(3, 4, 10, &path), cap).unwrap().reservation;
-        assert_eq!(c.meter, 2);
+        assert_eq!(c.meter, 3);
         // The other direction is another pair.
         let e = r2.with(request(2, 1, 80, &path), cap).unwrap_err();
         assert_eq!(e.reserved_kbps, 80);
