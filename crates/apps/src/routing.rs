@@ -416,6 +416,12 @@ impl App for RoutingApp {
         }
     }
 
+    /// `routes` and `route-flow`, for a `[dag.routing]` that reshapes
+    /// routing's DAG (another trigger, a timer).
+    fn dag_apps(&self) -> Vec<Arc<dyn baton_runtime::dag::DagApp>> {
+        dag::stages(&self.inner)
+    }
+
     fn start(&self, net: &Network) {
         let _ = self.inner.net.set(net.clone());
     }

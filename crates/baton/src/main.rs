@@ -290,6 +290,7 @@ impl RunArgs {
             weights: self.weights.iter().map(|&(d, w)| (Parsed(d), w)).collect(),
             apps: self.apps.clone(),
             app: Default::default(),
+            dag: Default::default(),
             api: ApiLayer {
                 listen: self.api.map(Parsed),
                 token: self.api_token.clone(),
@@ -426,6 +427,7 @@ fn run(args: RunArgs) -> i32 {
     let Settings {
         runtime: mut config,
         apps,
+        dags,
         api,
         tls,
         stats_interval,
@@ -451,7 +453,7 @@ fn run(args: RunArgs) -> i32 {
     let workers = config.workers;
     let scheduler = config.scheduler;
     let batching = config.batching();
-    let runtime = match Runtime::start(config, apps) {
+    let runtime = match Runtime::start_with_dags(config, apps, dags) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("baton: cannot start: {e}");

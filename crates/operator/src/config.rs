@@ -29,6 +29,7 @@ pub use resolve::Sourced;
 
 use crate::server::ApiOptions;
 use baton_openflow::DatapathId;
+use baton_runtime::dag::Dag;
 use baton_runtime::{AnyApp, Batching, Config, SchedulerKind, parse_duration};
 use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
@@ -286,12 +287,41 @@ pub struct Layer {
     /// Settings per application, by name (passed to its `configure`).
     #[serde(default)]
     pub app: BTreeMap<String, toml::Table>,
+    /// Application DAGs, by name ([`DagLayer`]).
+    #[serde(default)]
+    pub dag: BTreeMap<String, DagLayer>,
     /// The REST API.
     #[serde(default)]
     pub api: ApiLayer,
     /// TLS files.
     #[serde(default)]
     pub tls: TlsLayer,
+}
+
+/// An application DAG the operator declares (`[dag.NAME]`, Maestro thesis
+/// §3.2.4): stages the applications offer ([`baton_runtime::App::dag_apps`];
+/// `routing` offers `routes` and `route-flow`), the order they run in,
+/// and what starts it: new versions of `views`, or a timer every
+/// `every_ms`. A DAG named like an application's own replaces it:
+///
+/// ```toml
+/// [dag.routing]
+/// apps = ["routes", "route-flow"]
+/// edges = [["routes", "route-flow"]]
+/// views = ["topology", "hosts"]
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DagLayer {
+    /// Its stages, by name.
+    pub apps: Vec<String>,
+    /// `[a, b]`: stage `a` runs before stage `b`.
+    #[serde(default)]
+    pub edges: Vec<[String; 2]>,
+    /// Views whose new versions start it.
+    pub views: Option<Vec<String>>,
+    /// Or: it starts every this many milliseconds.
+    pub every_ms: Option<u64>,
 }
 
 /// OpenFlow over TLS as configured: what `baton run` hands the runtime's
@@ -310,12 +340,15 @@ pub struct Tls {
 }
 
 /// Everything `baton run` starts, checked.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Settings {
     /// The runtime's configuration.
     pub runtime: Config,
     /// The applications, in pipeline order, their settings applied.
     pub apps: Vec<AnyApp>,
+    /// The DAGs declared (`[dag.NAME]`), built from the applications'
+    /// stages.
+    pub dags: Vec<Dag>,
     /// The API, or `None` when `off`.
     pub api: Option<ApiOptions>,
     /// OpenFlow over TLS, if configured.

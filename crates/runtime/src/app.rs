@@ -73,6 +73,14 @@ pub trait App: Send + Sync + 'static {
         Vec::new()
     }
 
+    /// The stages it offers for DAGs the operator declares
+    /// (`[dag.NAME]` in the configuration file): fresh instances, named
+    /// as in its own DAGs. A declared DAG named like one of the
+    /// application's own replaces it.
+    fn dag_apps(&self) -> Vec<std::sync::Arc<dyn crate::dag::DagApp>> {
+        Vec::new()
+    }
+
     /// A switch finished its handshake: make its state. Messages sent
     /// through `sw` go to the switch with the rest of the batch.
     fn switch_up(&self, sw: &mut SwitchCtx<'_>) -> Self::Switch;
@@ -267,6 +275,11 @@ impl AnyApp {
         merge(self.app.settings(), changes)
     }
 
+    /// The stages it offers for declared DAGs ([`App::dag_apps`]).
+    pub fn dag_apps(&self) -> Vec<Arc<dyn crate::dag::DagApp>> {
+        self.app.dag_apps()
+    }
+
     /// The application as its own type, if it is an `A`: how a layer
     /// above the runtime (the operator's API) reaches an application's
     /// own interface, such as `bandwidth`'s reservations.
@@ -317,6 +330,7 @@ pub(crate) trait ErasedApp: Send + Sync {
     fn views(&self) -> ViewAccess;
     fn view_changed(&self, net: &Network, snapshot: &Snapshot, changes: &[Change]);
     fn dags(&self) -> Vec<crate::dag::Dag>;
+    fn dag_apps(&self) -> Vec<Arc<dyn crate::dag::DagApp>>;
     fn switch_up(&self, sw: &mut SwitchCtx<'_>) -> Box<dyn Any + Send>;
     fn switch_down(&self, sw: &SwitchInfo, state: Box<dyn Any + Send>);
     fn port(&self, sw: &mut SwitchCtx<'_>, state: &mut (dyn Any + Send), change: &PortChange);
@@ -354,6 +368,10 @@ impl<A: App> ErasedApp for Typed<A> {
 
     fn dags(&self) -> Vec<crate::dag::Dag> {
         self.0.dags()
+    }
+
+    fn dag_apps(&self) -> Vec<Arc<dyn crate::dag::DagApp>> {
+        self.0.dag_apps()
     }
 
     fn switch_up(&self, sw: &mut SwitchCtx<'_>) -> Box<dyn Any + Send> {

@@ -686,6 +686,18 @@ impl Dags {
     }
 }
 
+/// The DAGs to run: the applications' own (`own`, [`crate::App::dags`])
+/// and those `given` (the configuration's), a given one replacing an own
+/// one of the same name.
+pub(crate) fn merged(own: Vec<Dag>, given: Vec<Dag>) -> Vec<Dag> {
+    let mut all: Vec<Dag> = own
+        .into_iter()
+        .filter(|d| given.iter().all(|g| g.name != d.name))
+        .collect();
+    all.extend(given);
+    all
+}
+
 /// The DAGs of one controller: run when their trigger fires, with the
 /// concurrency control of [`Dags`].
 #[derive(Default)]

@@ -49,7 +49,8 @@ impl Runtime {
     }
 
     /// [`Runtime::start`] with application DAGs ([`crate::dag`]), run when
-    /// their trigger fires.
+    /// their trigger fires, beside the applications' own (one of `dags`
+    /// named like an application's own replaces it).
     pub fn start_with_dags(
         config: Config,
         apps: Vec<AnyApp>,
@@ -75,9 +76,7 @@ impl Runtime {
         let table = Arc::new(SwitchTable::new(config.max_switches));
         let sockets = Arc::new(Sockets::new(table.clone(), registries, config.max_output));
         let mut ctl = Controller::new(table, sockets, apps, config);
-        let mut all = ctl.pipeline.dags();
-        all.extend(dags);
-        ctl.dags = DagSet::new(all);
+        ctl.dags = DagSet::new(crate::dag::merged(ctl.pipeline.dags(), dags));
         let ctl = Arc::new(ctl);
 
         // Listeners.

@@ -257,9 +257,7 @@ impl Harness {
         let net = Network::new(fabric.clone());
         let pipeline = Pipeline::new(apps, &net);
         pipeline.start();
-        let mut all = pipeline.dags();
-        all.extend(dags);
-        let dags = DagSet::new(all);
+        let dags = DagSet::new(crate::dag::merged(pipeline.dags(), dags));
         dags.start_timers(&net);
         Harness {
             pipeline,

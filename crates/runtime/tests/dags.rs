@@ -147,3 +147,17 @@ fn an_application_s_dags_run_while_it_runs() {
     assert_eq!(echo_requests(&h.sent(c)), 1);
     assert_eq!(h.snapshot().get::<Greeted>().unwrap().0, 3);
 }
+
+#[test]
+fn a_dag_given_by_name_replaces_the_application_s_own() {
+    // The operator's "greet" runs on a timer instead of on arrivals.
+    let every = Trigger::Every(Duration::from_secs(1));
+    let mine = Dag::new("greet", vec![Arc::new(Greeter)], &[], every).unwrap();
+    let apps = vec![AnyApp::new(Driver::default()), AnyApp::new(Host)];
+    let mut h = Harness::with_dags(apps, vec![mine]);
+    assert_eq!(h.dags().dags().len(), 1);
+    let a = h.connect(1, Version::V10);
+    assert_eq!(echo_requests(&h.sent(a)), 0, "arrivals no longer start it");
+    h.advance(Duration::from_millis(1500));
+    assert_eq!(echo_requests(&h.sent(a)), 1, "the timer did");
+}

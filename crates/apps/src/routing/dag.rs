@@ -33,7 +33,20 @@ use std::sync::{Arc, Mutex};
 /// Routing's DAG: `routes` -> `route-flow`, triggered by the topology and
 /// the hosts.
 pub(super) fn dag(inner: &Arc<Inner>) -> Result<Dag, String> {
-    let apps: Vec<Arc<dyn DagApp>> = vec![
+    let trigger = Trigger::Views(vec![ViewId::of::<Topology>(), ViewId::of::<Hosts>()]);
+    Dag::new(
+        "routing",
+        stages(inner),
+        &[("routes", "route-flow")],
+        trigger,
+    )
+    .map_err(|e| e.to_string())
+}
+
+/// Fresh `routes` and `route-flow` stages, for routing's DAG or one the
+/// operator declares.
+pub(super) fn stages(inner: &Arc<Inner>) -> Vec<Arc<dyn DagApp>> {
+    vec![
         Arc::new(RoutesStage {
             inner: inner.clone(),
         }),
@@ -42,9 +55,7 @@ pub(super) fn dag(inner: &Arc<Inner>) -> Result<Dag, String> {
             last: Mutex::default(),
             next: Mutex::default(),
         }),
-    ];
-    let trigger = Trigger::Views(vec![ViewId::of::<Topology>(), ViewId::of::<Hosts>()]);
-    Dag::new("routing", apps, &[("routes", "route-flow")], trigger).map_err(|e| e.to_string())
+    ]
 }
 
 /// Computes the routes of a new topology (paths towards the switches with

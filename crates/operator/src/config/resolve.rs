@@ -7,10 +7,13 @@ use super::bdu_from_us;
 use super::{ApiOptions, ConfigError, Layer, Parsed, Settings, Source, Tls, TlsLayer};
 use crate::auth::{self, Token};
 use baton_apps::{DEFAULT_APPS, by_name};
-use baton_runtime::Config;
+use baton_runtime::dag::{Dag, DagApp, Trigger};
+use baton_runtime::env::ViewId;
+use baton_runtime::{AnyApp, Config};
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A layer with where each of its keys came from, for errors found when
@@ -91,6 +94,7 @@ impl Layer {
             flags.insert(format!("app.{name}"));
         }
         base.app.extend(top.app);
+        base.dag.extend(top.dag);
         let file = matches!(source, Source::File(_)).then_some(source);
         Sourced {
             layer: base,
@@ -260,15 +264,85 @@ impl Sourced {
             }
         };
 
+        let dags = self.dags(&apps)?;
         let tls = self.tls()?;
         Ok(Settings {
             runtime,
             apps,
+            dags,
             api,
             tls,
             stats_interval: ms(l.stats_interval_ms, Duration::ZERO),
             log: l.log.as_ref().map(|f| f.0.0.clone()),
         })
+    }
+
+    /// The declared DAGs, built from the stages `apps` offer.
+    fn dags(&self, apps: &[AnyApp]) -> Result<Vec<Dag>, ConfigError> {
+        let mut dags = Vec::new();
+        for (name, d) in &self.layer.dag {
+            let key = |k: &str| format!("dag.{name}.{k}");
+            let offered: Vec<Arc<dyn DagApp>> = apps.iter().flat_map(|a| a.dag_apps()).collect();
+            let mut stages = Vec::new();
+            for stage in &d.apps {
+                let found = offered.iter().find(|s| s.name() == stage).ok_or_else(|| {
+                    let names: Vec<&str> = offered.iter().map(|s| s.name()).collect();
+                    self.error(
+                        &key("apps"),
+                        format!(
+                            "no application offers a stage {stage:?}; offered: {}",
+                            if names.is_empty() {
+                                "none".to_string()
+                            } else {
+                                names.join(", ")
+                            }
+                        ),
+                    )
+                })?;
+                stages.push(found.clone());
+            }
+            let trigger = match (&d.views, d.every_ms) {
+                (Some(views), None) => {
+                    let known: Vec<ViewId> = stages
+                        .iter()
+                        .flat_map(|s| {
+                            let access = s.views();
+                            let mut ids = access.read_views().to_vec();
+                            ids.extend_from_slice(access.written_views());
+                            ids
+                        })
+                        .collect();
+                    let mut ids = Vec::new();
+                    for v in views {
+                        let id = known.iter().find(|id| id.name() == v).ok_or_else(|| {
+                            self.error(
+                                &key("views"),
+                                format!("{v:?} is not a view the DAG's stages read or write"),
+                            )
+                        })?;
+                        ids.push(*id);
+                    }
+                    Trigger::Views(ids)
+                }
+                (None, Some(ms)) if ms > 0 => Trigger::Every(Duration::from_millis(ms)),
+                (None, Some(_)) => return Err(self.error(&key("every_ms"), "at least 1")),
+                _ => {
+                    return Err(self.error(
+                        &format!("dag.{name}"),
+                        "give what starts it: views = [...] or every_ms = N, one of them",
+                    ));
+                }
+            };
+            let edges: Vec<(&str, &str)> = d
+                .edges
+                .iter()
+                .map(|[a, b]| (a.as_str(), b.as_str()))
+                .collect();
+            let dag = Dag::new(name, stages, &edges, trigger)
+                .map_err(|e| self.error(&format!("dag.{name}"), e.to_string()))?;
+            dags.push(dag);
+        }
+        Ok(dags)
     }
 
     /// `listen_tls` with its files, each found readable.

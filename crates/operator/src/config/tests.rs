@@ -282,3 +282,62 @@ fn a_duration_key_from_before_the_units_says_what_it_became() {
         assert!(got.starts_with(want), "{text:?}: {got:?} is not {want:?}");
     }
 }
+
+#[test]
+fn a_declared_dag_is_built_from_the_stages_the_applications_offer() {
+    let s = file(
+        r#"
+[dag.routing]
+apps = ["routes", "route-flow"]
+edges = [["routes", "route-flow"]]
+every_ms = 500
+"#,
+    )
+    .unwrap();
+    assert_eq!(s.dags.len(), 1);
+    let d = &s.dags[0];
+    assert_eq!(d.name(), "routing");
+    assert_eq!(
+        *d.trigger(),
+        baton_runtime::dag::Trigger::Every(Duration::from_millis(500))
+    );
+    assert_eq!(d.status().stages, [vec!["routes"], vec!["route-flow"]]);
+    let views = file(
+        r#"
+[dag.paths]
+apps = ["routes"]
+views = ["topology"]
+"#,
+    )
+    .unwrap();
+    assert_eq!(
+        *views.dags[0].trigger(),
+        baton_runtime::dag::Trigger::Views(vec![baton_runtime::env::ViewId::of::<
+            baton_apps::views::Topology,
+        >()])
+    );
+}
+
+#[test]
+fn a_declared_dag_that_cannot_run_names_what_is_wrong() {
+    let e = error("[dag.d]\napps = [\"router\"]\nviews = [\"topology\"]\n");
+    assert!(e.contains("dag.d.apps") && e.contains("\"router\""), "{e}");
+    assert!(e.contains("routes, route-flow"), "{e}");
+    let e = error("apps = [\"hub\"]\n[dag.d]\napps = [\"routes\"]\nviews = [\"topology\"]\n");
+    assert!(e.contains("offered: none"), "{e}");
+    let e = error("[dag.d]\napps = [\"routes\"]\nviews = [\"switches\"]\n");
+    assert!(
+        e.contains("dag.d.views") && e.contains("\"switches\""),
+        "{e}"
+    );
+    let e = error("[dag.d]\napps = [\"routes\"]\n");
+    assert!(e.contains("views = [...] or every_ms"), "{e}");
+    let e = error("[dag.d]\napps = [\"routes\"]\nviews = [\"topology\"]\nevery_ms = 5\n");
+    assert!(e.contains("one of them"), "{e}");
+    let e = error(
+        "[dag.d]\napps = [\"routes\", \"route-flow\"]\nedges = [[\"routes\", \"route-flow\"], [\"route-flow\", \"routes\"]]\nevery_ms = 5\n",
+    );
+    assert!(e.contains("dag.d") && e.contains("cycle"), "{e}");
+    let e = error("[dag.d]\napps = [\"routes\"]\nevery = 5\n");
+    assert!(e.contains("every"), "{e}");
+}
