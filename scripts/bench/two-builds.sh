@@ -7,7 +7,14 @@
 #
 #   scripts/bench/two-builds.sh BEFORE_BIN AFTER_BIN [SCENARIO...]
 #   env: RUNS (default 5), BATON_ARGS (extra `baton run` flags for both;
-#        default --apps learning-switch)
+#        default --apps learning-switch), BEFORE_ARGS / AFTER_ARGS (for one
+#        side only, in place of BATON_ARGS)
+#
+# The same binary twice with other flags compares configurations, e.g. the
+# cost of an application:
+#   BEFORE_ARGS="--apps topology,devices,routing" \
+#   AFTER_ARGS="--apps topology,devices,bandwidth,routing" \
+#   scripts/bench/two-builds.sh target/release/baton target/release/baton throughput-16
 #
 # Build the "before" binary from another commit first, e.g.
 #   git worktree add /tmp/before COMMIT && (cd /tmp/before && cargo build --release -p baton)
@@ -29,10 +36,10 @@ pids=()
 cleanup() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; }
 trap cleanup EXIT
 # shellcheck disable=SC2086
-RUST_LOG=warn taskset -c 1 "$before" run --workers 1 --api off ${BATON_ARGS:---apps learning-switch} --listen 127.0.0.1:$P1 &
+RUST_LOG=warn taskset -c 1 "$before" run --workers 1 --api off ${BEFORE_ARGS:-${BATON_ARGS:---apps learning-switch}} --listen 127.0.0.1:$P1 &
 pids+=($!)
 # shellcheck disable=SC2086
-RUST_LOG=warn taskset -c 1 "$after" run --workers 1 --api off ${BATON_ARGS:---apps learning-switch} --listen 127.0.0.1:$P2 &
+RUST_LOG=warn taskset -c 1 "$after" run --workers 1 --api off ${AFTER_ARGS:-${BATON_ARGS:---apps learning-switch}} --listen 127.0.0.1:$P2 &
 pids+=($!)
 sleep 1
 echo "before: $before on 127.0.0.1:$P1, after: $after on 127.0.0.1:$P2"
