@@ -1,9 +1,7 @@
 //! `GET /api/v1/path` over two 1.0 switches joined by a cable, with a
 //! host on each, as topology, devices and routing learn them.
 
-use crate::support::{Cables, Controller, SoftSwitch, error, wait_for};
-use baton_openflow::{PortNo, Version};
-use baton_switch::testutil::udp_frame;
+use crate::support::{Controller, error, two_hosts};
 use serde_json::json;
 
 const A: [u8; 6] = [2, 0, 0, 0, 0, 0xa];
@@ -22,22 +20,7 @@ fn the_path_between_two_hosts_switch_by_switch() {
         ],
         None,
     );
-    let s1 = SoftSwitch::connect(c.openflow(), 1, Version::V10, 2);
-    let s2 = SoftSwitch::connect(c.openflow(), 2, Version::V10, 2);
-    let _cable = Cables::lay(vec![((s1.ports.clone(), 2), (s2.ports.clone(), 2))]);
-    wait_for("the link, both ways", || {
-        c.get("/api/v1/topology").1["links"]
-            .as_array()
-            .is_some_and(|l| l.len() == 2)
-    });
-    wait_for("both hosts", || {
-        // Each host speaks until it is learnt (its port must settle first).
-        s1.ports.inject(PortNo(1), &udp_frame(A, B, 9));
-        s2.ports.inject(PortNo(1), &udp_frame(B, A, 9));
-        c.get("/api/v1/hosts").1["hosts"]
-            .as_array()
-            .is_some_and(|h| h.len() == 2)
-    });
+    let _network = two_hosts(&c, A, B);
     let (code, path) = c.get("/api/v1/path?src=02:00:00:00:00:0a&dst=02:00:00:00:00:0b");
     assert_eq!(code, 200, "{path}");
     assert_eq!(

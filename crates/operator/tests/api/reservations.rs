@@ -4,10 +4,8 @@
 //! each, a reservation made, refused when it would oversubscribe the
 //! cable, replaced and released.
 
-use crate::support::{Cables, Controller, SoftSwitch, error, wait_for};
-use baton_openflow::{PortNo, Version};
+use crate::support::{Controller, error, two_hosts, wait_for};
 use baton_operator::client::{self, Client, Output, Show};
-use baton_switch::testutil::udp_frame;
 use serde_json::{Value, json};
 
 const A: [u8; 6] = [2, 0, 0, 0, 0, 0xa];
@@ -178,21 +176,7 @@ fn reserved_refused_when_full_listed_replaced_and_released() {
         "flow_kbps": 2501,
         "capacity": [{"a": "1/2", "b": "2/2", "kbps": 2500}],
     }));
-    let s1 = SoftSwitch::connect(c.openflow(), 1, Version::V10, 2);
-    let s2 = SoftSwitch::connect(c.openflow(), 2, Version::V10, 2);
-    let _cable = Cables::lay(vec![((s1.ports.clone(), 2), (s2.ports.clone(), 2))]);
-    wait_for("the link, both ways", || {
-        c.get("/api/v1/topology").1["links"]
-            .as_array()
-            .is_some_and(|l| l.len() == 2)
-    });
-    wait_for("both hosts", || {
-        s1.ports.inject(PortNo(1), &udp_frame(A, B, 9));
-        s2.ports.inject(PortNo(1), &udp_frame(B, A, 9));
-        c.get("/api/v1/hosts").1["hosts"]
-            .as_array()
-            .is_some_and(|h| h.len() == 2)
-    });
+    let _network = two_hosts(&c, A, B);
     assert_eq!(
         load(&c),
         json!({"link": cable(), "capacity_kbps": 2500, "reserved_kbps": 0})

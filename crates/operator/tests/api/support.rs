@@ -9,6 +9,7 @@ use baton_runtime::dag::Dag;
 use baton_runtime::{AnyApp, Config, Runtime};
 use baton_switch::io::shared::{PortsHandle, shared_ports};
 use baton_switch::io::{Options, Runner, Running, Target};
+use baton_switch::testutil::udp_frame;
 use baton_switch::{PortSpec, Switch};
 use serde_json::Value;
 use std::net::SocketAddr;
@@ -220,6 +221,29 @@ impl Drop for Cables {
             let _ = t.join();
         }
     }
+}
+
+/// Hosts `a` (on s1 port 1) and `b` (on s2 port 1) of two 1.0 software
+/// switches joined by a cable on their ports 2, once the controller knows
+/// the link both ways and both hosts (each host speaks until it is learnt:
+/// its port must settle first). Keep what it returns alive.
+pub fn two_hosts(c: &Controller, a: [u8; 6], b: [u8; 6]) -> (SoftSwitch, SoftSwitch, Cables) {
+    let s1 = SoftSwitch::connect(c.openflow(), 1, Version::V10, 2);
+    let s2 = SoftSwitch::connect(c.openflow(), 2, Version::V10, 2);
+    let cable = Cables::lay(vec![((s1.ports.clone(), 2), (s2.ports.clone(), 2))]);
+    wait_for("the link, both ways", || {
+        c.get("/api/v1/topology").1["links"]
+            .as_array()
+            .is_some_and(|l| l.len() == 2)
+    });
+    wait_for("both hosts", || {
+        s1.ports.inject(PortNo(1), &udp_frame(a, b, 9));
+        s2.ports.inject(PortNo(1), &udp_frame(b, a, 9));
+        c.get("/api/v1/hosts").1["hosts"]
+            .as_array()
+            .is_some_and(|h| h.len() == 2)
+    });
+    (s1, s2, cable)
 }
 
 /// The error message of an answer.
