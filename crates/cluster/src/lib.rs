@@ -1,0 +1,17 @@
+//! # baton-cluster: many baton instances acting as one controller
+//!
+//! Switches connect to every instance; for each datapath exactly one
+//! instance is master at any moment (OpenFlow 1.3 roles, §6.3.7), decided
+//! through etcd (v3 API). The rest are slaves: their applications do not
+//! serve the switch and the runtime sends it nothing that changes state.
+//! Maestro §1.1 names the direction: "a cluster of controller machines
+//! working as a single logical controller".
+//!
+//! - [`etcd`]: the etcd v3 client (its JSON gateway: keys, leases,
+//!   transactions, watches).
+//! - [`local_etcd`]: etcd members started on loopback for tests.
+//! - [`status`]: what the operator sees of the cluster.
+
+pub mod etcd;
+pub mod local_etcd;
+pub mod status;
