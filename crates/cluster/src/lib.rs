@@ -10,8 +10,16 @@
 //! - [`etcd`]: the etcd v3 client (its JSON gateway: keys, leases,
 //!   transactions, watches).
 //! - [`local_etcd`]: etcd members started on loopback for tests.
+//! - [`assign`]: which member should master a datapath (rendezvous
+//!   hashing).
+//! - [`elect`]: what a member knows of the cluster and what it should do
+//!   (claim, hand over, demote), with no I/O.
+//! - [`lease`]: until when a member may act as master.
 //! - [`status`]: what the operator sees of the cluster.
 
+pub mod assign;
+pub mod elect;
 pub mod etcd;
+pub mod lease;
 pub mod local_etcd;
 pub mod status;

@@ -155,6 +155,8 @@ mod tests {
             tx_msgs: rx * 2,
             tx_bytes: 0,
             weight,
+            mastership: baton_runtime::Mastership::Standalone,
+            role_generation: 0,
         }
     }
 

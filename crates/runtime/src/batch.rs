@@ -153,9 +153,14 @@ impl Batch {
             match other {
                 Other::Up { conn, .. } => {
                     switches.switch_up(conn as usize);
+                    let serves = switches.serves(conn as usize);
                     if let Some(c) = switches.get(conn as usize) {
                         let _span = c.span.clone().entered();
-                        pipeline.switch_up(c);
+                        if serves {
+                            pipeline.switch_up(c);
+                        } else {
+                            pipeline.switch_unserved(c);
+                        }
                     }
                 }
                 Other::Ports { conn, changes, .. } => {

@@ -171,6 +171,11 @@ pub struct Config {
     /// Service chances per round for given datapaths (weighted max-min
     /// fairness, Maestro §3.2.1); others get 1.
     pub weights: Vec<(baton_openflow::DatapathId, u32)>,
+    /// This instance is one of a cluster's (`baton-cluster`): a switch is
+    /// served, and sent anything that changes it, only once
+    /// [`crate::control::Control::set_mastership`] makes this instance its
+    /// master ([`crate::Mastership`]).
+    pub clustered: bool,
 }
 
 impl Default for Config {
@@ -194,6 +199,7 @@ impl Default for Config {
             max_switches: 65_536,
             repartition_period: Duration::from_secs(1),
             weights: Vec::new(),
+            clustered: false,
         }
     }
 }

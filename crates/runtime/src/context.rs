@@ -193,6 +193,8 @@ pub(crate) trait BatchSwitches {
     /// Switch `i` finished its handshake; called before applications hear
     /// of it.
     fn switch_up(&mut self, i: usize);
+    /// Whether the applications serve switch `i` ([`crate::Mastership`]).
+    fn serves(&self, i: usize) -> bool;
     /// A message with `xid` from switch `i`: taken if it answers a request
     /// ([`crate::Network::request`]), handed back for the applications
     /// otherwise.

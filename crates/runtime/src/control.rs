@@ -18,6 +18,7 @@ use crate::config::{Batching, SchedulerKind};
 use crate::controller::Controller;
 use crate::dag::DagStatus;
 use crate::env::{Snapshot, ViewAccess};
+use crate::mastership::Mastership;
 use crate::network::{Fabric, Network};
 use crate::pipeline::AppStatus;
 use crate::requests::{Replies, RequestError};
@@ -60,6 +61,11 @@ pub struct SwitchStatus {
     pub tx_bytes: u64,
     /// Its service chances per round.
     pub weight: u32,
+    /// Whether this instance serves it (in a cluster: is its master).
+    pub mastership: Mastership,
+    /// The generation id of the last ROLE_REQUEST this instance sent it
+    /// (0 if none).
+    pub role_generation: u64,
 }
 
 /// One flow of a switch's tables, as it reported it.
@@ -263,6 +269,8 @@ impl Control {
                     tx_msgs: c.tx_msgs.load(Ordering::Relaxed),
                     tx_bytes: c.tx_bytes.load(Ordering::Relaxed),
                     weight: s.weight(),
+                    mastership: s.mastership(),
+                    role_generation: s.role_generation.load(Ordering::Acquire),
                 })
             })
             .collect();
@@ -402,6 +410,74 @@ impl Control {
             Some(Err(e)) => Err(ControlError::Switch(e)),
             _ => Ok(()),
         }
+    }
+
+    /// Makes this instance the master or a slave of switch `dpid` (a
+    /// cluster's decision; `baton-cluster` calls this), with a
+    /// ROLE_REQUEST carrying `generation` (1.3.5 §6.3.7: a switch refuses
+    /// a request whose generation id is older than one it has seen, so a
+    /// stale master cannot take a switch back). OpenFlow 1.0 has no roles:
+    /// only this instance's own behaviour changes.
+    ///
+    /// - Master: the request goes first, and only once the switch accepts
+    ///   it do the applications serve the switch (`switch_up`, the 1.3
+    ///   table-miss flow installed again). A refusal is
+    ///   [`ControlError::Switch`] and leaves the switch unserved.
+    /// - Slave: the applications stop serving the switch at once (nothing
+    ///   that changes it leaves from here on), then the request goes; the
+    ///   switch's refusal of a stale slave request (another master already
+    ///   demoted this one) is not an error.
+    pub fn set_mastership(
+        &self,
+        dpid: DatapathId,
+        role: Mastership,
+        generation: u64,
+    ) -> Result<(), ControlError> {
+        let (id, version) = self.id_of(dpid)?;
+        let slot = self
+            .ctl
+            .table
+            .get(id)
+            .ok_or(ControlError::UnknownSwitch(dpid))?;
+        let wire = match role {
+            Mastership::Standalone => {
+                return Err(ControlError::Invalid(
+                    "a switch is standalone only when the controller is".into(),
+                ));
+            }
+            Mastership::Master => v13::ControllerRole::Master,
+            Mastership::Slave => v13::ControllerRole::Slave,
+        };
+        if role == Mastership::Slave {
+            slot.mastership.store(role.to_u8(), Ordering::Release);
+            self.ctl.pipeline.touch();
+        }
+        if version == Version::V13 {
+            let request = Message::V13(v13::Message::RoleRequest(v13::Role {
+                role: wire,
+                generation_id: generation,
+            }));
+            match self.net.request(id, &request).wait(SWITCH_TIMEOUT) {
+                Ok(_) => {}
+                Err(_) if role == Mastership::Slave => {}
+                Err(e) => return Err(ControlError::Switch(e)),
+            }
+        }
+        slot.role_generation.store(generation, Ordering::Release);
+        if role == Mastership::Master {
+            slot.mastership.store(role.to_u8(), Ordering::Release);
+            self.ctl.pipeline.touch();
+            if version == Version::V13 && self.ctl.config.table_miss_13 {
+                let mut out = Vec::with_capacity(96);
+                neutral::encode_table_miss(&mut out, self.next_xid());
+                self.net
+                    .send(id, &out)
+                    .map_err(|_| ControlError::UnknownSwitch(dpid))?;
+            }
+        }
+        // The applications hear of the change at the switch's next batch
+        // (`Pipeline::reconcile`), before its messages.
+        Ok(())
     }
 
     /// Each application's standing, in pipeline order.

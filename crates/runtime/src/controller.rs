@@ -87,6 +87,11 @@ pub(crate) struct RuntimeFabric {
 
 impl Fabric for RuntimeFabric {
     fn send(&self, id: SwitchId, bytes: &[u8]) -> Result<(), SendError> {
+        if let Some(slot) = self.table.get(id) {
+            if !slot.mastership().serves() && crate::mastership::any_changes_state(bytes) {
+                return Err(SendError::NotMaster);
+            }
+        }
         self.sockets.send(id, bytes)
     }
 

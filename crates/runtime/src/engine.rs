@@ -74,6 +74,12 @@ impl BatchSwitches for HeldSwitches<'_> {
         }
     }
 
+    fn serves(&self, i: usize) -> bool {
+        self.held
+            .get(i)
+            .is_some_and(|h| self.ctl.table.slots[h.idx].mastership().serves())
+    }
+
     fn reply(&mut self, i: usize, xid: Xid, msg: Message) -> Option<Message> {
         let h = self.held.get(i)?;
         self.ctl.fabric.requests.offer(h.conn.id, xid, msg)
@@ -305,7 +311,8 @@ impl Engine {
         let n = self.batch.len();
         let ctl = self.ctl.clone();
         for h in &mut self.held {
-            ctl.pipeline.reconcile(&mut h.conn);
+            let serves = ctl.table.slots[h.idx].mastership().serves();
+            ctl.pipeline.reconcile(&mut h.conn, serves);
         }
         self.batch.process(
             &mut HeldSwitches {
@@ -390,6 +397,14 @@ impl Engine {
     fn count_staged(&mut self) {
         for h in &mut self.held {
             let conn = &mut h.conn;
+            // Demoted while the batch ran: what the applications staged
+            // for the switch must not reach it.
+            if !self.ctl.table.slots[h.idx].mastership().serves() {
+                let dropped = crate::mastership::keep_read_only(&mut conn.out, conn.counted);
+                if dropped > 0 {
+                    tracing::debug!(parent: &conn.span, dropped, "not master: staged changes dropped");
+                }
+            }
             let new = conn.out.get(conn.counted..).unwrap_or_default();
             conn.counted_msgs += self.tx_types.count_all(new);
             conn.counted = conn.out.len();

@@ -252,10 +252,19 @@ impl Pipeline {
         }
     }
 
+    /// Makes every connected switch's application states be checked again
+    /// at its next batch ([`Pipeline::reconcile`]): whether this instance
+    /// serves a switch changed.
+    pub fn touch(&self) {
+        self.generation.fetch_add(1, Ordering::AcqRel);
+    }
+
     /// Brings a connected switch's application states in line with which
-    /// applications run: a state back from each stopped one, a new one
-    /// from each that started since.
-    pub fn reconcile(&self, conn: &mut Connection) {
+    /// applications run, and whether this instance serves the switch
+    /// (`serves`, [`crate::Mastership::serves`]): a state back from each
+    /// stopped one (or from every one, when it no longer serves it), a new
+    /// one from each that started since.
+    pub fn reconcile(&self, conn: &mut Connection, serves: bool) {
         let generation = self.generation();
         if conn.generation == generation {
             return;
@@ -268,7 +277,7 @@ impl Pipeline {
         let info = conn.info();
         for i in 0..self.apps.len() {
             let e = &self.apps[i];
-            let running = e.running.load(Ordering::Acquire);
+            let running = serves && e.running.load(Ordering::Acquire);
             match (running, conn.states[i].is_some()) {
                 (true, false) => {
                     let state = self.call(i, |app, net| {
@@ -286,7 +295,7 @@ impl Pipeline {
                 (false, true) => {
                     let state = conn.states[i].take();
                     // A failed application is not called again.
-                    if *lock(&e.lifecycle) == Lifecycle::Stopped {
+                    if !matches!(*lock(&e.lifecycle), Lifecycle::Failed(_)) {
                         if let Some(state) = state {
                             let _ = catch_unwind(AssertUnwindSafe(|| {
                                 e.app.erased().switch_down(&info, state)
@@ -338,6 +347,14 @@ impl Pipeline {
             .map(|p| PortChange::Up(p.clone()))
             .collect();
         self.ports(conn, &live);
+    }
+
+    /// A switch came up that this instance does not serve (a cluster's
+    /// slave): no application hears of it until [`Pipeline::reconcile`]
+    /// finds it served.
+    pub fn switch_unserved(&self, conn: &mut Connection) {
+        conn.generation = self.generation();
+        conn.states = (0..self.apps.len()).map(|_| None).collect();
     }
 
     /// Ports went up or down: each application hears of each change.

@@ -8,6 +8,7 @@ use crate::conn::Connection;
 use crate::controller::Controller;
 use crate::dag::{Dag, DagSet};
 use crate::io::{Sockets, Transport, WAKER, shut};
+use crate::mastership::Mastership;
 use crate::network::Network;
 use crate::sched::{Readiness, queues, round_robin, shared_queue};
 use crate::session::{CloseReason, Session};
@@ -73,7 +74,12 @@ impl Runtime {
             wakers.push(Arc::new(Waker::new(poll.registry(), WAKER)?));
             polls.push(poll);
         }
-        let table = Arc::new(SwitchTable::new(config.max_switches));
+        let initial = if config.clustered {
+            Mastership::Slave
+        } else {
+            Mastership::Standalone
+        };
+        let table = Arc::new(SwitchTable::new(config.max_switches, initial));
         let sockets = Arc::new(Sockets::new(table.clone(), registries, config.max_output));
         let mut ctl = Controller::new(table, sockets, apps, config);
         ctl.dags = DagSet::new(crate::dag::merged(ctl.pipeline.dags(), dags));

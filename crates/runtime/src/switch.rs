@@ -59,6 +59,9 @@ pub enum SendError {
     Gone,
     /// Its unsent output exceeded the limit; it is being disconnected.
     Overflow,
+    /// It would change the switch's state, and this instance is not the
+    /// switch's master (a cluster's slave; [`crate::Mastership`]).
+    NotMaster,
 }
 
 impl fmt::Display for SendError {
@@ -66,6 +69,7 @@ impl fmt::Display for SendError {
         f.write_str(match self {
             SendError::Gone => "switch is not connected",
             SendError::Overflow => "switch's output backlog exceeded the limit",
+            SendError::NotMaster => "another instance of the cluster is the switch's master",
         })
     }
 }

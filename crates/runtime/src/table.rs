@@ -16,6 +16,7 @@
 //! output queue, in `io.rs`, has a real lock.)
 
 use crate::conn::Connection;
+use crate::mastership::Mastership;
 use crate::stats::{SwitchSnapshot, TypeCounters};
 use crate::switch::{SwitchId, SwitchInfo};
 use crate::sync::lock;
@@ -127,6 +128,10 @@ pub(crate) struct Slot {
     pub peer: Mutex<Option<SocketAddr>>,
     pub accepted_ms: AtomicU64,
     pub ports: Mutex<Arc<[PortDesc]>>,
+    /// Whether this instance serves the switch ([`Mastership`], as a
+    /// `u8`), and the generation id of the ROLE_REQUEST that made it so.
+    pub mastership: AtomicU8,
+    pub role_generation: AtomicU64,
 }
 
 impl Slot {
@@ -147,6 +152,8 @@ impl Slot {
             counters: SwitchCounters::default(),
             peer: Mutex::new(None),
             accepted_ms: AtomicU64::new(0),
+            mastership: AtomicU8::new(0),
+            role_generation: AtomicU64::new(0),
             ports: Mutex::new(Arc::from(Vec::new())),
         }
     }
@@ -215,6 +222,10 @@ impl Slot {
     }
 
     /// Asks the serving thread to close the switch.
+    pub fn mastership(&self) -> Mastership {
+        Mastership::from_u8(self.mastership.load(Ordering::Acquire))
+    }
+
     pub fn kill(&self, why: Kill) {
         self.kill.store(why as u8, Ordering::Release);
     }
@@ -235,13 +246,21 @@ pub(crate) struct SwitchTable {
     /// Messages sent from outside the workers' batches (applications'
     /// timers and threads, the operator, the handshake's HELLO), by type.
     pub sent_elsewhere: TypeCounters,
+    /// What a newly connected switch is: [`Mastership::Standalone`], or
+    /// [`Mastership::Slave`] in a cluster until it is decided.
+    initial: Mastership,
 }
 
 impl SwitchTable {
-    pub fn new(max_switches: usize) -> SwitchTable {
+    pub fn new(max_switches: usize, initial: Mastership) -> SwitchTable {
         let max = max_switches.clamp(1, u32::MAX as usize / 2);
+        let slots: Box<[Slot]> = (0..max).map(|_| Slot::new()).collect();
+        for s in slots.iter() {
+            s.mastership.store(initial.to_u8(), Ordering::Relaxed);
+        }
         SwitchTable {
-            slots: (0..max).map(|_| Slot::new()).collect(),
+            initial,
+            slots,
             free: Mutex::new((0..max as u32).rev().collect()),
             high_water: AtomicUsize::new(0),
             sent_elsewhere: TypeCounters::default(),
@@ -295,6 +314,9 @@ impl SwitchTable {
         slot.wake_at_ms.store(u64::MAX, Ordering::Release);
         slot.weight.store(1, Ordering::Release);
         slot.surplus.store(0, Ordering::Relaxed);
+        slot.mastership
+            .store(self.initial.to_u8(), Ordering::Release);
+        slot.role_generation.store(0, Ordering::Release);
         *lock(&slot.peer) = None;
         *lock(&slot.ports) = Arc::from(Vec::new());
         let c = &slot.counters;
@@ -313,11 +335,16 @@ impl SwitchTable {
             .then_some(slot)
     }
 
-    /// Information about every switch that finished its handshake.
+    /// Information about every switch that finished its handshake and
+    /// that this instance serves (all of them, unless it is a cluster's
+    /// slave for some).
     pub fn switches(&self) -> Vec<SwitchInfo> {
         self.used()
             .filter_map(|(i, s)| {
-                if !s.up.load(Ordering::Acquire) || s.state() == TaskState::Free {
+                if !s.up.load(Ordering::Acquire)
+                    || s.state() == TaskState::Free
+                    || !s.mastership().serves()
+                {
                     return None;
                 }
                 Some(SwitchInfo {
@@ -356,7 +383,7 @@ mod tests {
 
     #[test]
     fn stale_ids_are_rejected() {
-        let t = SwitchTable::new(4);
+        let t = SwitchTable::new(4, Mastership::Standalone);
         let i = t.allocate().unwrap();
         t.slots[i]
             .state

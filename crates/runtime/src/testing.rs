@@ -182,6 +182,11 @@ impl BatchSwitches for Switches<'_> {
         }
     }
 
+    /// The harness is a standalone controller: it serves every switch.
+    fn serves(&self, _: usize) -> bool {
+        true
+    }
+
     fn reply(&mut self, i: usize, xid: Xid, msg: Message) -> Option<Message> {
         let id = self.list.get(i)?.as_ref()?.conn.id;
         self.fabric.requests.offer(id, xid, msg)
@@ -508,7 +513,7 @@ impl Harness {
     fn run_batch(&mut self) {
         let now = self.now();
         for s in self.switches.iter_mut().flatten() {
-            self.pipeline.reconcile(&mut s.conn);
+            self.pipeline.reconcile(&mut s.conn, true);
         }
         self.batch.process(
             &mut Switches {

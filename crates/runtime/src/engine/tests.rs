@@ -116,7 +116,7 @@ struct Bench {
 
 impl Bench {
     fn new() -> Bench {
-        let table = Arc::new(SwitchTable::new(8));
+        let table = Arc::new(SwitchTable::new(8, crate::Mastership::Standalone));
         let sockets = Arc::new(Sockets::new(table.clone(), Vec::new(), 1 << 20));
         let ctl = Arc::new(Controller::new(
             table,

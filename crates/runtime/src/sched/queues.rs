@@ -477,7 +477,7 @@ mod tests {
 
     #[test]
     fn fair_lets_a_switch_that_has_not_had_its_turn_in_first() {
-        let t = SwitchTable::new(8);
+        let t = SwitchTable::new(8, crate::Mastership::Standalone);
         let q = RunQueues::new(1, Vec::new(), true);
         // Advance to round 2 with two busy switches queued, due now.
         q.round.store(2, Ordering::Release);
@@ -499,7 +499,7 @@ mod tests {
 
     #[test]
     fn partitions_queue_a_ready_switch_at_the_tail() {
-        let t = SwitchTable::new(8);
+        let t = SwitchTable::new(8, crate::Mastership::Standalone);
         let q = RunQueues::new(1, Vec::new(), false);
         q.push(0, busy_entry(7, 0));
         let light = idle_slot(&t, 0);

@@ -77,7 +77,7 @@ struct Sim {
 impl Sim {
     fn new(rates: &[f64], weights: &[u32], request_cost: Duration) -> Sim {
         let n = rates.len();
-        let table = SwitchTable::new(n);
+        let table = SwitchTable::new(n, crate::Mastership::Standalone);
         for (i, &weight) in weights.iter().enumerate() {
             assert_eq!(table.allocate(), Some(i));
             let slot = &table.slots[i];

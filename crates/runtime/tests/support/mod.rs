@@ -154,7 +154,12 @@ impl TestSwitch {
 
     /// Next whole message, or None after `PATIENCE` (or on EOF).
     pub fn recv_raw(&mut self) -> Option<Vec<u8>> {
-        let deadline = Instant::now() + PATIENCE;
+        self.recv_raw_within(PATIENCE)
+    }
+
+    /// Next whole message, or None after `wait` (or on EOF).
+    pub fn recv_raw_within(&mut self, wait: Duration) -> Option<Vec<u8>> {
+        let deadline = Instant::now() + wait;
         loop {
             if let Ok(Some(len)) = baton_openflow::frame(&self.buf) {
                 return Some(self.buf.drain(..len).collect());
