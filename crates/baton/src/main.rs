@@ -101,6 +101,9 @@ enum ShowWhat {
     Reservations,
     /// The scheduler, each worker's batching and IBT, and fairness.
     Scheduler,
+    /// The cluster: its members, the etcd endpoints' health and which
+    /// member masters each switch (an error when not in a cluster).
+    Cluster,
 }
 
 #[derive(Args)]
@@ -587,6 +590,7 @@ fn show(args: ShowArgs) -> i32 {
         ShowWhat::Dags => Show::Dags,
         ShowWhat::Reservations => Show::Reservations,
         ShowWhat::Scheduler => Show::Scheduler,
+        ShowWhat::Cluster => Show::Cluster,
     };
     print(client::show(&c, &what, output(args.api.json)))
 }

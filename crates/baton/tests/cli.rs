@@ -165,6 +165,13 @@ fn show_and_app_talk_to_a_running_controller() {
     let (code, out, _) = run(&["show", "scheduler"]);
     assert_eq!(code, Some(0));
     assert!(out.starts_with("scheduler fair"), "{out}");
+    // A standalone instance: the API's 404 says so, and the client fails.
+    let (code, out, err) = run(&["show", "cluster"]);
+    assert_eq!((code, out.as_str()), (Some(1), ""));
+    assert!(
+        err.contains("not in a cluster (start it with --cluster) (HTTP 404)"),
+        "{err}"
+    );
 }
 
 /// The controller's address for switches and its API's, read from its log.

@@ -8,6 +8,7 @@
 //! the blocking pool ([`blocking`]).
 
 mod apps;
+mod cluster;
 mod dags;
 mod events;
 mod flows;
@@ -28,6 +29,7 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{FromRequest, Query, Request};
 use axum::http::StatusCode;
 use axum::routing::get;
+use baton_cluster::status::{ClusterSource, ClusterStatus};
 use baton_openflow::DatapathId;
 use baton_runtime::control::Control;
 use serde::de::DeserializeOwned;
@@ -49,6 +51,8 @@ pub(crate) struct Shared {
     pub sampler: Arc<Mutex<Sampler>>,
     /// Turns true when the server shuts down: open event streams end.
     pub closing: tokio::sync::watch::Receiver<bool>,
+    /// The cluster this instance is a member of (`None`: standalone).
+    pub cluster: Option<Arc<dyn ClusterSource>>,
 }
 
 impl Shared {
@@ -56,6 +60,11 @@ impl Shared {
     /// whole each period).
     pub fn sampler(&self) -> MutexGuard<'_, Sampler> {
         self.sampler.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The cluster's status now, or `None` for a standalone instance.
+    pub fn cluster(&self) -> Option<ClusterStatus> {
+        self.cluster.as_ref().map(|c| c.status())
     }
 }
 
@@ -74,6 +83,7 @@ impl Shared {
         (name = "reservations", description = "Bandwidth on demand: what is reserved on each link and for whom, from the bandwidth application"),
         (name = "scheduler", description = "The scheduler, its batching and its fairness"),
         (name = "controller", description = "Health, version and metrics"),
+        (name = "cluster", description = "The instances that act as one controller, and which of them masters each switch"),
     )
 )]
 struct ApiDoc;
@@ -109,6 +119,7 @@ fn parts() -> (Router<Shared>, utoipa::openapi::OpenApi) {
         .routes(routes!(reservations::list, reservations::create))
         .routes(routes!(reservations::one, reservations::release))
         .routes(routes!(scheduler::show, scheduler::patch))
+        .routes(routes!(cluster::show))
         .routes(routes!(health::health))
         .routes(routes!(metrics::metrics))
         .routes(routes!(events::events))

@@ -9,7 +9,8 @@
 
 use crate::flow::Flows;
 use crate::model::{
-    App, AppStopped, Dag, Hosts, ReservationList, ReservationOrigin, Scheduler, Switch, Topology,
+    App, AppStopped, Cluster, Dag, Hosts, ReservationList, ReservationOrigin, Scheduler, Switch,
+    Topology,
 };
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -161,6 +162,9 @@ pub enum Show {
     Reservations,
     /// The scheduler.
     Scheduler,
+    /// The cluster's members, etcd endpoints and who masters each
+    /// datapath (an error on a standalone instance).
+    Cluster,
 }
 
 /// What `baton app` does to an application.
@@ -305,6 +309,13 @@ pub fn show(c: &Client, what: &Show, out: Output) -> Result<String, ClientError>
                 return Ok(pretty(&v));
             }
             scheduler(&s)
+        }
+        Show::Cluster => {
+            let (cl, v): (Cluster, _) = c.get("/api/v1/cluster")?;
+            if out == Output::Json {
+                return Ok(pretty(&v));
+            }
+            cluster(&cl)
         }
     })
 }
@@ -618,6 +629,63 @@ fn scheduler(s: &Scheduler) -> String {
         ],
         rows,
     )
+}
+
+/// This instance, then the members, the etcd endpoints and each
+/// datapath's master.
+fn cluster(c: &Cluster) -> String {
+    let mut out = format!(
+        "node {}, {}, {} role change{}\n",
+        c.node,
+        if c.connected {
+            "holds an etcd lease"
+        } else {
+            "holds no etcd lease"
+        },
+        c.role_changes,
+        if c.role_changes == 1 { "" } else { "s" }
+    );
+    let rows = c
+        .members
+        .iter()
+        .map(|m| {
+            vec![
+                m.node.clone(),
+                m.openflow.clone(),
+                m.api.clone().unwrap_or_else(|| "-".into()),
+                m.masters.to_string(),
+            ]
+        })
+        .collect();
+    out.push_str(&table(&["MEMBER", "OPENFLOW", "API", "MASTERS"], rows));
+    out.push('\n');
+    let rows = c
+        .etcd
+        .iter()
+        .map(|e| {
+            vec![
+                e.url.clone(),
+                if e.healthy { "up" } else { "down" }.to_string(),
+                e.latency_ms.map_or("-".into(), |ms| format!("{ms:.1} ms")),
+                e.error.clone().unwrap_or_else(|| "-".into()),
+            ]
+        })
+        .collect();
+    out.push_str(&table(&["ETCD", "HEALTH", "LATENCY", "ERROR"], rows));
+    out.push('\n');
+    let rows = c
+        .masters
+        .iter()
+        .map(|m| {
+            vec![
+                m.dpid.clone(),
+                m.master.clone().unwrap_or_else(|| "-".into()),
+                m.generation.map_or("-".into(), |g| g.to_string()),
+                list(&m.connected),
+            ]
+        })
+        .collect();
+    out + &table(&["DPID", "MASTER", "GENERATION", "CONNECTED"], rows)
 }
 
 #[cfg(test)]

@@ -8,7 +8,9 @@
 //! token that guards every change, the configuration file, and the
 //! command-line client. It builds on the runtime's
 //! [`baton_runtime::control::Control`] handle and the applications'
-//! views; the runtime and the applications know nothing of HTTP.
+//! views, and on a clustered instance the cluster member's
+//! [`baton_cluster::status::ClusterSource`]; the runtime, the
+//! applications and the cluster know nothing of HTTP.
 //!
 //! ## Modules
 //! - [`server`]: [`ApiServer`], the HTTP server on its own thread (a
@@ -17,7 +19,8 @@
 //!   that feeds the sampler.
 //! - `api`: the routes, one module per resource (`switches`, `flows`,
 //!   `network` for topology, hosts and paths, `apps`, `scheduler`,
-//!   `health`, `metrics`, `events` for the live feed), the OpenAPI
+//!   `cluster` for a clustered instance's members and masters, `health`,
+//!   `metrics`, `events` for the live feed), the OpenAPI
 //!   document, and what handlers share
 //!   (JSON bodies whose errors name the field, the blocking pool).
 //! - [`auth`]: the [`Token`]; loopback unless one is set, and the check of

@@ -14,9 +14,14 @@
 //! metrics that exist. Counters come from the runtime's own counters,
 //! which start at zero when the controller (or, per switch, the
 //! connection) starts, as Prometheus expects of a counter.
+//!
+//! A clustered instance adds the `baton_cluster_...` families
+//! ([`cluster`]) from its cluster member's status; a standalone one
+//! writes none of them.
 
 use crate::sampler::Sampler;
 use baton_apps::views;
+use baton_cluster::status::ClusterStatus;
 use baton_runtime::control::{Control, SwitchStatus};
 use baton_runtime::pipeline::Lifecycle;
 use baton_runtime::stats::DELAY_BUCKETS_US;
@@ -26,8 +31,9 @@ use std::fmt::Write;
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 /// Every metric now, in the text format; rates and fairness from the
-/// sampler's last interval.
-pub fn gather(c: &Control, sampler: &Sampler) -> String {
+/// sampler's last interval, and the cluster's when this instance is in
+/// one.
+pub fn gather(c: &Control, sampler: &Sampler, cluster_status: Option<&ClusterStatus>) -> String {
     let fairness = sampler.fairness();
     let stats = c.stats();
     let switches = c.switches();
@@ -216,7 +222,45 @@ pub fn gather(c: &Control, sampler: &Sampler) -> String {
     );
     m.gauge("baton_hosts", "Hosts the hosts view knows")
         .value(hosts.map_or(0, |h| h.len()));
+    if let Some(s) = cluster_status {
+        cluster(&mut m, s);
+    }
     m.render()
+}
+
+/// The cluster's families, from its member's status `s`.
+pub fn cluster(m: &mut Exposition, s: &ClusterStatus) {
+    let endpoint = |url: &str| vec![("endpoint", url.to_string())];
+    m.counter(
+        "baton_cluster_role_changes_total",
+        "Times this instance became or stopped being master of a datapath",
+    )
+    .value(s.role_changes);
+    m.gauge("baton_cluster_members", "Cluster members with a live lease")
+        .value(s.members.len());
+    m.gauge(
+        "baton_cluster_masters",
+        "Datapaths each cluster member masters",
+    )
+    .each(&s.members, |n| (vec![("node", n.node.clone())], n.masters));
+    m.gauge(
+        "baton_cluster_connected",
+        "1 while this instance holds a live etcd lease, 0 otherwise",
+    )
+    .value(u64::from(s.connected));
+    m.gauge(
+        "baton_cluster_etcd_up",
+        "1 when the etcd endpoint answered its last status request, 0 otherwise",
+    )
+    .each(&s.etcd, |e| (endpoint(&e.url), u64::from(e.healthy)));
+    m.gauge(
+        "baton_cluster_etcd_latency_seconds",
+        "How long the etcd endpoint's last status request took (none when it did not answer)",
+    )
+    .each(
+        s.etcd.iter().filter_map(|e| e.latency_ms.map(|ms| (e, ms))),
+        |(e, ms)| (endpoint(&e.url), ms / 1e3),
+    );
 }
 
 /// A sample's value: integers are written exactly.
@@ -449,6 +493,58 @@ mod tests {
              # HELP baton_empty Nothing yet\n# TYPE baton_empty gauge\n\
              # HELP baton_odd Odd values\n# TYPE baton_odd gauge\nbaton_odd +Inf\nbaton_odd NaN\n"
         );
+    }
+
+    #[test]
+    fn the_cluster_families_from_its_status() {
+        use baton_cluster::status::{Endpoint, Member};
+        let member = |node: &str, masters| Member {
+            node: node.into(),
+            openflow: format!("{node}:6653"),
+            api: None,
+            masters,
+        };
+        let s = ClusterStatus {
+            node: "a".into(),
+            connected: true,
+            members: vec![member("a", 2), member("b", 1)],
+            masters: Vec::new(),
+            etcd: vec![
+                Endpoint {
+                    url: "http://e1:2379".into(),
+                    healthy: true,
+                    latency_ms: Some(1.5),
+                    error: None,
+                },
+                Endpoint {
+                    url: "http://e2:2379".into(),
+                    healthy: false,
+                    latency_ms: None,
+                    error: Some("connection refused".into()),
+                },
+            ],
+            role_changes: 4,
+        };
+        let mut m = Exposition::default();
+        cluster(&mut m, &s);
+        let text = m.render();
+        let samples: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+        assert_eq!(
+            samples,
+            [
+                "baton_cluster_role_changes_total 4",
+                "baton_cluster_members 2",
+                "baton_cluster_masters{node=\"a\"} 2",
+                "baton_cluster_masters{node=\"b\"} 1",
+                "baton_cluster_connected 1",
+                "baton_cluster_etcd_up{endpoint=\"http://e1:2379\"} 1",
+                "baton_cluster_etcd_up{endpoint=\"http://e2:2379\"} 0",
+                "baton_cluster_etcd_latency_seconds{endpoint=\"http://e1:2379\"} 0.0015",
+            ]
+        );
+        assert!(text.contains("# TYPE baton_cluster_role_changes_total counter\n"));
+        assert!(text.contains("# TYPE baton_cluster_etcd_latency_seconds gauge\n"));
+        assert_eq!(text.matches("# HELP ").count(), 6);
     }
 
     #[test]

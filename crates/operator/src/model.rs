@@ -6,12 +6,15 @@
 //! `00:00:00:00:00:01`, durations numbers in the unit their name ends
 //! with (`_secs`, `_us`). Flows have a module of their own
 //! ([`crate::flow`]); the scheduler's types are in `model/scheduler.rs`,
-//! the bandwidth reservations' in `model/reservations.rs`.
+//! the bandwidth reservations' in `model/reservations.rs`, the cluster's
+//! in `model/cluster.rs`.
 
+mod cluster;
 pub mod live;
 mod reservations;
 mod scheduler;
 
+pub use cluster::{Cluster, ClusterMember, DatapathMaster, EtcdEndpoint};
 pub use reservations::{LinkLoad, NewReservation, Reservation, ReservationList, ReservationOrigin};
 pub use scheduler::{BDU_US, Fairness, Scheduler, SchedulerPatch, Worker, bdu_from_us};
 

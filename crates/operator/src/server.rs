@@ -9,11 +9,17 @@
 //! [`sampler::PERIOD`]. The listener is bound before
 //! [`ApiServer::start`] returns, so a taken port, or a non-loopback
 //! address without a token, is an error at start, not a log line later.
+//!
+//! A clustered instance passes its cluster member as
+//! [`ApiOptions::cluster`]; the API then serves `GET /api/v1/cluster`
+//! and the cluster's metrics from it.
 
 use crate::api::{self, Shared};
 use crate::auth::{self, Token};
 use crate::sampler::{self, Sampler};
+use baton_cluster::status::ClusterSource;
 use baton_runtime::control::Control;
+use std::fmt;
 use std::io;
 use std::net::{SocketAddr, TcpListener};
 use std::sync::{Arc, Mutex};
@@ -22,12 +28,15 @@ use std::time::Instant;
 use tokio::sync::{oneshot, watch};
 
 /// Where and how the API is served.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ApiOptions {
     /// The address to listen on (port 0: any free port).
     pub addr: SocketAddr,
     /// The token mutating calls must present; required off loopback.
     pub token: Option<Token>,
+    /// The cluster this instance is a member of, or `None` for a
+    /// standalone instance (`GET /api/v1/cluster` answers 404).
+    pub cluster: Option<Arc<dyn ClusterSource>>,
 }
 
 impl Default for ApiOptions {
@@ -35,7 +44,18 @@ impl Default for ApiOptions {
         ApiOptions {
             addr: SocketAddr::from(([127, 0, 0, 1], 8080)),
             token: None,
+            cluster: None,
         }
+    }
+}
+
+impl fmt::Debug for ApiOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ApiOptions")
+            .field("addr", &self.addr)
+            .field("token", &self.token)
+            .field("clustered", &self.cluster.is_some())
+            .finish()
     }
 }
 
@@ -68,6 +88,7 @@ impl ApiServer {
             started: Instant::now(),
             sampler: Arc::new(Mutex::new(Sampler::default())),
             closing: closing_rx,
+            cluster: opts.cluster,
         };
         let token = opts.token.map(Arc::new);
         let (shutdown, stopped) = oneshot::channel::<()>();

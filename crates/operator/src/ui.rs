@@ -6,7 +6,9 @@
 //! Open `http://127.0.0.1:8080/` (the `--api` address) in a browser:
 //! - a **topology graph** (cytoscape.js) of the switches, the links
 //!   discovery found (dashed while seen in one direction only) and the
-//!   hosts, redrawn when a link or a host comes or goes;
+//!   hosts, redrawn when a link or a host comes or goes; on a clustered
+//!   instance each switch is filled with the colour of the member that
+//!   masters it (grey: none), with a legend naming the members;
 //! - **charts** (uPlot) over the last five minutes of throughput in and
 //!   out, Jain's fairness across switches (each switch's rate divided by
 //!   its weight), and each worker's IBT and mean batch (Maestro §3.3);

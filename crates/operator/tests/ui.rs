@@ -4,11 +4,13 @@
 //! first event holds, and that stopping the server ends open feeds
 //! instead of waiting for them.
 
+use baton_cluster::status::{ClusterSource, ClusterStatus, Mastership, Member};
 use baton_operator::{ApiOptions, ApiServer};
 use baton_runtime::{Config, Runtime};
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 fn start(apps: &[&str]) -> (ApiServer, Runtime) {
@@ -138,6 +140,8 @@ fn the_feed_sends_a_snapshot_at_once_and_then_every_second() {
     assert_eq!(first["scheduler"]["scheduler"], "fair");
     assert_eq!(first["topology"]["links"], serde_json::json!([]));
     assert_eq!(first["hosts"]["hosts"], serde_json::json!([]));
+    // Standalone: no cluster, and the page draws as it always has.
+    assert_eq!(first["cluster"], Value::Null);
     let names: Vec<&str> = first["apps"]
         .as_array()
         .unwrap()
@@ -194,6 +198,62 @@ fn the_feed_carries_the_links_reservations_with_the_bandwidth_application() {
     runtime.stop();
 }
 
+/// A cluster member that always reports the same status.
+struct Fixed(ClusterStatus);
+
+impl ClusterSource for Fixed {
+    fn status(&self) -> ClusterStatus {
+        self.0.clone()
+    }
+}
+
+#[test]
+fn a_clustered_feed_carries_each_datapaths_master() {
+    let config = Config {
+        listen: vec!["127.0.0.1:0".parse().unwrap()],
+        workers: 1,
+        ..Config::default()
+    };
+    let runtime = Runtime::start(config, Vec::new()).unwrap();
+    let status = ClusterStatus {
+        node: "a".into(),
+        connected: true,
+        members: vec![Member {
+            node: "a".into(),
+            openflow: "127.0.0.1:6653".into(),
+            api: None,
+            masters: 1,
+        }],
+        masters: vec![Mastership {
+            dpid: "0000000000000001".into(),
+            master: Some("a".into()),
+            generation: Some(1),
+            connected: vec!["a".into()],
+        }],
+        etcd: Vec::new(),
+        role_changes: 1,
+    };
+    let api = ApiServer::start(
+        runtime.control(),
+        ApiOptions {
+            addr: "127.0.0.1:0".parse().unwrap(),
+            cluster: Some(Arc::new(Fixed(status))),
+            ..ApiOptions::default()
+        },
+    )
+    .unwrap();
+    let mut feed = open_feed(&api);
+    let first = next_snapshot(&mut feed);
+    assert_eq!(first["cluster"]["node"], "a");
+    assert_eq!(
+        first["cluster"]["masters"],
+        serde_json::json!([{"dpid": "00:00:00:00:00:00:00:01", "master": "a",
+                            "generation": 1, "connected": ["a"]}])
+    );
+    api.stop();
+    runtime.stop();
+}
+
 #[test]
 fn stopping_the_server_ends_open_feeds() {
     let (api, runtime) = start(&["learning-switch"]);
@@ -233,4 +293,56 @@ fn the_feed_is_in_the_openapi_document() {
     for s in ["Live", "LiveSwitch", "LiveWorker", "LiveReservations"] {
         assert!(schemas["schemas"][s].is_object(), "{s} missing");
     }
+}
+
+/// The graph's switches coloured by master when the snapshot has a
+/// cluster, and as always without one: `graph.js`'s `elementsOf` run by
+/// Node.js (skipped where there is no `node`; the browser test in
+/// `crates/baton/tests/ui.rs` draws the page itself).
+#[test]
+fn the_graph_colours_switches_by_their_master_only_in_a_cluster() {
+    let graph = concat!(env!("CARGO_MANIFEST_DIR"), "/ui/graph.js");
+    let script = format!(
+        r#"import {{ elementsOf, MEMBER_COLOURS, NO_MASTER }} from "file://{graph}";
+const live = {{ switches: [{{dpid: "s1"}}, {{dpid: "s2"}}, {{dpid: "s3"}}],
+  topology: {{ switches: [], links: [] }}, hosts: {{ hosts: [] }}, cluster: null }};
+const show = () => [...elementsOf(live).values()].map((e) => [e.classes, e.data.colour || null]);
+const standalone = show();
+live.cluster = {{ node: "b", members: [{{node: "b"}}, {{node: "a"}}],
+  masters: [{{dpid: "s1", master: "a"}}, {{dpid: "s2", master: "b"}}, {{dpid: "s3", master: null}}] }};
+console.log(JSON.stringify({{ standalone, clustered: show(), colours: MEMBER_COLOURS, grey: NO_MASTER }}));
+"#
+    );
+    let out = match std::process::Command::new("node")
+        .args(["--input-type=module", "-e", &script])
+        .output()
+    {
+        Ok(out) => out,
+        Err(e) => {
+            eprintln!("skipped: no node ({e})");
+            return;
+        }
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let c = &v["colours"];
+    assert_eq!(
+        v["standalone"],
+        serde_json::json!([["switch", null], ["switch", null], ["switch", null]])
+    );
+    // One colour per member, in the order of their names.
+    assert_eq!(
+        v["clustered"],
+        serde_json::json!([
+            ["switch mastered", c[0]],
+            ["switch mastered", c[1]],
+            ["switch masterless", null]
+        ])
+    );
+    assert_ne!(c[0], c[1]);
+    assert_ne!(v["grey"], c[0]);
 }

@@ -2,11 +2,14 @@
 // drives the topology graph, the scheduler's charts and the tables; the
 // applications' buttons call the REST API (POST /api/v1/apps/{name}/stop
 // and /start). Everything it loads comes from the controller itself.
+// On a clustered instance the feed carries the cluster (as
+// GET /api/v1/cluster has it) and the graph colours each switch by its
+// master.
 //
 // For tests and for the curious, `window.baton` holds the last snapshot,
 // the cytoscape instance and `counts()` of what the graph draws.
 
-import { TopologyGraph, shortDpid } from "./graph.js";
+import { TopologyGraph, shortDpid, memberColours, NO_MASTER } from "./graph.js";
 import { SchedulerCharts, WindowedRates, WINDOW_SECS } from "./charts.js";
 
 const $ = (sel) => document.querySelector(sel);
@@ -156,6 +159,18 @@ function renderReservations(bw) {
   setText($("#reservations-note"), `${bw.reservations} reservation${bw.reservations === 1 ? "" : "s"}`);
 }
 
+/** On a clustered instance, the legend of the switches' colours: one
+ * per member, and grey for no master; hidden on a standalone one. */
+function renderCluster(cluster) {
+  const legend = $("#cluster-legend");
+  legend.hidden = !cluster;
+  if (!cluster) return;
+  const key = (colour, text) => [el("span", { class: "key switch", style: `background: ${colour}` }), text];
+  const items = [...memberColours(cluster)].flatMap(([name, colour]) =>
+    key(colour, name === cluster.node ? `${name} (this one)` : name));
+  legend.replaceChildren("masters:", ...items, ...key(NO_MASTER, "none"));
+}
+
 /** A new row for application `name`; its button acts on its current state. */
 function appRow(name) {
   const button = el("button", { type: "button", dataset: { app: name } });
@@ -238,6 +253,7 @@ function render(live) {
   renderApps(live.apps);
   renderDags(live.dags);
   renderReservations(live.reservations);
+  renderCluster(live.cluster);
   const c = graph.counts();
   $("#summary").textContent = [
     `${live.switches.length} switches`,

@@ -17,6 +17,10 @@
 // A node that leaves and comes back (a switch reconnecting) returns to
 // where it was if that spot is free. Dragging a switch takes its hosts
 // along; "Lay out again" (`relayout`) places everything afresh.
+//
+// On a clustered instance (the snapshot's `cluster` is set) each switch
+// is filled with its master's colour (`memberColours`), grey when no
+// member masters it; a standalone instance's switches look as always.
 
 import cytoscape from "./vendor/cytoscape.esm.min.mjs";
 
@@ -57,6 +61,23 @@ export function shortDpid(dpid) {
   return s;
 }
 
+/** The cluster members' colours, in the order of their names; the first
+ * is a standalone switch's. */
+export const MEMBER_COLOURS = ["#2f6fdf", "#d9480f", "#2b8a3e", "#ae3ec9", "#b08800", "#0c8599", "#c2255c", "#5f3dc4"];
+
+/** A switch no member masters. */
+export const NO_MASTER = "#9aa3b5";
+
+/** Each cluster member's colour, by name (members, and masters not among
+ * them, in name order); an empty map without a cluster. */
+export function memberColours(cluster) {
+  if (!cluster) return new Map();
+  const names = new Set(cluster.members.map((m) => m.node));
+  for (const m of cluster.masters) if (m.master) names.add(m.master);
+  const sorted = [...names].sort();
+  return new Map(sorted.map((n, i) => [n, MEMBER_COLOURS[i % MEMBER_COLOURS.length]]));
+}
+
 const STYLE = [
   {
     selector: "node.switch",
@@ -71,6 +92,14 @@ const STYLE = [
       "text-valign": "center",
       "text-halign": "center",
     },
+  },
+  {
+    selector: "node.switch.mastered",
+    style: { "background-color": "data(colour)" },
+  },
+  {
+    selector: "node.switch.masterless",
+    style: { "background-color": NO_MASTER },
   },
   {
     selector: "node.switch.detached",
@@ -114,12 +143,23 @@ export function elementsOf(live) {
   const want = new Map();
   const connected = new Set(live.switches.map((s) => s.dpid));
   const switches = new Set([...connected, ...live.topology.switches]);
+  const cluster = live.cluster || null;
+  const colours = memberColours(cluster);
+  const masters = new Map(cluster ? cluster.masters.map((m) => [m.dpid, m.master]) : []);
   for (const dpid of switches) {
-    want.set(`s:${dpid}`, {
-      group: "nodes",
-      data: { id: `s:${dpid}`, label: shortDpid(dpid), dpid },
-      classes: connected.has(dpid) ? "switch" : "switch detached",
-    });
+    const data = { id: `s:${dpid}`, label: shortDpid(dpid), dpid };
+    let classes = connected.has(dpid) ? "switch" : "switch detached";
+    if (cluster) {
+      const master = masters.get(dpid);
+      if (master) {
+        data.master = master;
+        data.colour = colours.get(master);
+        classes += " mastered";
+      } else {
+        classes += " masterless";
+      }
+    }
+    want.set(`s:${dpid}`, { group: "nodes", data, classes });
   }
   // Links come in both directions; one edge per cable, dashed while only
   // one direction is known.
@@ -370,6 +410,10 @@ export class TopologyGraph {
             changed = true;
           }
           have.data("label", el.data.label);
+          if (el.data.colour && have.data("colour") !== el.data.colour) {
+            have.data({ master: el.data.master, colour: el.data.colour });
+            changed = true;
+          }
         } else if (el.group === "nodes") {
           nodes.push(el);
         } else {

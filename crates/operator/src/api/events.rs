@@ -2,14 +2,16 @@
 //! (`event: snapshot`) carries one [`Live`] JSON object: the switches with
 //! their message rates, the scheduler with Jain's fairness index, each
 //! worker's IBT, throughput and batch size over the last second, the
-//! topology, the hosts, the applications, the DAGs and the links' reserved
-//! bandwidth. The web UI draws from nothing else.
+//! topology, the hosts, the applications, the DAGs, the links' reserved
+//! bandwidth and, on a clustered instance, the cluster. The web UI draws
+//! from nothing else.
 //!
 //! A feed samples the workers' counters every [`SAMPLE_EVERY`] and sends
 //! a snapshot after each sample; between samples it looks every
 //! [`CHECK_EVERY`] at what an operator would wait a second for (the
 //! topology's and hosts' view versions, which switches are connected, the
-//! applications' states) and sends at once when one moved. A feed ends
+//! applications' states, which member masters each datapath) and sends
+//! at once when one moved. A feed ends
 //! when the server shuts down ([`Shared::closing`]), so that graceful
 //! shutdown does not wait for clients that never hang up.
 //!
@@ -22,7 +24,7 @@
 use super::Shared;
 use super::{apps, dags, network, reservations, scheduler};
 use crate::model::live::{Live, LiveSwitch, LiveWorker};
-use crate::model::{Scheduler, Worker, version_number};
+use crate::model::{Cluster, Scheduler, Worker, version_number};
 use axum::extract::State;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use baton_runtime::pipeline::Lifecycle;
@@ -67,6 +69,8 @@ struct Fingerprint {
     hosts: u64,
     switches: Vec<u64>,
     apps: Vec<u8>,
+    /// Each datapath's master, in a cluster.
+    masters: Vec<(String, Option<String>)>,
 }
 
 /// One client's feed.
@@ -158,6 +162,11 @@ impl Feed {
                     Lifecycle::Failed(_) => 2,
                 })
                 .collect(),
+            masters: self
+                .shared
+                .cluster()
+                .map(|c| c.masters.into_iter().map(|m| (m.dpid, m.master)).collect())
+                .unwrap_or_default(),
         }
     }
 
@@ -190,6 +199,7 @@ impl Feed {
             apps,
             dags,
             reservations,
+            cluster: s.cluster().as_ref().map(Cluster::new),
         };
         Event::default()
             .event("snapshot")

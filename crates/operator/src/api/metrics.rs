@@ -10,6 +10,7 @@ use axum::response::IntoResponse;
 #[utoipa::path(get, path = "/metrics", tag = "controller", operation_id = "metrics",
     responses((status = 200, description = "The metrics", body = String, content_type = "text/plain")))]
 pub(super) async fn metrics(State(s): State<Shared>) -> impl IntoResponse {
-    let text = gather(&s.control, &s.sampler());
+    let cluster = s.cluster();
+    let text = gather(&s.control, &s.sampler(), cluster.as_ref());
     ([(header::CONTENT_TYPE, CONTENT_TYPE)], text)
 }

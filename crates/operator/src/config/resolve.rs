@@ -260,7 +260,11 @@ impl Sourced {
             None => None,
             Some(addr) => {
                 auth::check_bind(addr, token.as_ref()).map_err(|e| self.error("api.listen", e))?;
-                Some(ApiOptions { addr, token })
+                Some(ApiOptions {
+                    addr,
+                    token,
+                    cluster: None,
+                })
             }
         };
 

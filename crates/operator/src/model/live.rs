@@ -8,7 +8,7 @@
 //! workers' figures over an interval are counted by each feed between its
 //! one-second samples.
 
-use super::{App, Dag, Hosts, LinkLoad, Scheduler, Topology};
+use super::{App, Cluster, Dag, Hosts, LinkLoad, Scheduler, Topology};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -51,6 +51,9 @@ pub struct Live {
     /// link's load, as `GET /api/v1/reservations` has them (none without
     /// the `bandwidth` application).
     pub reservations: Option<LiveReservations>,
+    /// The cluster, as `GET /api/v1/cluster` returns it (none on a
+    /// standalone instance): the UI colours each switch by its master.
+    pub cluster: Option<Cluster>,
 }
 
 /// Bandwidth on demand in the live feed: `GET /api/v1/reservations`'s

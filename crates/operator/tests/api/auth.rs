@@ -67,6 +67,7 @@ fn a_non_loopback_address_without_a_token_is_refused_before_binding() {
         ApiOptions {
             addr: "0.0.0.0:0".parse().unwrap(),
             token: None,
+            cluster: None,
         },
     )
     .err()

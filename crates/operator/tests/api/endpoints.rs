@@ -85,6 +85,7 @@ fn the_openapi_document_lists_every_route_with_its_own_operation_id() {
     let built: Vec<&String> = generated.paths.paths.keys().collect();
     assert_eq!(served, built);
     let mut ids = Vec::new();
+    let mut listed = Vec::new();
     for (path, methods) in [
         ("/api/v1/switches", &["get"][..]),
         ("/api/v1/switches/{dpid}", &["get", "patch"]),
@@ -100,9 +101,12 @@ fn the_openapi_document_lists_every_route_with_its_own_operation_id() {
         ("/api/v1/reservations", &["get", "post"]),
         ("/api/v1/reservations/{id}", &["get", "delete"]),
         ("/api/v1/scheduler", &["get", "patch"]),
+        ("/api/v1/cluster", &["get"]),
         ("/api/v1/health", &["get"]),
         ("/metrics", &["get"]),
+        ("/api/v1/events", &["get"]),
     ] {
+        listed.push(path);
         for m in methods {
             let op = &doc["paths"][path][m];
             assert!(op.is_object(), "{m} {path} missing");
@@ -113,6 +117,23 @@ fn the_openapi_document_lists_every_route_with_its_own_operation_id() {
             }
         }
     }
+    // Every path the document has is one listed here.
+    for path in &served {
+        assert!(listed.contains(&path.as_str()), "{path} is not listed");
+    }
+    // Every schema an operation or a schema refers to is in the document.
+    let mut refs = Vec::new();
+    schema_refs(&doc, &mut refs);
+    assert!(refs.len() > 20, "{refs:?}");
+    for r in refs {
+        let name = r
+            .strip_prefix("#/components/schemas/")
+            .unwrap_or_else(|| panic!("{r} is not a schema reference"));
+        assert!(
+            doc["components"]["schemas"][name].is_object(),
+            "{r} refers to no schema"
+        );
+    }
     let n = ids.len();
     ids.sort();
     ids.dedup();
@@ -121,6 +142,22 @@ fn the_openapi_document_lists_every_route_with_its_own_operation_id() {
         doc["components"]["securitySchemes"]["bearer"]["scheme"],
         "bearer"
     );
+}
+
+/// Every `$ref` in an OpenAPI document.
+fn schema_refs(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, v) in m {
+                match (k.as_str(), v) {
+                    ("$ref", Value::String(r)) => out.push(r.clone()),
+                    _ => schema_refs(v, out),
+                }
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|v| schema_refs(v, out)),
+        _ => {}
+    }
 }
 
 /// The flow on `dpid` with `priority`, if any.

@@ -3,6 +3,7 @@
 //! cables between those ports, and an HTTP client. Everything stops when
 //! dropped; waits have generous deadlines and assert nothing about time.
 
+use baton_cluster::status::ClusterSource;
 use baton_openflow::{PortNo, Version};
 use baton_operator::{ApiOptions, ApiServer, Token};
 use baton_runtime::dag::Dag;
@@ -70,6 +71,24 @@ impl Controller {
 
     /// [`Controller::with_apps`] with application DAGs.
     pub fn with_dags(apps: Vec<AnyApp>, dags: Vec<Dag>, token: Option<&str>) -> Controller {
+        Controller::launch(apps, dags, token, None)
+    }
+
+    /// Runs `apps` as a member of the cluster `cluster` reports.
+    pub fn clustered(apps: &[&str], cluster: Arc<dyn ClusterSource>) -> Controller {
+        let apps = apps
+            .iter()
+            .map(|n| baton_apps::by_name(n).unwrap())
+            .collect();
+        Controller::launch(apps, Vec::new(), None, Some(cluster))
+    }
+
+    fn launch(
+        apps: Vec<AnyApp>,
+        dags: Vec<Dag>,
+        token: Option<&str>,
+        cluster: Option<Arc<dyn ClusterSource>>,
+    ) -> Controller {
         let config = Config {
             listen: vec!["127.0.0.1:0".parse().unwrap()],
             workers: 2,
@@ -81,6 +100,7 @@ impl Controller {
             ApiOptions {
                 addr: "127.0.0.1:0".parse().unwrap(),
                 token: token.map(|t| Token::new(t).unwrap()),
+                cluster,
             },
         )
         .unwrap();
