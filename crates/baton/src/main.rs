@@ -6,7 +6,8 @@
 
 use baton_operator::client::{self, AppAction, Client, Output, Show};
 use baton_operator::config::{
-    self, Addr, ApiLayer, ApiListen, Layer, LogFilter, Parsed, Settings, Source, Sourced, TlsLayer,
+    self, Addr, ApiLayer, ApiListen, ClusterLayer, Layer, LogFilter, Parsed, Settings, Source,
+    Sourced, TlsLayer,
 };
 use baton_runtime::{Batching, Runtime, SchedulerKind, parse_weight};
 use clap::{Args, Parser, Subcommand};
@@ -258,6 +259,15 @@ struct RunArgs {
     /// wins.
     #[arg(long, value_name = "FILTER", value_parser = |s: &str| s.parse::<LogFilter>())]
     log: Option<LogFilter>,
+    /// Join a cluster of baton instances acting as one controller,
+    /// coordinated through these etcd client URLs (needs --node). Switches
+    /// connect to every instance; each switch has one master (OpenFlow
+    /// 1.3 roles).
+    #[arg(long, value_delimiter = ',', value_name = "URL,...")]
+    cluster: Vec<String>,
+    /// This instance's name in the cluster.
+    #[arg(long, value_name = "NAME")]
+    node: Option<String>,
 }
 
 /// `--apps`'s long help: every application, a line each.
@@ -303,6 +313,11 @@ impl RunArgs {
                 cert: self.tls_cert.clone(),
                 key: self.tls_key.clone(),
                 client_ca: self.tls_client_ca.clone(),
+            },
+            cluster: ClusterLayer {
+                etcd: (!self.cluster.is_empty()).then(|| self.cluster.clone()),
+                node: self.node.clone(),
+                ttl_ms: None,
             },
         }
     }
@@ -435,6 +450,7 @@ fn run(args: RunArgs) -> i32 {
         tls,
         stats_interval,
         log: _,
+        cluster,
     } = settings;
     if let Some(tls) = tls {
         // The files were found readable; here their contents are checked.
@@ -463,9 +479,21 @@ fn run(args: RunArgs) -> i32 {
             return 1;
         }
     };
+    let member = cluster.map(|options| {
+        let record = baton_cluster::member::Record {
+            openflow: runtime
+                .local_addrs()
+                .first()
+                .or(runtime.local_tls_addrs().first())
+                .map_or_else(String::new, |a| a.to_string()),
+            api: api.as_ref().map(|a| a.addr.to_string()),
+        };
+        baton_cluster::member::Member::join(options, record, runtime.control())
+    });
     let api = match api {
         None => None,
-        Some(opts) => {
+        Some(mut opts) => {
+            opts.cluster = member.as_ref().map(|m| m.source());
             let addr = opts.addr;
             match baton_operator::ApiServer::start(runtime.control(), opts) {
                 Ok(server) => Some(server),
@@ -516,6 +544,9 @@ fn run(args: RunArgs) -> i32 {
     tracing::info!("stopping");
     if let Some(api) = api {
         api.stop();
+    }
+    if let Some(member) = member {
+        member.leave();
     }
     runtime.stop();
     0

@@ -250,6 +250,13 @@ impl Elector {
         self.roles.insert(dpid, role);
     }
 
+    /// The roles the runtime has now, replacing what this elector
+    /// remembers: a datapath missing from `roles` was never given one
+    /// (a new session), and gets one at the next plan.
+    pub fn runtime_has(&mut self, roles: BTreeMap<Dpid, Role>) {
+        self.roles = roles;
+    }
+
     /// What to do now, given what is known (`obs`), the datapaths this
     /// member has a session with (`local`), its current lease, and whether
     /// that lease is certainly alive (`healthy`,

@@ -15,6 +15,8 @@
 //! - [`elect`]: what a member knows of the cluster and what it should do
 //!   (claim, hand over, demote), with no I/O.
 //! - [`lease`]: until when a member may act as master.
+//! - [`member`]: a running member: its lease, its sessions and claims,
+//!   the watch, and the roles it gives the runtime.
 //! - [`status`]: what the operator sees of the cluster.
 
 pub mod assign;
@@ -22,4 +24,5 @@ pub mod elect;
 pub mod etcd;
 pub mod lease;
 pub mod local_etcd;
+pub mod member;
 pub mod status;

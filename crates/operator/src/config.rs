@@ -233,6 +233,20 @@ pub struct ApiLayer {
     pub token_file: Option<PathBuf>,
 }
 
+/// The `[cluster]` table: join a cluster of baton instances that act as
+/// one controller, coordinated through etcd (`baton-cluster`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterLayer {
+    /// The etcd client URLs (`http://127.0.0.1:2379`); none: standalone.
+    pub etcd: Option<Vec<String>>,
+    /// This instance's name, unique in the cluster.
+    pub node: Option<String>,
+    /// The lease's time to live, milliseconds, whole seconds (default
+    /// 3000): a dead instance's switches get a new master within it.
+    pub ttl_ms: Option<u64>,
+}
+
 /// The `[tls]` table: the files for OpenFlow over TLS on `listen_tls`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -296,6 +310,9 @@ pub struct Layer {
     /// TLS files.
     #[serde(default)]
     pub tls: TlsLayer,
+    /// Joining a cluster.
+    #[serde(default)]
+    pub cluster: ClusterLayer,
 }
 
 /// An application DAG the operator declares (`[dag.NAME]`, Maestro thesis
@@ -357,6 +374,8 @@ pub struct Settings {
     pub stats_interval: Duration,
     /// What to log, if configured (`RUST_LOG`, when set, wins).
     pub log: Option<String>,
+    /// The cluster to join, if any (`runtime.clustered` is set then).
+    pub cluster: Option<baton_cluster::member::Options>,
 }
 
 /// Reads and checks `path`: the layer it holds, or an error naming the

@@ -156,7 +156,7 @@ mod tests {
             tx_bytes: 0,
             weight,
             mastership: baton_runtime::Mastership::Standalone,
-            role_generation: 0,
+            role_generation: None,
         }
     }
 

@@ -63,9 +63,9 @@ pub struct SwitchStatus {
     pub weight: u32,
     /// Whether this instance serves it (in a cluster: is its master).
     pub mastership: Mastership,
-    /// The generation id of the last ROLE_REQUEST this instance sent it
-    /// (0 if none).
-    pub role_generation: u64,
+    /// The generation id of the last role this instance gave it
+    /// ([`Control::set_mastership`]); `None` if it was never given one.
+    pub role_generation: Option<u64>,
 }
 
 /// One flow of a switch's tables, as it reported it.
@@ -270,7 +270,10 @@ impl Control {
                     tx_bytes: c.tx_bytes.load(Ordering::Relaxed),
                     weight: s.weight(),
                     mastership: s.mastership(),
-                    role_generation: s.role_generation.load(Ordering::Acquire),
+                    role_generation: match s.role_generation.load(Ordering::Acquire) {
+                        u64::MAX => None,
+                        g => Some(g),
+                    },
                 })
             })
             .collect();

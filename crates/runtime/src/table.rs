@@ -129,7 +129,8 @@ pub(crate) struct Slot {
     pub accepted_ms: AtomicU64,
     pub ports: Mutex<Arc<[PortDesc]>>,
     /// Whether this instance serves the switch ([`Mastership`], as a
-    /// `u8`), and the generation id of the ROLE_REQUEST that made it so.
+    /// `u8`), and the generation id of the role it was last given
+    /// (`u64::MAX`: none yet).
     pub mastership: AtomicU8,
     pub role_generation: AtomicU64,
 }
@@ -153,7 +154,7 @@ impl Slot {
             peer: Mutex::new(None),
             accepted_ms: AtomicU64::new(0),
             mastership: AtomicU8::new(0),
-            role_generation: AtomicU64::new(0),
+            role_generation: AtomicU64::new(u64::MAX),
             ports: Mutex::new(Arc::from(Vec::new())),
         }
     }
@@ -316,7 +317,7 @@ impl SwitchTable {
         slot.surplus.store(0, Ordering::Relaxed);
         slot.mastership
             .store(self.initial.to_u8(), Ordering::Release);
-        slot.role_generation.store(0, Ordering::Release);
+        slot.role_generation.store(u64::MAX, Ordering::Release);
         *lock(&slot.peer) = None;
         *lock(&slot.ports) = Arc::from(Vec::new());
         let c = &slot.counters;

@@ -86,6 +86,18 @@ impl Layer {
                 }
             }
         }
+        for (k, set) in [
+            ("cluster.etcd", top.cluster.etcd.is_some()),
+            ("cluster.node", top.cluster.node.is_some()),
+            ("cluster.ttl_ms", top.cluster.ttl_ms.is_some()),
+        ] {
+            if set {
+                flags.insert(k.to_string());
+            }
+        }
+        base.cluster.etcd = top.cluster.etcd.or(base.cluster.etcd);
+        base.cluster.node = top.cluster.node.or(base.cluster.node);
+        base.cluster.ttl_ms = top.cluster.ttl_ms.or(base.cluster.ttl_ms);
         for Parsed(dpid) in top.weights.keys() {
             flags.insert(format!("weights.{dpid}"));
         }
@@ -270,7 +282,13 @@ impl Sourced {
 
         let dags = self.dags(&apps)?;
         let tls = self.tls()?;
+        let cluster = self.cluster()?;
+        let runtime = Config {
+            clustered: cluster.is_some(),
+            ..runtime
+        };
         Ok(Settings {
+            cluster,
             runtime,
             apps,
             dags,
@@ -279,6 +297,60 @@ impl Sourced {
             stats_interval: ms(l.stats_interval_ms, Duration::ZERO),
             log: l.log.as_ref().map(|f| f.0.0.clone()),
         })
+    }
+
+    /// The cluster to join: etcd URLs (plain `http://`), a node name of
+    /// letters, digits, `-`, `_` and `.`, and a lease of whole seconds
+    /// (at least 2).
+    fn cluster(&self) -> Result<Option<baton_cluster::member::Options>, ConfigError> {
+        let c = &self.layer.cluster;
+        let endpoints = match &c.etcd {
+            None => {
+                if c.node.is_some() || c.ttl_ms.is_some() {
+                    let key = if c.node.is_some() { "cluster.node" } else { "cluster.ttl_ms" };
+                    return Err(self.error(key, "only with cluster.etcd (--cluster URL,...)"));
+                }
+                return Ok(None);
+            }
+            Some(v) if v.is_empty() => {
+                return Err(self.error("cluster.etcd", "give at least one etcd URL"));
+            }
+            Some(v) => v.clone(),
+        };
+        if let Some(bad) = endpoints.iter().find(|u| {
+            u.strip_prefix("http://")
+                .is_none_or(|rest| rest.is_empty() || rest.contains('/'))
+        }) {
+            return Err(self.error(
+                "cluster.etcd",
+                format!("{bad:?} is not an etcd client URL such as http://127.0.0.1:2379"),
+            ));
+        }
+        let node = c.node.clone().ok_or_else(|| {
+            self.error_due("cluster.node", "cluster.etcd", "a cluster member needs a name (--node NAME)")
+        })?;
+        if node.is_empty()
+            || !node
+                .chars()
+                .all(|ch| ch.is_ascii_alphanumeric() || matches!(ch, '-' | '_' | '.'))
+        {
+            return Err(self.error(
+                "cluster.node",
+                format!("{node:?}: use letters, digits, '-', '_' and '.'"),
+            ));
+        }
+        let ttl_ms = c.ttl_ms.unwrap_or(3000);
+        if ttl_ms < 2000 || ttl_ms % 1000 != 0 {
+            return Err(self.error(
+                "cluster.ttl_ms",
+                format!("{ttl_ms}: whole seconds, at least 2000"),
+            ));
+        }
+        Ok(Some(baton_cluster::member::Options {
+            endpoints,
+            node,
+            ttl: Duration::from_millis(ttl_ms),
+        }))
     }
 
     /// The declared DAGs, built from the stages `apps` offer.

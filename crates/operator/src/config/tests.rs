@@ -341,3 +341,50 @@ fn a_declared_dag_that_cannot_run_names_what_is_wrong() {
     let e = error("[dag.d]\napps = [\"routes\"]\nevery = 5\n");
     assert!(e.contains("every"), "{e}");
 }
+
+#[test]
+fn a_cluster_section_joins_a_cluster_and_makes_the_runtime_clustered() {
+    let s = file(
+        "[cluster]\netcd = [\"http://127.0.0.1:2379\", \"http://10.0.0.2:2379\"]\nnode = \"baton-a\"\nttl_ms = 5000\n",
+    )
+    .unwrap();
+    let c = s.cluster.unwrap();
+    assert_eq!(c.endpoints, ["http://127.0.0.1:2379", "http://10.0.0.2:2379"]);
+    assert_eq!((c.node.as_str(), c.ttl), ("baton-a", Duration::from_secs(5)));
+    assert!(s.runtime.clustered);
+    let standalone = file("").unwrap();
+    assert!(standalone.cluster.is_none() && !standalone.runtime.clustered);
+}
+
+#[test]
+fn a_bad_cluster_section_names_its_key() {
+    for (text, want) in [
+        (
+            "[cluster]\netcd = [\"http://127.0.0.1:2379\"]\n",
+            "key `cluster.node`",
+        ),
+        (
+            "[cluster]\nnode = \"a\"\n",
+            "key `cluster.node`: only with cluster.etcd",
+        ),
+        (
+            "[cluster]\netcd = [\"127.0.0.1:2379\"]\nnode = \"a\"\n",
+            "key `cluster.etcd`: \"127.0.0.1:2379\" is not an etcd client URL",
+        ),
+        (
+            "[cluster]\netcd = []\nnode = \"a\"\n",
+            "key `cluster.etcd`: give at least one etcd URL",
+        ),
+        (
+            "[cluster]\netcd = [\"http://e:2379\"]\nnode = \"a b\"\n",
+            "key `cluster.node`",
+        ),
+        (
+            "[cluster]\netcd = [\"http://e:2379\"]\nnode = \"a\"\nttl_ms = 1500\n",
+            "key `cluster.ttl_ms`: 1500: whole seconds, at least 2000",
+        ),
+    ] {
+        let e = error(text);
+        assert!(e.contains(want), "{text:?}: {e}");
+    }
+}

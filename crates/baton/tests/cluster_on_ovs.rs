@@ -1,0 +1,543 @@
+//! Several baton instances acting as one controller (issue 25), on Open
+//! vSwitch with a real etcd, all inside one laboratory (`baton-netlab`):
+//!
+//! - OpenFlow 1.3: a three-member etcd, three instances (`baton run
+//!   --cluster ... --node baton-N --apps learning-switch`), six bridges in
+//!   a line, each connected to all three. Every bridge gets exactly one
+//!   master, the one the cluster names, and every pair pings. Then the
+//!   master of the most bridges is killed with SIGKILL: its bridges get
+//!   new masters and pings resume (the outage is printed). One instance
+//!   is cut off from etcd (its etcd connections go through proxies the
+//!   test kills): it demotes itself, the others take its bridges, and no
+//!   bridge ever reports two masters (sampled throughout). One etcd member
+//!   restarts: mastership does not change. The killed instance comes
+//!   back: it rejoins and takes a share of the bridges.
+//! - OpenFlow 1.0, which has no roles: two instances, both bridges
+//!   connected to both. Only the master of each answers (no duplicate
+//!   replies), and pings work.
+//!
+//! Learning switches, because the network-wide views are not shared
+//! across instances yet: each instance's learning switch needs only its
+//! own switch. Times are printed, not asserted. Run as root.
+
+mod support;
+
+use baton_netlab::{Cmd, Lab, OfVersion, Proc, SwitchOptions, Topology};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+use support::{SECOND, tail};
+
+/// etcd members' (client, peer) ports, inside the laboratory.
+const ETCD: [(u16, u16); 3] = [(2379, 2380), (12379, 12380), (22379, 22380)];
+
+/// Proxies in front of the etcd members for the instance that will be cut
+/// off: one per member.
+const PROXY: [u16; 3] = [32379, 32479, 32579];
+
+fn openflow_port(i: usize) -> u16 {
+    6653 + i as u16
+}
+
+fn api_port(i: usize) -> u16 {
+    8080 + i as u16
+}
+
+fn node(i: usize) -> String {
+    format!("baton-{i}")
+}
+
+/// A TCP forwarder (the laboratory has python3): killing it cuts the
+/// connections it carries and refuses new ones, as a partition would.
+const FORWARDER: &str = r#"
+import socket, sys, threading
+def pipe(a, b):
+    try:
+        while True:
+            d = a.recv(65536)
+            if not d:
+                break
+            b.sendall(d)
+    except OSError:
+        pass
+    finally:
+        for s in (a, b):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+l = socket.socket()
+l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(("127.0.0.1", int(sys.argv[1])))
+l.listen(64)
+while True:
+    c, _ = l.accept()
+    try:
+        u = socket.create_connection(("127.0.0.1", int(sys.argv[2])))
+    except OSError:
+        c.close()
+        continue
+    for a, b in ((c, u), (u, c)):
+        threading.Thread(target=pipe, args=(a, b), daemon=True).start()
+"#;
+
+struct Cluster {
+    lab: Lab,
+    topo: Topology,
+    etcd: Vec<Option<Proc>>,
+    batons: Vec<Option<Proc>>,
+    proxies: Vec<Proc>,
+    members: usize,
+}
+
+impl Cluster {
+    fn etcd_cmd(lab: &Lab, i: usize, members: usize, state: &str) -> Cmd {
+        let initial: Vec<String> = (0..members)
+            .map(|m| format!("e{m}=http://127.0.0.1:{}", ETCD[m].1))
+            .collect();
+        let (client, peer) = ETCD[i];
+        Cmd::new("etcd").args([
+            "--name".to_string(),
+            format!("e{i}"),
+            "--data-dir".into(),
+            lab.dir().join(format!("etcd{i}")).display().to_string(),
+            "--listen-client-urls".into(),
+            format!("http://127.0.0.1:{client}"),
+            "--advertise-client-urls".into(),
+            format!("http://127.0.0.1:{client}"),
+            "--listen-peer-urls".into(),
+            format!("http://127.0.0.1:{peer}"),
+            "--initial-advertise-peer-urls".into(),
+            format!("http://127.0.0.1:{peer}"),
+            "--initial-cluster".into(),
+            initial.join(","),
+            "--initial-cluster-state".into(),
+            state.into(),
+            "--initial-cluster-token".into(),
+            "baton-test".into(),
+            "--heartbeat-interval".into(),
+            "100".into(),
+            "--election-timeout".into(),
+            "1000".into(),
+            "--log-level".into(),
+            "warn".into(),
+        ])
+    }
+
+    /// etcd's client URLs, directly or through the proxies (for the
+    /// instance to be cut off).
+    fn endpoints(&self, via_proxy: bool) -> String {
+        (0..self.members)
+            .map(|m| {
+                let port = if via_proxy { PROXY[m] } else { ETCD[m].0 };
+                format!("http://127.0.0.1:{port}")
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    fn start_baton(&mut self, i: usize, via_proxy: bool) {
+        let cmd = Cmd::new(env!("CARGO_BIN_EXE_baton"))
+            .args([
+                "run".to_string(),
+                "--listen".into(),
+                format!("127.0.0.1:{}", openflow_port(i)),
+                "--api".into(),
+                format!("127.0.0.1:{}", api_port(i)),
+                "--apps".into(),
+                "learning-switch".into(),
+                "--cluster".into(),
+                self.endpoints(via_proxy),
+                "--node".into(),
+                node(i),
+            ])
+            .env("RUST_LOG", "info");
+        self.batons[i] = Some(self.lab.spawn(cmd).unwrap());
+        self.lab
+            .wait_listening(openflow_port(i), 10 * SECOND)
+            .unwrap();
+    }
+
+    fn start_proxies(&mut self) {
+        self.proxies = (0..self.members)
+            .map(|m| {
+                let p = self
+                    .lab
+                    .spawn(Cmd::new("python3").args([
+                        "-c".to_string(),
+                        FORWARDER.to_string(),
+                        PROXY[m].to_string(),
+                        ETCD[m].0.to_string(),
+                    ]))
+                    .unwrap();
+                self.lab.wait_listening(PROXY[m], 10 * SECOND).unwrap();
+                p
+            })
+            .collect();
+    }
+
+    /// A laboratory with `members` etcd members, `instances` baton
+    /// instances (the last through proxies if `proxied`) and `topo` built
+    /// with bridges of `version` connected to every instance in `connect`.
+    fn start(
+        topo: Topology,
+        version: OfVersion,
+        members: usize,
+        instances: usize,
+        proxied: bool,
+        connect: &[usize],
+    ) -> Cluster {
+        let lab = Lab::new().unwrap();
+        let etcd = (0..members)
+            .map(|i| Some(lab.spawn(Cluster::etcd_cmd(&lab, i, members, "new")).unwrap()))
+            .collect();
+        for (client, _) in &ETCD[..members] {
+            lab.wait_listening(*client, 20 * SECOND).unwrap();
+        }
+        let mut c = Cluster {
+            lab,
+            topo,
+            etcd,
+            batons: (0..instances).map(|_| None).collect(),
+            proxies: Vec::new(),
+            members,
+        };
+        if proxied {
+            c.start_proxies();
+        }
+        for i in 0..instances {
+            c.start_baton(i, proxied && i == instances - 1);
+        }
+        let mut opts = SwitchOptions::new().protocols(&[version]);
+        for &i in connect {
+            opts = opts.controller(format!("tcp:127.0.0.1:{}", openflow_port(i)));
+        }
+        c.lab.build(&c.topo, &opts).unwrap();
+        c
+    }
+
+    fn api(&self, i: usize, path: &str) -> Result<Value, String> {
+        let cmd = Cmd::new("curl").args([
+            "-sS".to_string(),
+            "--max-time".into(),
+            "2".into(),
+            format!("http://127.0.0.1:{}{path}", api_port(i)),
+        ]);
+        let out = self.lab.exec(cmd).map_err(|e| e.to_string())?;
+        serde_json::from_str(&out.stdout).map_err(|e| format!("{path}: {e}: {}", out.stdout))
+    }
+
+    /// Each bridge's controllers' roles, by bridge name, from Open
+    /// vSwitch: (instance index, role), as `ovs-vsctl list controller`
+    /// reports them.
+    fn ovs_roles(&self) -> BTreeMap<String, Vec<(usize, String)>> {
+        let bridges = self
+            .lab
+            .vsctl([
+                "-f",
+                "csv",
+                "--no-headings",
+                "--data=bare",
+                "--columns=name,controller",
+                "list",
+                "bridge",
+            ])
+            .unwrap();
+        let controllers = self
+            .lab
+            .vsctl([
+                "-f",
+                "csv",
+                "--no-headings",
+                "--data=bare",
+                "--columns=_uuid,target,role",
+                "list",
+                "controller",
+            ])
+            .unwrap();
+        let by_uuid: BTreeMap<&str, (usize, String)> = controllers
+            .lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split(',').collect();
+                let port: u16 = f.get(1)?.rsplit(':').next()?.parse().ok()?;
+                Some((f[0], (usize::from(port - 6653), f.get(2)?.to_string())))
+            })
+            .collect();
+        bridges
+            .lines()
+            .filter_map(|l| {
+                let (name, uuids) = l.split_once(',')?;
+                let roles = uuids
+                    .split_whitespace()
+                    .filter_map(|u| by_uuid.get(u).cloned())
+                    .collect();
+                Some((name.to_string(), roles))
+            })
+            .collect()
+    }
+
+    /// Each bridge's master instance per Open vSwitch; panics if a bridge
+    /// reports two.
+    fn ovs_masters(&self) -> BTreeMap<String, Option<usize>> {
+        self.ovs_roles()
+            .into_iter()
+            .map(|(bridge, roles)| {
+                let masters: Vec<usize> = roles
+                    .iter()
+                    .filter(|(_, r)| r == "master")
+                    .map(|(i, _)| *i)
+                    .collect();
+                assert!(masters.len() <= 1, "{bridge} reports masters {masters:?}");
+                (bridge, masters.first().copied())
+            })
+            .collect()
+    }
+
+    /// Waits until every bridge has a master in Open vSwitch, that master
+    /// is among `alive`, and the cluster (as instance `ask` sees it) names
+    /// the same one; returns the masters and how long it took.
+    fn wait_masters(
+        &self,
+        ask: usize,
+        alive: &[usize],
+        timeout: Duration,
+    ) -> (BTreeMap<String, usize>, Duration) {
+        let t0 = Instant::now();
+        let names: BTreeMap<u64, String> = self
+            .topo
+            .switches
+            .iter()
+            .map(|s| (s.dpid.0, s.name.clone()))
+            .collect();
+        loop {
+            let ovs = self.ovs_masters();
+            let cluster = self.api(ask, "/api/v1/cluster").ok();
+            let named: BTreeMap<String, String> = cluster
+                .iter()
+                .flat_map(|c| c["masters"].as_array().cloned().unwrap_or_default())
+                .filter_map(|m| {
+                    let dpid = support::dpid(m["dpid"].as_str()?);
+                    Some((names.get(&dpid)?.clone(), m["master"].as_str()?.to_string()))
+                })
+                .collect();
+            let done = ovs.len() == names.len()
+                && ovs.iter().all(|(b, m)| {
+                    m.is_some_and(|m| alive.contains(&m) && named.get(b) == Some(&node(m)))
+                });
+            if done {
+                let m = ovs.into_iter().map(|(b, m)| (b, m.unwrap())).collect();
+                return (m, t0.elapsed());
+            }
+            assert!(
+                t0.elapsed() < timeout,
+                "masters not settled after {timeout:?}: Open vSwitch says {ovs:?}, the cluster {named:?}\n{}",
+                self.logs()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn logs(&self) -> String {
+        self.batons
+            .iter()
+            .enumerate()
+            .filter_map(|(i, b)| Some(format!("--- {}:\n{}", node(i), tail(&b.as_ref()?.stderr()))))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// Every pair pings; the first round may lose a first packet while
+    /// the learning switches learn, a second must be clean.
+    fn assert_all_pairs_ping(&self) {
+        let all = self.lab.ping_all(3, 10 * SECOND).unwrap();
+        if !all.all_clean() {
+            let again = self.lab.ping_all(3, 10 * SECOND).unwrap();
+            assert!(again.all_clean(), "{again}\n(first round: {all})\n{}", self.logs());
+            assert_eq!(again.duplicates(), 0, "{again}");
+        }
+        assert_eq!(all.duplicates(), 0, "{all}");
+    }
+
+    /// Samples Open vSwitch's roles while `f` runs: panics (in
+    /// `ovs_masters`) if a bridge ever reports two masters.
+    fn sampling<R>(&self, f: impl FnOnce() -> R) -> (R, usize) {
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|s| {
+            let sampler = s.spawn(|| {
+                let mut n = 0;
+                while !stop.load(std::sync::atomic::Ordering::Acquire) {
+                    self.ovs_masters();
+                    n += 1;
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                n
+            });
+            let r = f();
+            stop.store(true, std::sync::atomic::Ordering::Release);
+            (r, sampler.join().unwrap())
+        })
+    }
+}
+
+fn count_by_master(masters: &BTreeMap<String, usize>) -> BTreeMap<usize, usize> {
+    let mut c = BTreeMap::new();
+    for m in masters.values() {
+        *c.entry(*m).or_default() += 1;
+    }
+    c
+}
+
+#[test]
+fn three_instances_one_master_per_bridge_through_failures_openflow13() {
+    let mut c = Cluster::start(
+        Topology::linear(6),
+        OfVersion::V13,
+        3,
+        3,
+        true,
+        &[0, 1, 2],
+    );
+    for i in 0..3 {
+        c.lab
+            .wait_connections(openflow_port(i), 6, 20 * SECOND)
+            .unwrap();
+    }
+    let (masters, took) = c.wait_masters(0, &[0, 1, 2], 20 * SECOND);
+    eprintln!("masters {masters:?} after {took:?}");
+    let cluster = c.api(1, "/api/v1/cluster").unwrap();
+    assert_eq!(cluster["members"].as_array().unwrap().len(), 3, "{cluster}");
+    c.assert_all_pairs_ping();
+
+    // kill -9 the master of the most bridges (of the two instances that
+    // talk to etcd directly: the third is for the partition).
+    let counts = count_by_master(&masters);
+    let victim = if counts.get(&0) >= counts.get(&1) { 0 } else { 1 };
+    let survivors: Vec<usize> = (0..3).filter(|i| *i != victim).collect();
+    let ((after, outage), samples) = c.sampling(|| {
+        c.batons[victim].as_ref().unwrap().signal(9); // SIGKILL
+        c.wait_masters(survivors[0], &survivors, 15 * SECOND)
+    });
+    eprintln!(
+        "kill -9 {}: its {} bridges had new masters {outage:?} later ({samples} samples, never two masters): {after:?}",
+        node(victim),
+        counts[&victim]
+    );
+    let reach = c
+        .lab
+        .wait_reachable("h1", c.topo.hosts[5].ip, 10 * SECOND)
+        .unwrap();
+    eprintln!("h1 reached h6 {reach:?} after the new masters");
+    c.assert_all_pairs_ping();
+
+    // The proxied instance (2) cut off from etcd.
+    {
+        let cut_off = 2;
+        let others: Vec<usize> = survivors.iter().copied().filter(|i| *i != cut_off).collect();
+        let proxies = std::mem::take(&mut c.proxies);
+        let ((after, took), samples) = c.sampling(|| {
+            drop(proxies);
+            c.wait_masters(others[0], &others, 20 * SECOND)
+        });
+        eprintln!(
+            "{} cut off from etcd: every bridge mastered by the rest {took:?} later ({samples} samples, never two masters): {after:?}",
+            node(cut_off)
+        );
+        let seen = c.api(cut_off, "/api/v1/cluster").unwrap();
+        assert_eq!(seen["connected"], false, "{seen}");
+        c.assert_all_pairs_ping();
+        c.start_proxies();
+        let t0 = Instant::now();
+        loop {
+            let (after, _) = c.wait_masters(cut_off, &survivors, 20 * SECOND);
+            if after.values().any(|i| *i == cut_off) {
+                eprintln!(
+                    "{} back in touch with etcd: masters {after:?} after {:?}",
+                    node(cut_off),
+                    t0.elapsed()
+                );
+                break;
+            }
+            assert!(t0.elapsed() < 20 * SECOND, "{} took no bridge back: {after:?}", node(cut_off));
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    // One etcd member restarts: mastership does not change.
+    let before = c.ovs_masters();
+    let member = c.etcd[1].take();
+    let (restarted, samples) = c.sampling(|| {
+        drop(member); // killed with its process tree
+        std::thread::sleep(2 * SECOND);
+        let again = c
+            .lab
+            .spawn(Cluster::etcd_cmd(&c.lab, 1, c.members, "existing"))
+            .unwrap();
+        c.lab.wait_listening(ETCD[1].0, 20 * SECOND).unwrap();
+        std::thread::sleep(2 * SECOND);
+        again
+    });
+    c.etcd[1] = Some(restarted);
+    assert_eq!(c.ovs_masters(), before, "an etcd member's restart moved masters");
+    eprintln!("etcd member e1 restarted: masters unchanged ({samples} samples)");
+    c.assert_all_pairs_ping();
+
+    // The killed instance comes back, and takes a share.
+    c.start_baton(victim, false);
+    c.lab.reconnect_controllers().unwrap();
+    let t0 = Instant::now();
+    loop {
+        let (m, _) = c.wait_masters(victim, &[0, 1, 2], 20 * SECOND);
+        if m.values().any(|i| *i == victim) {
+            let moved = m.iter().filter(|(b, i)| before.get(*b) != Some(&Some(**i))).count();
+            eprintln!(
+                "{} rejoined: masters {m:?} after {:?}, {moved} bridges moved",
+                node(victim),
+                t0.elapsed()
+            );
+            break;
+        }
+        assert!(t0.elapsed() < 20 * SECOND, "{} took no bridge back: {m:?}", node(victim));
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    c.assert_all_pairs_ping();
+}
+
+#[test]
+fn openflow10_switches_have_no_roles_and_only_the_master_answers() {
+    let c = Cluster::start(Topology::linear(2), OfVersion::V10, 1, 2, false, &[0, 1]);
+    for i in 0..2 {
+        c.lab
+            .wait_connections(openflow_port(i), 2, 20 * SECOND)
+            .unwrap();
+    }
+    let names: BTreeMap<u64, String> = c
+        .topo
+        .switches
+        .iter()
+        .map(|s| (s.dpid.0, s.name.clone()))
+        .collect();
+    let t0 = Instant::now();
+    let masters: BTreeSet<(String, String)> = loop {
+        let cluster = c.api(0, "/api/v1/cluster").unwrap();
+        let m: BTreeSet<(String, String)> = cluster["masters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|m| {
+                let name = names.get(&support::dpid(m["dpid"].as_str()?))?;
+                Some((name.clone(), m["master"].as_str()?.to_string()))
+            })
+            .collect();
+        if m.len() == 2 {
+            break m;
+        }
+        assert!(t0.elapsed() < 20 * SECOND, "no masters: {cluster}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    eprintln!("1.0 masters {masters:?}");
+    // Open vSwitch has no roles for 1.0 controllers: both are "other".
+    for (bridge, roles) in c.ovs_roles() {
+        assert!(roles.iter().all(|(_, r)| r != "master"), "{bridge}: {roles:?}");
+    }
+    c.assert_all_pairs_ping();
+}

@@ -1,0 +1,584 @@
+//! A running cluster member ([`Member`]): this instance's lease, its
+//! sessions and claims in etcd, the watch that keeps its [`Observed`]
+//! current, and the roles it gives the runtime
+//! ([`Control::set_mastership`]).
+//!
+//! Four threads, none on the controller's workers:
+//! - `baton-cluster` renews the lease, registers the datapaths this
+//!   instance has sessions with, and carries out [`Elector::plan`]
+//!   every [`TICK`] or as soon as the watch brings news;
+//! - `baton-cluster-watch` reads the cluster's keys and watches them from
+//!   the next revision, reading again whenever the watch breaks;
+//! - `baton-cluster-guard` demotes every datapath this instance masters
+//!   the moment its lease can no longer be known alive
+//!   ([`LeaseClock::healthy`]), however long an etcd request or a switch
+//!   takes on the other threads;
+//! - `baton-cluster-health` asks each etcd endpoint for its status once a
+//!   second (the operator's health and latency figures).
+//!
+//! etcd may be unreachable when the member starts or at any time after:
+//! it keeps trying, logs the outage once, and rejoins when etcd answers.
+
+use crate::elect::{Action, Dpid, Elector, Key, Observed, Role};
+use crate::etcd::{Etcd, EtcdError, LeaseId, WatchEvent};
+use crate::lease::LeaseClock;
+use crate::status::{self, ClusterSource, ClusterStatus};
+use baton_openflow::DatapathId;
+use baton_runtime::Mastership;
+use baton_runtime::control::Control;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How often a member looks at its plan when nothing wakes it sooner.
+pub const TICK: Duration = Duration::from_millis(100);
+
+/// Where the cluster's keys live in etcd.
+pub const PREFIX: &str = "/baton/";
+
+/// How to join a cluster (`baton run --cluster URLS --node NAME`, or
+/// `[cluster]` in the configuration file).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// The etcd client URLs, such as `http://127.0.0.1:2379`.
+    pub endpoints: Vec<String>,
+    /// This instance's name, unique in the cluster.
+    pub node: String,
+    /// The lease's time to live: how long a dead instance's datapaths
+    /// wait for a new master, at most (plus one [`TICK`] and a watch
+    /// event's way). Whole seconds, at least 2.
+    pub ttl: Duration,
+}
+
+impl Options {
+    /// The default lease time to live.
+    pub const DEFAULT_TTL: Duration = Duration::from_secs(3);
+
+    /// How long one etcd request may take: a sixth of the lease, so that
+    /// a keepalive every sixth has time to be retried before the
+    /// member's deadline (the lease clock's margin is two of them).
+    pub fn request_timeout(&self) -> Duration {
+        self.ttl / 6
+    }
+}
+
+/// What a member writes about itself under `members/NAME`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// Where switches connect to it.
+    pub openflow: String,
+    /// Where its API listens, if it serves one.
+    pub api: Option<String>,
+}
+
+/// A member of the cluster, running; dropping it leaves the cluster (see
+/// [`Member::leave`]).
+pub struct Member {
+    shared: Arc<Shared>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+struct Shared {
+    options: Options,
+    record: Record,
+    etcd: Etcd,
+    control: Control,
+    observed: Mutex<Observed>,
+    /// Set when the watch brought news; the main loop waits on it.
+    news: Mutex<bool>,
+    wake: Condvar,
+    running: AtomicBool,
+    /// Until when this member may act as master (`None`: not at all).
+    deadline: Mutex<Option<Instant>>,
+    /// Whether it holds a lease it knows alive.
+    healthy: AtomicBool,
+    /// The lease (the main loop's; read when leaving).
+    lease: Mutex<Option<LeaseId>>,
+    roles: Mutex<BTreeMap<Dpid, Role>>,
+    role_changes: AtomicU64,
+    endpoints: Mutex<Vec<status::Endpoint>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Member {
+    /// Joins the cluster `options` name as this runtime (`control`), whose
+    /// switches connect at `record.openflow`. Returns at once; the member
+    /// registers with etcd in the background, and keeps trying while
+    /// etcd does not answer.
+    pub fn join(options: Options, record: Record, control: Control) -> Member {
+        let etcd = Etcd::new(&options.endpoints, options.request_timeout());
+        let endpoints = options
+            .endpoints
+            .iter()
+            .map(|url| status::Endpoint {
+                url: url.clone(),
+                healthy: false,
+                latency_ms: None,
+                error: Some("not asked yet".into()),
+            })
+            .collect();
+        let shared = Arc::new(Shared {
+            options,
+            record,
+            etcd,
+            control,
+            observed: Mutex::new(Observed::default()),
+            news: Mutex::new(false),
+            wake: Condvar::new(),
+            running: AtomicBool::new(true),
+            deadline: Mutex::new(None),
+            healthy: AtomicBool::new(false),
+            lease: Mutex::new(None),
+            roles: Mutex::new(BTreeMap::new()),
+            role_changes: AtomicU64::new(0),
+            endpoints: Mutex::new(endpoints),
+        });
+        let spawn = |name: &str, f: fn(&Shared)| {
+            let s = shared.clone();
+            std::thread::Builder::new()
+                .name(name.into())
+                .spawn(move || f(&s))
+                .expect("spawn a cluster thread")
+        };
+        let threads = vec![
+            spawn("baton-cluster", elect_loop),
+            spawn("baton-cluster-watch", watch_loop),
+            spawn("baton-cluster-guard", guard_loop),
+            spawn("baton-cluster-health", health_loop),
+        ];
+        tracing::info!(
+            node = %shared.options.node,
+            etcd = %shared.options.endpoints.join(","),
+            "joining the cluster"
+        );
+        Member { shared, threads }
+    }
+
+    /// What the operator interface reads.
+    pub fn source(&self) -> Arc<dyn ClusterSource> {
+        self.shared.clone()
+    }
+
+    /// The cluster as this member sees it now.
+    pub fn status(&self) -> ClusterStatus {
+        self.shared.status()
+    }
+
+    /// Leaves the cluster: stops serving as master (switches demoted
+    /// first), then revokes the lease, so the other members take over at
+    /// once rather than after the lease's time to live.
+    pub fn leave(mut self) {
+        self.stop();
+    }
+
+    fn stop(&mut self) {
+        if !self.shared.running.swap(false, Ordering::AcqRel) {
+            return;
+        }
+        self.shared.wake.notify_all();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+        *lock(&self.shared.deadline) = None;
+        demote_all(&self.shared);
+        if let Some(lease) = *lock(&self.shared.lease) {
+            let _ = self.shared.etcd.revoke(lease);
+        }
+        tracing::info!(node = %self.shared.options.node, "left the cluster");
+    }
+}
+
+impl Drop for Member {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+impl ClusterSource for Shared {
+    fn status(&self) -> ClusterStatus {
+        let obs = lock(&self.observed).clone();
+        let mut masters_of: BTreeMap<&str, usize> = BTreeMap::new();
+        for c in obs.claims.values() {
+            *masters_of.entry(c.node.as_str()).or_default() += 1;
+        }
+        let members = obs
+            .members
+            .iter()
+            .map(|(node, record)| {
+                let r: Option<Record> = serde_json::from_slice(record).ok();
+                status::Member {
+                    node: node.clone(),
+                    openflow: r.as_ref().map_or_else(String::new, |r| r.openflow.clone()),
+                    api: r.and_then(|r| r.api),
+                    masters: masters_of.get(node.as_str()).copied().unwrap_or(0),
+                }
+            })
+            .collect();
+        let dpids: BTreeSet<Dpid> = obs
+            .connected
+            .keys()
+            .chain(obs.claims.keys())
+            .copied()
+            .collect();
+        let masters = dpids
+            .into_iter()
+            .map(|d| status::Mastership {
+                dpid: format!("{d:016x}"),
+                master: obs.claims.get(&d).map(|c| c.node.clone()),
+                generation: obs.claims.get(&d).map(|c| c.created.max(0) as u64),
+                connected: obs
+                    .connected
+                    .get(&d)
+                    .map(|s| s.iter().cloned().collect())
+                    .unwrap_or_default(),
+            })
+            .collect();
+        ClusterStatus {
+            node: self.options.node.clone(),
+            connected: self.healthy.load(Ordering::Acquire),
+            members,
+            masters,
+            etcd: lock(&self.endpoints).clone(),
+            role_changes: self.role_changes.load(Ordering::Relaxed),
+        }
+    }
+}
+
+impl Shared {
+    fn key(&self, k: &Key) -> String {
+        format!("{PREFIX}{}", k.path())
+    }
+
+    fn running(&self) -> bool {
+        self.running.load(Ordering::Acquire)
+    }
+
+    /// Waits up to `d`, or until the watch brings news or the member stops.
+    fn nap(&self, d: Duration) {
+        let mut news = lock(&self.news);
+        if !*news && self.running() {
+            news = self
+                .wake
+                .wait_timeout(news, d)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        *news = false;
+    }
+
+    fn tell(&self) {
+        *lock(&self.news) = true;
+        self.wake.notify_all();
+    }
+
+    /// Gives the runtime `role` for `dpid`; true when it took it.
+    fn become_(&self, dpid: Dpid, role: Role) -> bool {
+        let (m, generation) = match role {
+            Role::Master(g) => (Mastership::Master, g),
+            Role::Slave(g) => (Mastership::Slave, g),
+        };
+        let was_master = matches!(lock(&self.roles).get(&dpid), Some(Role::Master(_)));
+        match self
+            .control
+            .set_mastership(DatapathId(dpid), m, generation)
+        {
+            Ok(()) => {
+                let is_master = m == Mastership::Master;
+                if was_master != is_master {
+                    self.role_changes.fetch_add(1, Ordering::Relaxed);
+                    tracing::info!(
+                        dpid = %DatapathId(dpid),
+                        generation,
+                        "{}",
+                        if is_master { "now master" } else { "no longer master" }
+                    );
+                }
+                lock(&self.roles).insert(dpid, role);
+                true
+            }
+            Err(e) => {
+                tracing::warn!(dpid = %DatapathId(dpid), role = m.name(), generation, error = %e, "role not taken");
+                false
+            }
+        }
+    }
+}
+
+/// Demotes every datapath this member masters, each on a thread of its
+/// own so one slow switch delays no other.
+fn demote_all(s: &Shared) {
+    let masters: Vec<(Dpid, u64)> = lock(&s.roles)
+        .iter()
+        .filter_map(|(&d, r)| match *r {
+            Role::Master(g) => Some((d, g)),
+            Role::Slave(_) => None,
+        })
+        .collect();
+    std::thread::scope(|scope| {
+        for (d, g) in masters {
+            scope.spawn(move || s.become_(d, Role::Slave(g)));
+        }
+    });
+}
+
+/// The lease, the sessions registered, and the plan.
+fn elect_loop(s: &Shared) {
+    let o = &s.options;
+    let mut clock = LeaseClock::new(o.ttl, o.request_timeout() * 2);
+    let mut lease: Option<LeaseId> = None;
+    let mut next_keepalive = Instant::now();
+    let mut registered: BTreeSet<Dpid> = BTreeSet::new();
+    let mut elector = Elector::new(&o.node);
+    let mut outage: Option<Instant> = None;
+    let record = serde_json::to_vec(&s.record).expect("a record serialises");
+    while s.running() {
+        let now = Instant::now();
+        // The lease: granted (with the member's record) or kept alive.
+        let renewal = match lease {
+            None => s.etcd.grant(o.ttl).and_then(|id| {
+                s.etcd
+                    .put(&s.key(&Key::Member(o.node.clone())), &record, Some(id))
+                    .map(|_| {
+                        lease = Some(id);
+                        registered.clear();
+                    })
+            }),
+            Some(id) if now >= next_keepalive => s.etcd.keep_alive(id).map(|_| ()),
+            Some(_) => Ok(()),
+        };
+        match renewal {
+            Ok(()) => {
+                if lease.is_some() && now >= next_keepalive {
+                    clock.renewed(now);
+                    next_keepalive = now + o.ttl / 6;
+                }
+                if let Some(since) = outage.take() {
+                    tracing::warn!(
+                        node = %o.node,
+                        after = ?since.elapsed(),
+                        "etcd answers again: back in the cluster"
+                    );
+                }
+            }
+            Err(e) => {
+                if matches!(e, EtcdError::LeaseGone) {
+                    tracing::warn!(node = %o.node, "the lease expired: joining again with a new one");
+                    clock.lost();
+                    lease = None;
+                }
+                if outage.is_none() {
+                    outage = Some(now);
+                    tracing::error!(
+                        node = %o.node,
+                        error = %e,
+                        "cannot reach etcd: mastership ends when the lease can have expired, \
+                         and switches keep their flows"
+                    );
+                }
+            }
+        }
+        *lock(&s.lease) = lease;
+        *lock(&s.deadline) = clock.deadline();
+        let healthy = clock.healthy(Instant::now());
+        s.healthy.store(healthy, Ordering::Release);
+
+        // The sessions this instance has, and the role each has in the
+        // runtime: the truth, whatever this loop last asked for (the guard
+        // may have demoted them, a switch that reconnected starts anew as
+        // a slave).
+        let sessions = s.control.switches();
+        let local: BTreeSet<Dpid> = sessions.iter().map(|sw| sw.info.dpid.0).collect();
+        if let (Some(id), true) = (lease, healthy) {
+            for &d in local.difference(&registered.clone()) {
+                let key = s.key(&Key::Connected(d, o.node.clone()));
+                if s.etcd.put(&key, b"", Some(id)).is_ok() {
+                    registered.insert(d);
+                }
+            }
+            for &d in registered.clone().difference(&local) {
+                let key = s.key(&Key::Connected(d, o.node.clone()));
+                if s.etcd.delete_prefix(&key).is_ok() {
+                    registered.remove(&d);
+                }
+            }
+        }
+
+        // The plan, from the roles the runtime has.
+        {
+            let roles: BTreeMap<Dpid, Role> = sessions
+                .iter()
+                .filter_map(|sw| {
+                    let g = sw.role_generation?;
+                    let role = match sw.mastership {
+                        Mastership::Master => Role::Master(g),
+                        _ => Role::Slave(g),
+                    };
+                    Some((sw.info.dpid.0, role))
+                })
+                .collect();
+            *lock(&s.roles) = roles.clone();
+            elector.runtime_has(roles);
+        }
+        let observed = lock(&s.observed).clone();
+        for action in elector.plan(&observed, &local, lease, healthy, Instant::now()) {
+            match action {
+                Action::Become(d, role) => {
+                    if s.become_(d, role) {
+                        elector.applied(d, role);
+                    }
+                }
+                Action::Claim(d) => {
+                    let (Some(id), key) = (lease, s.key(&Key::Master(d))) else {
+                        continue;
+                    };
+                    match s.etcd.create(&key, o.node.as_bytes(), Some(id)) {
+                        Ok(Ok(rev)) => {
+                            tracing::debug!(dpid = %DatapathId(d), generation = rev, "claimed");
+                            lock(&s.observed).apply(
+                                &Key::Master(d).path(),
+                                Some((o.node.as_bytes(), rev, id)),
+                                rev,
+                            );
+                            s.tell();
+                        }
+                        Ok(Err(kv)) => lock(&s.observed).apply(
+                            &Key::Master(d).path(),
+                            Some((&kv.value, kv.create_revision, kv.lease)),
+                            kv.mod_revision,
+                        ),
+                        Err(e) => tracing::debug!(dpid = %DatapathId(d), error = %e, "claim not made"),
+                    }
+                }
+                Action::Release(d, created) => {
+                    let _ = s.etcd.delete_if_created(&s.key(&Key::Master(d)), created);
+                }
+            }
+        }
+        s.nap(TICK);
+    }
+}
+
+/// Keeps [`Shared::observed`] current: a full read, then a watch from the
+/// next revision, again whenever the watch breaks.
+fn watch_loop(s: &Shared) {
+    let strip = |k: &str| k.strip_prefix(PREFIX).map(str::to_string);
+    while s.running() {
+        let (revision, kvs) = match s.etcd.get_prefix(PREFIX) {
+            Ok(r) => r,
+            Err(_) => {
+                std::thread::sleep(Duration::from_millis(200));
+                continue;
+            }
+        };
+        let keys: Vec<(String, Vec<u8>, i64, i64, i64)> = kvs
+            .into_iter()
+            .filter_map(|kv| {
+                Some((
+                    strip(&kv.key)?,
+                    kv.value,
+                    kv.create_revision,
+                    kv.mod_revision,
+                    kv.lease,
+                ))
+            })
+            .collect();
+        lock(&s.observed).reset(revision, &keys);
+        s.tell();
+        let Ok(mut watch) = s.etcd.watch_prefix(PREFIX, revision + 1) else {
+            std::thread::sleep(Duration::from_millis(200));
+            continue;
+        };
+        while s.running() {
+            match watch.next(Duration::from_millis(500)) {
+                Ok(None) => {}
+                Ok(Some(batch)) => {
+                    let mut obs = lock(&s.observed);
+                    for event in &batch.events {
+                        match event {
+                            WatchEvent::Put(kv) => {
+                                if let Some(k) = strip(&kv.key) {
+                                    obs.apply(
+                                        &k,
+                                        Some((&kv.value, kv.create_revision, kv.lease)),
+                                        kv.mod_revision,
+                                    );
+                                }
+                            }
+                            WatchEvent::Delete(kv) => {
+                                if let Some(k) = strip(&kv.key) {
+                                    obs.apply(&k, None, kv.mod_revision);
+                                }
+                            }
+                        }
+                    }
+                    drop(obs);
+                    s.tell();
+                }
+                Err(e) => {
+                    tracing::debug!(error = %e, "the watch broke: reading again");
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// Demotes everything at the lease clock's deadline.
+fn guard_loop(s: &Shared) {
+    let mut demoted = false;
+    while s.running() {
+        let expired = lock(&s.deadline).is_none_or(|d| Instant::now() >= d);
+        let masters = lock(&s.roles)
+            .values()
+            .any(|r| matches!(r, Role::Master(_)));
+        if expired && masters {
+            if !demoted {
+                tracing::error!(
+                    node = %s.options.node,
+                    "the lease cannot be known alive: no longer master of any switch"
+                );
+            }
+            demote_all(s);
+            demoted = true;
+        } else if !expired {
+            demoted = false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Each etcd endpoint's health and latency, once a second.
+fn health_loop(s: &Shared) {
+    while s.running() {
+        let seen: Vec<status::Endpoint> = s
+            .options
+            .endpoints
+            .iter()
+            .map(|url| match s.etcd.status(url) {
+                Ok(st) => status::Endpoint {
+                    url: url.clone(),
+                    healthy: true,
+                    latency_ms: Some(st.took.as_secs_f64() * 1e3),
+                    error: None,
+                },
+                Err(e) => status::Endpoint {
+                    url: url.clone(),
+                    healthy: false,
+                    latency_ms: None,
+                    error: Some(e.to_string()),
+                },
+            })
+            .collect();
+        *lock(&s.endpoints) = seen;
+        let until = Instant::now() + Duration::from_secs(1);
+        while s.running() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
