@@ -3,8 +3,11 @@
 # (ovsdb-server, ovs-vswitchd, ovs-vsctl, ovs-ofctl), ovs-testcontroller,
 # ping, ethtool, ip, ss, tcpdump, unshare, nsenter, taskset (`netlab
 # measure forwarding` pins the switch and the generator), openssl (test
-# certificates for OpenFlow over TLS) and python3 (frames forged by hand). crates/netlab/src/deps.rs lists the
-# same tools and runs this script when one is missing.
+# certificates for OpenFlow over TLS), python3 (frames forged by hand),
+# and etcd with etcdctl (crates/cluster's tests run etcd members on
+# loopback). crates/netlab/src/deps.rs lists the same tools and runs this
+# script when one is missing; so does crates/cluster/src/local_etcd.rs when
+# etcd is.
 #
 # Idempotent and fast when everything is present: it checks for each tool
 # first and calls apt only for what is missing (apt-get update only if the
@@ -29,6 +32,8 @@ TOOLS=(
     "taskset:util-linux"
     "openssl:openssl"
     "python3:python3"
+    "etcd:etcd-server"
+    "etcdctl:etcd-client"
 )
 
 have() {
@@ -61,9 +66,10 @@ if ! $SUDO "${APT[@]}" install -y --no-install-recommends "${missing[@]}"; then
     $SUDO "${APT[@]}" install -y --no-install-recommends "${missing[@]}"
 fi
 
-# The Debian package starts the system's daemons when it can; the
-# laboratory never uses them (each lab runs its own in a private
-# namespace), and leaves them alone.
+# The Debian packages start the system's daemons when they can (Open
+# vSwitch; etcd on 2379); the laboratory never uses them (each lab runs its
+# own in a private namespace, each test its own etcd on free ports), and
+# leaves them alone.
 for entry in "${TOOLS[@]}"; do
     tool=${entry%%:*}
     if ! have "$tool"; then

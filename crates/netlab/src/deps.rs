@@ -26,6 +26,8 @@ pub const TOOLS: &[(&str, &str)] = &[
     ("taskset", "util-linux"),
     ("openssl", "openssl"),
     ("python3", "python3"),
+    ("etcd", "etcd-server"),
+    ("etcdctl", "etcd-client"),
 ];
 
 /// The script that installs [`TOOLS`].
