@@ -575,14 +575,22 @@ fn config_check(file: &std::path::Path) -> i32 {
                 };
                 format!("{}{token}", a.addr)
             });
+            let cluster = s.cluster.as_ref().map_or(String::new(), |c| {
+                format!(
+                    ", cluster node {} on etcd {}",
+                    c.node,
+                    c.endpoints.join(",")
+                )
+            });
             println!(
-                "{}: ok: switches on {}, {} workers, {} scheduler, apps {}, API {}",
+                "{}: ok: switches on {}, {} workers, {} scheduler, apps {}, API {}{}",
                 file.display(),
                 listen.join(","),
                 s.runtime.workers,
                 s.runtime.scheduler,
                 apps.join(","),
                 api,
+                cluster,
             );
             0
         }

@@ -189,7 +189,12 @@ impl Cluster {
     ) -> Cluster {
         let lab = Lab::new().unwrap();
         let etcd = (0..members)
-            .map(|i| Some(lab.spawn(Cluster::etcd_cmd(&lab, i, members, "new")).unwrap()))
+            .map(|i| {
+                Some(
+                    lab.spawn(Cluster::etcd_cmd(&lab, i, members, "new"))
+                        .unwrap(),
+                )
+            })
             .collect();
         for (client, _) in &ETCD[..members] {
             lab.wait_listening(*client, 20 * SECOND).unwrap();
@@ -352,7 +357,11 @@ impl Cluster {
         let all = self.lab.ping_all(3, 10 * SECOND).unwrap();
         if !all.all_clean() {
             let again = self.lab.ping_all(3, 10 * SECOND).unwrap();
-            assert!(again.all_clean(), "{again}\n(first round: {all})\n{}", self.logs());
+            assert!(
+                again.all_clean(),
+                "{again}\n(first round: {all})\n{}",
+                self.logs()
+            );
             assert_eq!(again.duplicates(), 0, "{again}");
         }
         assert_eq!(all.duplicates(), 0, "{all}");
@@ -389,14 +398,7 @@ fn count_by_master(masters: &BTreeMap<String, usize>) -> BTreeMap<usize, usize> 
 
 #[test]
 fn three_instances_one_master_per_bridge_through_failures_openflow13() {
-    let mut c = Cluster::start(
-        Topology::linear(6),
-        OfVersion::V13,
-        3,
-        3,
-        true,
-        &[0, 1, 2],
-    );
+    let mut c = Cluster::start(Topology::linear(6), OfVersion::V13, 3, 3, true, &[0, 1, 2]);
     for i in 0..3 {
         c.lab
             .wait_connections(openflow_port(i), 6, 20 * SECOND)
@@ -411,7 +413,11 @@ fn three_instances_one_master_per_bridge_through_failures_openflow13() {
     // kill -9 the master of the most bridges (of the two instances that
     // talk to etcd directly: the third is for the partition).
     let counts = count_by_master(&masters);
-    let victim = if counts.get(&0) >= counts.get(&1) { 0 } else { 1 };
+    let victim = if counts.get(&0) >= counts.get(&1) {
+        0
+    } else {
+        1
+    };
     let survivors: Vec<usize> = (0..3).filter(|i| *i != victim).collect();
     let ((after, outage), samples) = c.sampling(|| {
         c.batons[victim].as_ref().unwrap().signal(9); // SIGKILL
@@ -432,7 +438,11 @@ fn three_instances_one_master_per_bridge_through_failures_openflow13() {
     // The proxied instance (2) cut off from etcd.
     {
         let cut_off = 2;
-        let others: Vec<usize> = survivors.iter().copied().filter(|i| *i != cut_off).collect();
+        let others: Vec<usize> = survivors
+            .iter()
+            .copied()
+            .filter(|i| *i != cut_off)
+            .collect();
         let proxies = std::mem::take(&mut c.proxies);
         let ((after, took), samples) = c.sampling(|| {
             drop(proxies);
@@ -444,6 +454,18 @@ fn three_instances_one_master_per_bridge_through_failures_openflow13() {
         );
         let seen = c.api(cut_off, "/api/v1/cluster").unwrap();
         assert_eq!(seen["connected"], false, "{seen}");
+        // It demoted itself: it serves none of its switches.
+        let switches = c.api(cut_off, "/api/v1/switches").unwrap();
+        let roles: Vec<&str> = switches
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["role"].as_str().unwrap())
+            .collect();
+        assert!(
+            roles.len() == 6 && roles.iter().all(|r| *r == "slave"),
+            "{roles:?}"
+        );
         c.assert_all_pairs_ping();
         c.start_proxies();
         let t0 = Instant::now();
@@ -457,7 +479,11 @@ fn three_instances_one_master_per_bridge_through_failures_openflow13() {
                 );
                 break;
             }
-            assert!(t0.elapsed() < 20 * SECOND, "{} took no bridge back: {after:?}", node(cut_off));
+            assert!(
+                t0.elapsed() < 20 * SECOND,
+                "{} took no bridge back: {after:?}",
+                node(cut_off)
+            );
             std::thread::sleep(Duration::from_millis(200));
         }
     }
@@ -477,7 +503,11 @@ fn three_instances_one_master_per_bridge_through_failures_openflow13() {
         again
     });
     c.etcd[1] = Some(restarted);
-    assert_eq!(c.ovs_masters(), before, "an etcd member's restart moved masters");
+    assert_eq!(
+        c.ovs_masters(),
+        before,
+        "an etcd member's restart moved masters"
+    );
     eprintln!("etcd member e1 restarted: masters unchanged ({samples} samples)");
     c.assert_all_pairs_ping();
 
@@ -488,7 +518,10 @@ fn three_instances_one_master_per_bridge_through_failures_openflow13() {
     loop {
         let (m, _) = c.wait_masters(victim, &[0, 1, 2], 20 * SECOND);
         if m.values().any(|i| *i == victim) {
-            let moved = m.iter().filter(|(b, i)| before.get(*b) != Some(&Some(**i))).count();
+            let moved = m
+                .iter()
+                .filter(|(b, i)| before.get(*b) != Some(&Some(**i)))
+                .count();
             eprintln!(
                 "{} rejoined: masters {m:?} after {:?}, {moved} bridges moved",
                 node(victim),
@@ -496,7 +529,11 @@ fn three_instances_one_master_per_bridge_through_failures_openflow13() {
             );
             break;
         }
-        assert!(t0.elapsed() < 20 * SECOND, "{} took no bridge back: {m:?}", node(victim));
+        assert!(
+            t0.elapsed() < 20 * SECOND,
+            "{} took no bridge back: {m:?}",
+            node(victim)
+        );
         std::thread::sleep(Duration::from_millis(200));
     }
     c.assert_all_pairs_ping();
@@ -537,7 +574,10 @@ fn openflow10_switches_have_no_roles_and_only_the_master_answers() {
     eprintln!("1.0 masters {masters:?}");
     // Open vSwitch has no roles for 1.0 controllers: both are "other".
     for (bridge, roles) in c.ovs_roles() {
-        assert!(roles.iter().all(|(_, r)| r != "master"), "{bridge}: {roles:?}");
+        assert!(
+            roles.iter().all(|(_, r)| r != "master"),
+            "{bridge}: {roles:?}"
+        );
     }
     c.assert_all_pairs_ping();
 }

@@ -396,6 +396,12 @@ impl Etcd {
         Ok(r.succeeded)
     }
 
+    /// Deletes `key` (nothing if it is absent); the revision after.
+    pub fn delete(&self, key: &str) -> Result<Revision, EtcdError> {
+        let r: HeaderOnly = self.call("/v3/kv/deleterange", json!({ "key": B64.encode(key) }))?;
+        Ok(r.header.revision)
+    }
+
     /// Deletes every key starting with `prefix`; the revision after.
     pub fn delete_prefix(&self, prefix: &str) -> Result<Revision, EtcdError> {
         let r: HeaderOnly = self.call(

@@ -284,10 +284,7 @@ impl Shared {
             Role::Slave(g) => (Mastership::Slave, g),
         };
         let was_master = matches!(lock(&self.roles).get(&dpid), Some(Role::Master(_)));
-        match self
-            .control
-            .set_mastership(DatapathId(dpid), m, generation)
-        {
+        match self.control.set_mastership(DatapathId(dpid), m, generation) {
             Ok(()) => {
                 let is_master = m == Mastership::Master;
                 if was_master != is_master {
@@ -403,7 +400,7 @@ fn elect_loop(s: &Shared) {
             }
             for &d in registered.clone().difference(&local) {
                 let key = s.key(&Key::Connected(d, o.node.clone()));
-                if s.etcd.delete_prefix(&key).is_ok() {
+                if s.etcd.delete(&key).is_ok() {
                     registered.remove(&d);
                 }
             }
@@ -452,7 +449,9 @@ fn elect_loop(s: &Shared) {
                             Some((&kv.value, kv.create_revision, kv.lease)),
                             kv.mod_revision,
                         ),
-                        Err(e) => tracing::debug!(dpid = %DatapathId(d), error = %e, "claim not made"),
+                        Err(e) => {
+                            tracing::debug!(dpid = %DatapathId(d), error = %e, "claim not made")
+                        }
                     }
                 }
                 Action::Release(d, created) => {

@@ -100,6 +100,13 @@ fn keys_and_transactions() {
     assert!(!etcd.delete_if_created("t/m", created).unwrap());
     assert!(etcd.delete_if_created("t/m", again).unwrap());
 
+    // delete: that key only, not those it is a prefix of.
+    etcd.put("t/k", b"1", None).unwrap();
+    etcd.put("t/kk", b"2", None).unwrap();
+    etcd.delete("t/k").unwrap();
+    assert_eq!(keys(&etcd.get_prefix("t/k").unwrap().1), ["t/kk"]);
+    etcd.delete("t/k").unwrap();
+
     let after = etcd.delete_prefix("t/").unwrap();
     assert!(etcd.get_prefix("t/").unwrap().1.is_empty());
     assert_eq!(keys(&etcd.get_prefix("u/").unwrap().1), ["u/c"]);

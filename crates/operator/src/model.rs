@@ -57,6 +57,11 @@ pub struct Switch {
     pub tx_per_sec: Option<f64>,
     /// Its service chances per scheduling round (weighted max-min).
     pub weight: u32,
+    /// Whether this instance serves it: `standalone` (not in a cluster),
+    /// `master` or `slave` (in a cluster; a slave's applications do not
+    /// serve the switch).
+    #[schema(example = "standalone")]
+    pub role: String,
     /// Its ports.
     pub ports: Vec<Port>,
 }
@@ -75,6 +80,7 @@ impl Switch {
             rx_per_sec: rates.map(|r| r.rx_per_sec),
             tx_per_sec: rates.map(|r| r.tx_per_sec),
             weight: s.weight,
+            role: s.mastership.name().to_string(),
             ports: s.ports.iter().map(Port::from).collect(),
         }
     }

@@ -157,7 +157,10 @@ fn a_switch_is_served_only_while_this_instance_is_its_master() {
     assert_eq!((req.role, req.generation_id), (ControllerRole::Master, 7));
     done.unwrap();
     let s = control.switch(DatapathId(0x31)).unwrap();
-    assert_eq!((s.mastership, s.role_generation), (Mastership::Master, Some(7)));
+    assert_eq!(
+        (s.mastership, s.role_generation),
+        (Mastership::Master, Some(7))
+    );
     sw.packet_in(1, &frame, false);
     let heard = messages_for(&mut sw, Duration::from_millis(300));
     let flow_mods = heard

@@ -307,7 +307,11 @@ impl Sourced {
         let endpoints = match &c.etcd {
             None => {
                 if c.node.is_some() || c.ttl_ms.is_some() {
-                    let key = if c.node.is_some() { "cluster.node" } else { "cluster.ttl_ms" };
+                    let key = if c.node.is_some() {
+                        "cluster.node"
+                    } else {
+                        "cluster.ttl_ms"
+                    };
                     return Err(self.error(key, "only with cluster.etcd (--cluster URL,...)"));
                 }
                 return Ok(None);
@@ -327,7 +331,11 @@ impl Sourced {
             ));
         }
         let node = c.node.clone().ok_or_else(|| {
-            self.error_due("cluster.node", "cluster.etcd", "a cluster member needs a name (--node NAME)")
+            self.error_due(
+                "cluster.node",
+                "cluster.etcd",
+                "a cluster member needs a name (--node NAME)",
+            )
         })?;
         if node.is_empty()
             || !node

@@ -349,8 +349,14 @@ fn a_cluster_section_joins_a_cluster_and_makes_the_runtime_clustered() {
     )
     .unwrap();
     let c = s.cluster.unwrap();
-    assert_eq!(c.endpoints, ["http://127.0.0.1:2379", "http://10.0.0.2:2379"]);
-    assert_eq!((c.node.as_str(), c.ttl), ("baton-a", Duration::from_secs(5)));
+    assert_eq!(
+        c.endpoints,
+        ["http://127.0.0.1:2379", "http://10.0.0.2:2379"]
+    );
+    assert_eq!(
+        (c.node.as_str(), c.ttl),
+        ("baton-a", Duration::from_secs(5))
+    );
     assert!(s.runtime.clustered);
     let standalone = file("").unwrap();
     assert!(standalone.cluster.is_none() && !standalone.runtime.clustered);

@@ -190,6 +190,7 @@ fn switches_flows_apps_and_the_scheduler_with_switches_connected() {
     let (code, sw) = c.call("PATCH", "/api/v1/switches/1", Some(r#"{"weight": 5}"#));
     assert_eq!((code, sw["weight"].as_u64()), (200, Some(5)));
     assert_eq!(c.get("/api/v1/switches/0x1").1["weight"], 5);
+    assert_eq!(c.get("/api/v1/switches/0x1").1["role"], "standalone");
     for (body, code, says) in [
         (r#"{"weight": 0}"#, 422, "out of range"),
         (r#"{"weight": 5000}"#, 422, "out of range"),
