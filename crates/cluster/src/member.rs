@@ -99,6 +99,8 @@ struct Shared {
     lease: Mutex<Option<LeaseId>>,
     roles: Mutex<BTreeMap<Dpid, Role>>,
     role_changes: AtomicU64,
+    /// Datapaths whose last role change failed (logged once).
+    refused: Mutex<BTreeSet<Dpid>>,
     endpoints: Mutex<Vec<status::Endpoint>>,
 }
 
@@ -137,6 +139,7 @@ impl Member {
             lease: Mutex::new(None),
             roles: Mutex::new(BTreeMap::new()),
             role_changes: AtomicU64::new(0),
+            refused: Mutex::new(BTreeSet::new()),
             endpoints: Mutex::new(endpoints),
         });
         let spawn = |name: &str, f: fn(&Shared)| {
@@ -297,10 +300,15 @@ impl Shared {
                     );
                 }
                 lock(&self.roles).insert(dpid, role);
+                lock(&self.refused).remove(&dpid);
                 true
             }
             Err(e) => {
-                tracing::warn!(dpid = %DatapathId(dpid), role = m.name(), generation, error = %e, "role not taken");
+                // Said once per datapath until it succeeds: the plan asks
+                // again every round.
+                if lock(&self.refused).insert(dpid) {
+                    tracing::warn!(dpid = %DatapathId(dpid), role = m.name(), generation, error = %e, "role not taken; trying again every round");
+                }
                 false
             }
         }
@@ -497,6 +505,11 @@ fn watch_loop(s: &Shared) {
             match watch.next(Duration::from_millis(500)) {
                 Ok(None) => {}
                 Ok(Some(batch)) => {
+                    tracing::debug!(
+                        revision = batch.revision,
+                        events = batch.events.len(),
+                        "watched"
+                    );
                     let mut obs = lock(&s.observed);
                     for event in &batch.events {
                         match event {
