@@ -405,6 +405,11 @@ impl Cluster {
         }
     }
 
+    /// The lease's time to live (`baton run`'s default).
+    fn ttl(&self) -> Duration {
+        3 * SECOND
+    }
+
     fn logs(&self) -> String {
         self.batons
             .iter()
@@ -609,6 +614,56 @@ fn three_instances_one_master_per_bridge_through_failures_openflow13() {
         );
         std::thread::sleep(Duration::from_millis(200));
     }
+    c.assert_all_pairs_ping();
+
+    // etcd lost entirely: every instance keeps the switches it masters
+    // and serves them with its last state; when etcd returns, they carry
+    // on with the same masters.
+    let before = c.wait_masters(0, &[0, 1, 2], 20 * SECOND).masters;
+    let members: Vec<Option<Proc>> = c.etcd.iter_mut().map(Option::take).collect();
+    drop(members);
+    std::thread::sleep(c.ttl() + 3 * SECOND);
+    for i in 0..3 {
+        let seen = c.api(i, "/api/v1/cluster").unwrap();
+        assert_eq!(seen["connected"], false, "{seen}");
+    }
+    let during = c.controller_masters(&[0, 1, 2]);
+    let during: BTreeMap<String, usize> = during
+        .into_iter()
+        .map(|(b, m)| {
+            assert_eq!(m.len(), 1, "{b}: {m:?}");
+            (b, m[0])
+        })
+        .collect();
+    assert_eq!(
+        during,
+        before,
+        "losing etcd moved or dropped masters\n{}",
+        c.logs()
+    );
+    eprintln!("etcd lost entirely: masters kept {during:?}");
+    c.assert_all_pairs_ping();
+    for i in 0..c.members {
+        c.etcd[i] = Some(
+            c.lab
+                .spawn(Cluster::etcd_cmd(&c.lab, i, c.members, "existing"))
+                .unwrap(),
+        );
+    }
+    let t0 = Instant::now();
+    while !(0..3).all(|i| {
+        c.api(i, "/api/v1/cluster")
+            .is_ok_and(|v| v["connected"] == true)
+    }) {
+        assert!(
+            t0.elapsed() < 30 * SECOND,
+            "the instances did not get back to etcd\n{}",
+            c.logs()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let after = c.wait_masters(0, &[0, 1, 2], 20 * SECOND).masters;
+    eprintln!("etcd back after {:?}: masters {after:?}", t0.elapsed());
     c.assert_all_pairs_ping();
 }
 

@@ -39,6 +39,11 @@ impl LeaseClock {
         self.renewed = None;
     }
 
+    /// When the last keepalive (or the grant) that succeeded was sent.
+    pub fn renewed_at(&self) -> Option<Instant> {
+        self.renewed
+    }
+
     /// Until when this member may act as master.
     pub fn deadline(&self) -> Option<Instant> {
         self.renewed.map(|r| r + self.ttl - self.margin)

@@ -93,8 +93,12 @@ struct Shared {
     running: AtomicBool,
     /// Until when this member may act as master (`None`: not at all).
     deadline: Mutex<Option<Instant>>,
-    /// Whether it holds a lease it knows alive.
-    healthy: AtomicBool,
+    /// When the last keepalive that succeeded was sent, while the lease
+    /// is known alive (`connected` in the status: see [`Shared::connected`]).
+    renewed: Mutex<Option<Instant>>,
+    /// etcd is lost for every member: the guard keeps what this one
+    /// masters, and the plan waits.
+    held: AtomicBool,
     /// The lease (the main loop's; read when leaving).
     lease: Mutex<Option<LeaseId>>,
     roles: Mutex<BTreeMap<Dpid, Role>>,
@@ -135,7 +139,8 @@ impl Member {
             wake: Condvar::new(),
             running: AtomicBool::new(true),
             deadline: Mutex::new(None),
-            healthy: AtomicBool::new(false),
+            renewed: Mutex::new(None),
+            held: AtomicBool::new(false),
             lease: Mutex::new(None),
             roles: Mutex::new(BTreeMap::new()),
             role_changes: AtomicU64::new(0),
@@ -244,7 +249,7 @@ impl ClusterSource for Shared {
             .collect();
         ClusterStatus {
             node: self.options.node.clone(),
-            connected: self.healthy.load(Ordering::Acquire),
+            connected: self.connected(),
             members,
             masters,
             etcd: lock(&self.endpoints).clone(),
@@ -256,6 +261,15 @@ impl ClusterSource for Shared {
 impl Shared {
     fn key(&self, k: &Key) -> String {
         format!("{PREFIX}{}", k.path())
+    }
+
+    /// Whether this member reaches etcd now: its lease is known alive and
+    /// it renewed it within a third of its time to live (it tries every
+    /// sixth). The others ask this when they lose etcd
+    /// ([`etcd_lost_everywhere`]), by when a member that lost it too has
+    /// missed two renewals.
+    fn connected(&self) -> bool {
+        lock(&self.renewed).is_some_and(|t| t.elapsed() < self.options.ttl / 3)
     }
 
     fn running(&self) -> bool {
@@ -391,7 +405,7 @@ fn elect_loop(s: &Shared) {
         *lock(&s.lease) = lease;
         *lock(&s.deadline) = clock.deadline();
         let healthy = clock.healthy(Instant::now());
-        s.healthy.store(healthy, Ordering::Release);
+        *lock(&s.renewed) = if healthy { clock.renewed_at() } else { None };
 
         // The sessions this instance has, and the role each has in the
         // runtime: the truth, whatever this loop last asked for (the guard
@@ -431,7 +445,15 @@ fn elect_loop(s: &Shared) {
             elector.runtime_has(roles);
         }
         let observed = lock(&s.observed).clone();
-        for action in elector.plan(&observed, &local, lease, healthy, Instant::now()) {
+        let plan = if !healthy || s.held.load(Ordering::Acquire) {
+            // Without a lease known alive there is nothing to claim or
+            // give up; letting switches go is the guard's (which keeps
+            // them when etcd is lost everywhere).
+            Vec::new()
+        } else {
+            elector.plan(&observed, &local, lease, healthy, Instant::now())
+        };
+        for action in plan {
             match action {
                 Action::Become(d, role) => {
                     if s.become_(d, role) {
@@ -542,27 +564,94 @@ fn watch_loop(s: &Shared) {
 }
 
 /// Demotes everything at the lease clock's deadline.
+///
+/// Unless etcd is lost for the whole cluster ([`etcd_lost_everywhere`]):
+/// then no other member can take a switch over either, and this one keeps
+/// serving the switches it masters with its last state, until etcd
+/// answers again or another member says it holds a lease.
 fn guard_loop(s: &Shared) {
     let mut demoted = false;
+    let mut asked: Option<Instant> = None;
     while s.running() {
         let expired = lock(&s.deadline).is_none_or(|d| Instant::now() >= d);
         let masters = lock(&s.roles)
             .values()
             .any(|r| matches!(r, Role::Master(_)));
         if expired && masters {
-            if !demoted {
-                tracing::error!(
-                    node = %s.options.node,
-                    "the lease cannot be known alive: no longer master of any switch"
-                );
+            // Asked again twice a second while holding on.
+            let ask = asked.is_none_or(|t| t.elapsed() >= Duration::from_millis(500));
+            if ask {
+                asked = Some(Instant::now());
+                let everywhere = etcd_lost_everywhere(s);
+                let was = s.held.swap(everywhere, Ordering::AcqRel);
+                if everywhere && !was {
+                    tracing::error!(
+                        node = %s.options.node,
+                        "etcd is unreachable from every member: keeping the switches this \
+                         instance masters, with its last state, until etcd answers again"
+                    );
+                }
             }
-            demote_all(s);
-            demoted = true;
+            if !s.held.load(Ordering::Acquire) {
+                if !demoted {
+                    tracing::error!(
+                        node = %s.options.node,
+                        "the lease cannot be known alive: no longer master of any switch"
+                    );
+                }
+                demote_all(s);
+                demoted = true;
+            }
         } else if !expired {
             demoted = false;
+            asked = None;
+            if s.held.swap(false, Ordering::AcqRel) {
+                tracing::warn!(node = %s.options.node, "etcd answers again: no longer holding on");
+            }
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// Whether etcd is lost for the whole cluster: every other member this
+/// one last knew of answers, on its API within 300 ms, that it holds no
+/// live lease either. A member that does not answer (or serves no API),
+/// or that holds a lease, may take switches over: then it is not lost
+/// everywhere. A member that knew of no other is never sure.
+fn etcd_lost_everywhere(s: &Shared) -> bool {
+    let peers: Vec<Option<String>> = lock(&s.observed)
+        .members
+        .iter()
+        .filter(|(n, _)| **n != s.options.node)
+        .map(|(_, r)| serde_json::from_slice::<Record>(r).ok().and_then(|r| r.api))
+        .collect();
+    if peers.is_empty() {
+        return false;
+    }
+    let agent = ureq::AgentBuilder::new()
+        .timeout(Duration::from_millis(300))
+        .build();
+    // All at once, so the answer takes one timeout however many there are
+    // (the lease clock's margin must cover it).
+    std::thread::scope(|scope| {
+        let asks: Vec<_> = peers
+            .iter()
+            .map(|api| {
+                let agent = &agent;
+                scope.spawn(move || {
+                    api.as_ref().is_some_and(|api| {
+                        agent
+                            .get(&format!("http://{api}/api/v1/cluster"))
+                            .call()
+                            .ok()
+                            .and_then(|r| r.into_json::<serde_json::Value>().ok())
+                            .is_some_and(|v| v["connected"] == false)
+                    })
+                })
+            })
+            .collect();
+        asks.into_iter().all(|a| a.join().unwrap_or(false))
+    })
 }
 
 /// Each etcd endpoint's health and latency, once a second.

@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 pub struct ClusterStatus {
     /// This instance's name (`--node`).
     pub node: String,
-    /// Whether this instance holds a live etcd lease now.
+    /// Whether this instance holds a live etcd lease now and its last
+    /// request to etcd succeeded.
     pub connected: bool,
     /// The members with a live lease, by name.
     pub members: Vec<Member>,
