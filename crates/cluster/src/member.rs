@@ -3,10 +3,12 @@
 //! current, and the roles it gives the runtime
 //! ([`Control::set_mastership`]).
 //!
-//! Four threads, none on the controller's workers:
-//! - `baton-cluster` renews the lease, registers the datapaths this
-//!   instance has sessions with, and carries out [`Elector::plan`]
-//!   every [`TICK`] or as soon as the watch brings news;
+//! Five threads, none on the controller's workers:
+//! - `baton-cluster-lease` has the lease granted and keeps it alive
+//!   ([`LeaseClock`]);
+//! - `baton-cluster` registers the datapaths this instance has sessions
+//!   with, and carries out [`Elector::plan`] every [`TICK`] or as soon as
+//!   the watch (or the lease) brings news;
 //! - `baton-cluster-watch` reads the cluster's keys and watches them from
 //!   the next revision, reading again whenever the watch breaks;
 //! - `baton-cluster-guard` demotes every datapath this instance masters
@@ -156,6 +158,7 @@ impl Member {
         };
         let threads = vec![
             spawn("baton-cluster", elect_loop),
+            spawn("baton-cluster-lease", lease_loop),
             spawn("baton-cluster-watch", watch_loop),
             spawn("baton-cluster-guard", guard_loop),
             spawn("baton-cluster-health", health_loop),
@@ -347,36 +350,28 @@ fn demote_all(s: &Shared) {
 }
 
 /// The lease, the sessions registered, and the plan.
-fn elect_loop(s: &Shared) {
+/// The lease, granted (with the member's record) and kept alive every
+/// sixth of its time to live, on a thread of its own so that nothing the
+/// plan waits for (a slow switch's ROLE_REPLY, say) delays a keepalive.
+fn lease_loop(s: &Shared) {
     let o = &s.options;
     let mut clock = LeaseClock::new(o.ttl, o.request_timeout() * 2);
     let mut lease: Option<LeaseId> = None;
-    let mut next_keepalive = Instant::now();
-    let mut registered: BTreeSet<Dpid> = BTreeSet::new();
-    let mut elector = Elector::new(&o.node);
     let mut outage: Option<Instant> = None;
     let record = serde_json::to_vec(&s.record).expect("a record serialises");
     while s.running() {
-        let now = Instant::now();
-        // The lease: granted (with the member's record) or kept alive.
+        let sent = Instant::now();
         let renewal = match lease {
             None => s.etcd.grant(o.ttl).and_then(|id| {
                 s.etcd
                     .put(&s.key(&Key::Member(o.node.clone())), &record, Some(id))
-                    .map(|_| {
-                        lease = Some(id);
-                        registered.clear();
-                    })
+                    .map(|_| lease = Some(id))
             }),
-            Some(id) if now >= next_keepalive => s.etcd.keep_alive(id).map(|_| ()),
-            Some(_) => Ok(()),
+            Some(id) => s.etcd.keep_alive(id).map(|_| ()),
         };
         match renewal {
             Ok(()) => {
-                if lease.is_some() && now >= next_keepalive {
-                    clock.renewed(now);
-                    next_keepalive = now + o.ttl / 6;
-                }
+                clock.renewed(sent);
                 if let Some(since) = outage.take() {
                     tracing::warn!(
                         node = %o.node,
@@ -392,7 +387,7 @@ fn elect_loop(s: &Shared) {
                     lease = None;
                 }
                 if outage.is_none() {
-                    outage = Some(now);
+                    outage = Some(sent);
                     tracing::error!(
                         node = %o.node,
                         error = %e,
@@ -406,6 +401,34 @@ fn elect_loop(s: &Shared) {
         *lock(&s.deadline) = clock.deadline();
         let healthy = clock.healthy(Instant::now());
         *lock(&s.renewed) = if healthy { clock.renewed_at() } else { None };
+        s.tell();
+        // Every sixth of the lease; at once after a lost lease, soon
+        // after a failure.
+        let next = match (&outage, lease) {
+            (_, None) => Duration::from_millis(100),
+            (Some(_), _) => Duration::from_millis(100),
+            (None, Some(_)) => o.ttl / 6,
+        };
+        let until = sent + next;
+        while s.running() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// The sessions registered, and the plan carried out.
+fn elect_loop(s: &Shared) {
+    let o = &s.options;
+    let mut registered: BTreeSet<Dpid> = BTreeSet::new();
+    let mut registered_under: Option<LeaseId> = None;
+    let mut elector = Elector::new(&o.node);
+    while s.running() {
+        let lease = *lock(&s.lease);
+        if lease != registered_under {
+            registered.clear();
+            registered_under = lease;
+        }
+        let healthy = lock(&s.deadline).is_some_and(|d| Instant::now() < d);
 
         // The sessions this instance has, and the role each has in the
         // runtime: the truth, whatever this loop last asked for (the guard
