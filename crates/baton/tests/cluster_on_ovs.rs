@@ -480,6 +480,21 @@ fn three_instances_one_master_per_bridge_through_failures_openflow13() {
     );
     let cluster = c.api(1, "/api/v1/cluster").unwrap();
     assert_eq!(cluster["members"].as_array().unwrap().len(), 3, "{cluster}");
+    // What an operator sees from any instance.
+    let shown = c
+        .lab
+        .exec(Cmd::new(env!("CARGO_BIN_EXE_baton")).args([
+            "show".to_string(),
+            "cluster".into(),
+            "--api".into(),
+            format!("127.0.0.1:{}", api_port(2)),
+        ]))
+        .unwrap()
+        .stdout;
+    for i in 0..3 {
+        assert!(shown.contains(&node(i)), "{shown}");
+    }
+    eprintln!("baton show cluster:\n{shown}");
     c.assert_all_pairs_ping();
 
     // kill -9 the master of the most bridges (of the two instances that

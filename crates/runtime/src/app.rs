@@ -83,6 +83,10 @@ pub trait App: Send + Sync + 'static {
 
     /// A switch finished its handshake: make its state. Messages sent
     /// through `sw` go to the switch with the rest of the batch.
+    ///
+    /// In a cluster ([`crate::Mastership`]) this comes when this instance
+    /// becomes the switch's master, and `switch_down` when it stops being
+    /// it: an application serves only the switches its instance masters.
     fn switch_up(&self, sw: &mut SwitchCtx<'_>) -> Self::Switch;
 
     /// A switch disconnected; its state is handed back for the last time.
