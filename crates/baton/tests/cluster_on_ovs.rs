@@ -243,6 +243,31 @@ impl Cluster {
         serde_json::from_str(&out.stdout).map_err(|e| format!("{path}: {e}: {}", out.stdout))
     }
 
+    /// POSTs `body` (JSON) to instance `i`'s API: the status and the
+    /// answer.
+    fn post(&self, i: usize, path: &str, body: &str) -> (u16, Value) {
+        let cmd = Cmd::new("curl").args([
+            "-sS".to_string(),
+            "--max-time".into(),
+            "5".into(),
+            "-X".into(),
+            "POST".into(),
+            "-H".into(),
+            "content-type: application/json".into(),
+            "-d".into(),
+            body.to_string(),
+            "-w".into(),
+            "\n%{http_code}".into(),
+            format!("http://127.0.0.1:{}{path}", api_port(i)),
+        ]);
+        let out = self.lab.exec(cmd).unwrap().stdout;
+        let (json, code) = out.trim_end().rsplit_once('\n').unwrap_or(("", &out));
+        (
+            code.trim().parse().unwrap_or(0),
+            serde_json::from_str(json).unwrap_or(Value::Null),
+        )
+    }
+
     /// Each bridge's controllers' roles, by bridge name, from Open
     /// vSwitch: (instance index, role), as `ovs-vsctl list controller`
     /// reports them.
@@ -495,6 +520,21 @@ fn three_instances_one_master_per_bridge_through_failures_openflow13() {
         assert!(shown.contains(&node(i)), "{shown}");
     }
     eprintln!("baton show cluster:\n{shown}");
+    // A change to a switch goes through its master; any other instance
+    // refuses it and names the master and its API.
+    let master = masters["s1"];
+    let other = (0..3).find(|i| *i != master).unwrap();
+    let flow = r#"{"match": {"eth_dst": "00:00:00:00:0b:0b"}, "priority": 4321, "cookie": 7, "actions": []}"#;
+    let flows = "/api/v1/switches/00:00:00:00:00:00:00:01/flows";
+    let (code, refused) = c.post(other, flows, flow);
+    assert_eq!(code, 409, "{refused}");
+    let says = refused["error"].as_str().unwrap_or_default().to_string();
+    assert!(
+        says.contains(&node(master)) && says.contains(&format!("127.0.0.1:{}", api_port(master))),
+        "{refused}"
+    );
+    let (code, added) = c.post(master, flows, flow);
+    assert_eq!(code, 201, "{added}");
     c.assert_all_pairs_ping();
 
     // kill -9 the master of the most bridges (of the two instances that

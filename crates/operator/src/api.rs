@@ -31,7 +31,7 @@ use axum::http::StatusCode;
 use axum::routing::get;
 use baton_cluster::status::{ClusterSource, ClusterStatus};
 use baton_openflow::DatapathId;
-use baton_runtime::control::Control;
+use baton_runtime::control::{Control, ControlError};
 use serde::de::DeserializeOwned;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
@@ -65,6 +65,37 @@ impl Shared {
     /// The cluster's status now, or `None` for a standalone instance.
     pub fn cluster(&self) -> Option<ClusterStatus> {
         self.cluster.as_ref().map(|c| c.status())
+    }
+
+    /// `e` as the API says it; a change refused because another instance
+    /// masters the switch names that instance and its API, where the
+    /// operator can send the change.
+    pub fn naming_master(&self, e: ControlError) -> ApiError {
+        let ControlError::NotMaster(dpid) = &e else {
+            return e.into();
+        };
+        let wanted = format!("{:016x}", dpid.0);
+        let master = self.cluster().and_then(|c| {
+            let name = c
+                .masters
+                .iter()
+                .find(|m| m.dpid == wanted)?
+                .master
+                .clone()?;
+            let api = c.members.iter().find(|m| m.node == name)?.api.clone();
+            Some((name, api))
+        });
+        match master {
+            Some((name, Some(api))) => ApiError::new(
+                StatusCode::CONFLICT,
+                format!("{e}; its master is {name}, whose API is at {api}"),
+            ),
+            Some((name, None)) => ApiError::new(
+                StatusCode::CONFLICT,
+                format!("{e}; its master is {name}, which serves no API"),
+            ),
+            None => e.into(),
+        }
     }
 }
 

@@ -49,6 +49,7 @@ impl From<ControlError> for ApiError {
             ControlError::Switch(RequestError::TimedOut) => StatusCode::GATEWAY_TIMEOUT,
             ControlError::Switch(RequestError::Gone) => StatusCode::NOT_FOUND,
             ControlError::Switch(RequestError::WrongVersion) => StatusCode::UNPROCESSABLE_ENTITY,
+            ControlError::NotMaster(_) => StatusCode::CONFLICT,
         };
         let message = match &e {
             ControlError::Switch(RequestError::Refused(m)) => refusal(m),

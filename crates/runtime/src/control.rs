@@ -185,6 +185,9 @@ pub enum ControlError {
     Invalid(String),
     /// The switch did not do it.
     Switch(RequestError),
+    /// In a cluster, another instance is the switch's master: only it
+    /// changes the switch ([`Mastership`]).
+    NotMaster(DatapathId),
 }
 
 impl fmt::Display for ControlError {
@@ -195,6 +198,10 @@ impl fmt::Display for ControlError {
             ControlError::AlreadyThere(what) => f.write_str(what),
             ControlError::Invalid(what) => f.write_str(what),
             ControlError::Switch(e) => write!(f, "{e}"),
+            ControlError::NotMaster(d) => write!(
+                f,
+                "this instance is not the master of switch {d}: in a cluster, only its master changes it"
+            ),
         }
     }
 }
@@ -294,6 +301,16 @@ impl Control {
         Ok((s.info.id, s.info.version))
     }
 
+    /// [`Control::id_of`] a switch this instance may change: not one a
+    /// cluster's other instance masters.
+    fn changeable(&self, dpid: DatapathId) -> Result<(SwitchId, Version), ControlError> {
+        let s = self.switch(dpid)?;
+        if !s.mastership.serves() {
+            return Err(ControlError::NotMaster(dpid));
+        }
+        Ok((s.info.id, s.info.version))
+    }
+
     /// Gives a switch `weight` service chances per round (1 to
     /// [`MAX_WEIGHT`]).
     pub fn set_weight(&self, dpid: DatapathId, weight: u32) -> Result<(), ControlError> {
@@ -324,7 +341,7 @@ impl Control {
     /// (a bad port, a full table) is returned as
     /// [`ControlError::Switch`].
     pub fn add_flow(&self, dpid: DatapathId, flow: &FlowSpec<'_>) -> Result<(), ControlError> {
-        let (id, version) = self.id_of(dpid)?;
+        let (id, version) = self.changeable(dpid)?;
         let flow = FlowSpec {
             cookie: self.net.tag_cookie(flow.cookie),
             ..*flow
@@ -345,7 +362,7 @@ impl Control {
         which: FlowSelection,
         out_port: PortNo,
     ) -> Result<(), ControlError> {
-        let (id, version) = self.id_of(dpid)?;
+        let (id, version) = self.changeable(dpid)?;
         let (strict, priority) = match which {
             FlowSelection::Covered => (false, 0),
             FlowSelection::Exactly { priority } => (true, priority),

@@ -60,6 +60,7 @@ pub(super) async fn list(
         (status = 201, description = "The switch installed it", body = FlowAdded),
         (status = 400, description = "A field is wrong; the message names it", body = ErrorBody),
         (status = 404, description = "No such switch is connected", body = ErrorBody),
+        (status = 409, description = "In a cluster, another instance masters the switch; the message names it and its API", body = ErrorBody),
         (status = 422, description = "The switch refused it", body = ErrorBody),
     ))]
 pub(super) async fn add(
@@ -72,7 +73,9 @@ pub(super) async fn add(
     let tag = s.control.network().own_cookie().map_or(0, |(c, _)| c.0);
     let cookie = Cookie(tag | flow.spec().cookie.0);
     let control = s.control.clone();
-    blocking(move || control.add_flow(dpid, &flow.spec())).await??;
+    blocking(move || control.add_flow(dpid, &flow.spec()))
+        .await?
+        .map_err(|e| s.naming_master(e))?;
     Ok((
         StatusCode::CREATED,
         Json(FlowAdded {
@@ -92,6 +95,7 @@ pub(super) async fn add(
         (status = 204, description = "The switch deleted them"),
         (status = 400, description = "A field is wrong; the message names it", body = ErrorBody),
         (status = 404, description = "No such switch is connected", body = ErrorBody),
+        (status = 409, description = "In a cluster, another instance masters the switch; the message names it and its API", body = ErrorBody),
     ))]
 pub(super) async fn delete(
     State(s): State<Shared>,
@@ -101,6 +105,8 @@ pub(super) async fn delete(
     let dpid = parse_dpid(&dpid)?;
     let d = which.check().map_err(ApiError::bad_request)?;
     let control = s.control.clone();
-    blocking(move || control.delete_flows(dpid, &d.match_, d.which, d.out_port)).await??;
+    blocking(move || control.delete_flows(dpid, &d.match_, d.which, d.out_port))
+        .await?
+        .map_err(|e| s.naming_master(e))?;
     Ok(StatusCode::NO_CONTENT)
 }
