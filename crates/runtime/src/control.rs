@@ -527,8 +527,9 @@ impl Control {
     /// Stops an application while switches stay connected: it gets no
     /// more events; each switch hands its state back at its next service;
     /// and, unless `keep_flows`, the flows it installed (found by its
-    /// cookie tag) are deleted from every switch at once, each switch
-    /// confirming with a barrier, all within one [`SWITCH_TIMEOUT`]
+    /// cookie tag) are deleted from every switch this instance serves (in
+    /// a cluster, those it masters) at once, each switch confirming with a
+    /// barrier, all within one [`SWITCH_TIMEOUT`]
     /// however many switches there are. The report says how many flows
     /// were deleted and which switches did not confirm, and why.
     pub fn stop_app(&self, name: &str, keep_flows: bool) -> Result<StopReport, ControlError> {
@@ -546,7 +547,14 @@ impl Control {
         let Some((cookie, mask)) = net.own_cookie() else {
             return Ok(StopReport::default());
         };
-        let switches: Vec<SwitchInfo> = self.switches().into_iter().map(|s| s.info).collect();
+        // In a cluster, the switches this instance masters: the others'
+        // flows are their masters' to change.
+        let switches: Vec<SwitchInfo> = self
+            .switches()
+            .into_iter()
+            .filter(|s| s.mastership.serves())
+            .map(|s| s.info)
+            .collect();
         let report = self.delete_everywhere(&switches, cookie, mask);
         tracing::info!(
             app = name,

@@ -205,6 +205,20 @@ fn a_switch_is_served_only_while_this_instance_is_its_master() {
         control.switch(DatapathId(0x31)).unwrap().mastership,
         Mastership::Slave
     );
+
+    // Neither the operator's flows nor a stopped application's deletions
+    // reach a switch another instance masters.
+    assert_eq!(
+        control.add_flow(DatapathId(0x31), &flow),
+        Err(ControlError::NotMaster(DatapathId(0x31)))
+    );
+    let report = control.stop_app("flood", false).unwrap();
+    assert!(
+        report.confirmed.is_empty() && report.unconfirmed.is_empty(),
+        "{report:?}"
+    );
+    let heard = messages_for(&mut sw, Duration::from_millis(300));
+    assert!(!heard.iter().any(|(_, m)| changes_state(m)), "{heard:?}");
     rt.stop();
 }
 
