@@ -520,6 +520,23 @@ fn three_instances_one_master_per_bridge_through_failures_openflow13() {
         assert!(shown.contains(&node(i)), "{shown}");
     }
     eprintln!("baton show cluster:\n{shown}");
+    let shown = c
+        .lab
+        .exec(Cmd::new(env!("CARGO_BIN_EXE_baton")).args([
+            "show".to_string(),
+            "switches".into(),
+            "--api".into(),
+            format!("127.0.0.1:{}", api_port(0)),
+        ]))
+        .unwrap()
+        .stdout;
+    let masters_here = masters.values().filter(|m| **m == 0).count();
+    assert!(
+        shown.lines().next().unwrap_or_default().ends_with("ROLE"),
+        "{shown}"
+    );
+    assert_eq!(shown.matches(" master").count(), masters_here, "{shown}");
+    assert_eq!(shown.matches(" slave").count(), 6 - masters_here, "{shown}");
     // A change to a switch goes through its master; any other instance
     // refuses it and names the master and its API.
     let master = masters["s1"];

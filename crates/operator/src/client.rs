@@ -440,11 +440,14 @@ fn rate(r: Option<f64>) -> String {
 }
 
 fn switches(s: &[Switch]) -> String {
+    // A cluster member says its role for each switch; a standalone
+    // controller's table is as it always was.
+    let clustered = s.iter().any(|s| s.role != "standalone");
     let rows = s
         .iter()
         .map(|s| {
             let live = s.ports.iter().filter(|p| p.live).count();
-            vec![
+            let mut row = vec![
                 s.dpid.clone(),
                 s.version.clone(),
                 s.peer.clone().unwrap_or_else(|| "-".into()),
@@ -455,15 +458,20 @@ fn switches(s: &[Switch]) -> String {
                 s.tx_msgs.to_string(),
                 s.weight.to_string(),
                 age(s.connected_secs),
-            ]
+            ];
+            if clustered {
+                row.push(s.role.clone());
+            }
+            row
         })
         .collect();
-    table(
-        &[
-            "DPID", "OF", "PEER", "PORTS", "RX/S", "TX/S", "RX", "TX", "WEIGHT", "UP",
-        ],
-        rows,
-    )
+    let mut header = vec![
+        "DPID", "OF", "PEER", "PORTS", "RX/S", "TX/S", "RX", "TX", "WEIGHT", "UP",
+    ];
+    if clustered {
+        header.push("ROLE");
+    }
+    table(&header, rows)
 }
 
 fn flows(f: &Flows) -> String {
