@@ -243,6 +243,17 @@ impl Cluster {
         serde_json::from_str(&out.stdout).map_err(|e| format!("{path}: {e}: {}", out.stdout))
     }
 
+    /// What `baton show WHAT` prints against instance `i`.
+    fn show(&self, i: usize, what: &str) -> String {
+        let cmd = Cmd::new(env!("CARGO_BIN_EXE_baton")).args([
+            "show".to_string(),
+            what.to_string(),
+            "--api".into(),
+            format!("127.0.0.1:{}", api_port(i)),
+        ]);
+        self.lab.exec(cmd).unwrap().stdout
+    }
+
     /// POSTs `body` (JSON) to instance `i`'s API: the status and the
     /// answer.
     fn post(&self, i: usize, path: &str, body: &str) -> (u16, Value) {
@@ -506,30 +517,12 @@ fn three_instances_one_master_per_bridge_through_failures_openflow13() {
     let cluster = c.api(1, "/api/v1/cluster").unwrap();
     assert_eq!(cluster["members"].as_array().unwrap().len(), 3, "{cluster}");
     // What an operator sees from any instance.
-    let shown = c
-        .lab
-        .exec(Cmd::new(env!("CARGO_BIN_EXE_baton")).args([
-            "show".to_string(),
-            "cluster".into(),
-            "--api".into(),
-            format!("127.0.0.1:{}", api_port(2)),
-        ]))
-        .unwrap()
-        .stdout;
+    let shown = c.show(2, "cluster");
     for i in 0..3 {
         assert!(shown.contains(&node(i)), "{shown}");
     }
     eprintln!("baton show cluster:\n{shown}");
-    let shown = c
-        .lab
-        .exec(Cmd::new(env!("CARGO_BIN_EXE_baton")).args([
-            "show".to_string(),
-            "switches".into(),
-            "--api".into(),
-            format!("127.0.0.1:{}", api_port(0)),
-        ]))
-        .unwrap()
-        .stdout;
+    let shown = c.show(0, "switches");
     let masters_here = masters.values().filter(|m| **m == 0).count();
     assert!(
         shown.lines().next().unwrap_or_default().ends_with("ROLE"),
