@@ -441,6 +441,24 @@ impl Cluster {
         }
     }
 
+    /// Waits until instance `who` (back among `alive`) masters at least
+    /// one bridge again; the masters then, and how long it took.
+    fn wait_share(&self, who: usize, alive: &[usize]) -> (BTreeMap<String, usize>, Duration) {
+        let t0 = Instant::now();
+        loop {
+            let m = self.wait_masters(who, alive, 20 * SECOND).masters;
+            if m.values().any(|i| *i == who) {
+                return (m, t0.elapsed());
+            }
+            assert!(
+                t0.elapsed() < 20 * SECOND,
+                "{} took no bridge back: {m:?}",
+                node(who)
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     /// The lease's time to live (`baton run`'s default).
     fn ttl(&self) -> Duration {
         3 * SECOND
@@ -611,24 +629,11 @@ fn three_instances_one_master_per_bridge_through_failures_openflow13() {
         );
         c.assert_all_pairs_ping();
         c.start_proxies();
-        let t0 = Instant::now();
-        loop {
-            let after = c.wait_masters(cut_off, &survivors, 20 * SECOND).masters;
-            if after.values().any(|i| *i == cut_off) {
-                eprintln!(
-                    "{} back in touch with etcd: masters {after:?} after {:?}",
-                    node(cut_off),
-                    t0.elapsed()
-                );
-                break;
-            }
-            assert!(
-                t0.elapsed() < 20 * SECOND,
-                "{} took no bridge back: {after:?}",
-                node(cut_off)
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        }
+        let (after, took) = c.wait_share(cut_off, &survivors);
+        eprintln!(
+            "{} back in touch with etcd: masters {after:?} after {took:?}",
+            node(cut_off)
+        );
     }
 
     // One etcd member restarts: mastership does not change.
@@ -657,28 +662,15 @@ fn three_instances_one_master_per_bridge_through_failures_openflow13() {
     // The killed instance comes back, and takes a share.
     c.start_baton(victim, false);
     c.lab.reconnect_controllers().unwrap();
-    let t0 = Instant::now();
-    loop {
-        let m = c.wait_masters(victim, &[0, 1, 2], 20 * SECOND).masters;
-        if m.values().any(|i| *i == victim) {
-            let moved = m
-                .iter()
-                .filter(|(b, i)| before.get(*b) != Some(&Some(**i)))
-                .count();
-            eprintln!(
-                "{} rejoined: masters {m:?} after {:?}, {moved} bridges moved",
-                node(victim),
-                t0.elapsed()
-            );
-            break;
-        }
-        assert!(
-            t0.elapsed() < 20 * SECOND,
-            "{} took no bridge back: {m:?}",
-            node(victim)
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    let (m, took) = c.wait_share(victim, &[0, 1, 2]);
+    let moved = m
+        .iter()
+        .filter(|(b, i)| before.get(*b) != Some(&Some(**i)))
+        .count();
+    eprintln!(
+        "{} rejoined: masters {m:?} after {took:?}, {moved} bridges moved",
+        node(victim)
+    );
     c.assert_all_pairs_ping();
 
     // etcd lost entirely: every instance keeps the switches it masters
@@ -823,32 +815,14 @@ fn failover_times() {
         kills_ovs.push(s.ovs);
         c.batons[victim] = None;
         c.start_baton(victim, false);
-        let rejoined = |m: &BTreeMap<String, usize>| m.values().any(|i| *i == victim);
-        let t0 = Instant::now();
-        while !rejoined(&c.wait_masters(victim, &[0, 1, 2], 20 * SECOND).masters) {
-            assert!(
-                t0.elapsed() < 20 * SECOND,
-                "{} did not rejoin",
-                node(victim)
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        c.wait_share(victim, &[0, 1, 2]);
         let proxies = std::mem::take(&mut c.proxies);
         drop(proxies);
         let s = c.wait_masters(0, &[0, 1], 20 * SECOND);
         cuts.push(s.controllers);
         cuts_ovs.push(s.ovs);
         c.start_proxies();
-        let t0 = Instant::now();
-        loop {
-            let m = c.wait_masters(2, &[0, 1, 2], 20 * SECOND).masters;
-            if m.values().any(|i| *i == 2) {
-                masters = m;
-                break;
-            }
-            assert!(t0.elapsed() < 20 * SECOND, "baton-2 did not come back");
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        masters = c.wait_share(2, &[0, 1, 2]).0;
         eprintln!(
             "round {round}: kill -9 {} {:?}, cut off {:?}",
             node(victim),
