@@ -10,7 +10,7 @@
 //! (all pairs). Prints a Markdown table.
 
 use baton_apps::routes::Routes;
-use baton_apps::views::{Link, PortRef, SwitchNode, Topology};
+use baton_apps::views::{Link, PortRef, Served, SwitchNode, Topology};
 use baton_openflow::neutral::PortDesc;
 use baton_openflow::{DatapathId, MacAddr, PortNo};
 use baton_runtime::SwitchId;
@@ -70,7 +70,7 @@ fn topology(n: u64) -> Topology {
         t.switches.insert(
             DatapathId(s),
             Arc::new(SwitchNode {
-                id: SwitchId::new(s as u32, 0),
+                served: Served::Here(SwitchId::new(s as u32, 0)),
                 dpid: DatapathId(s),
                 ports,
             }),

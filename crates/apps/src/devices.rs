@@ -173,6 +173,7 @@ impl Inner {
                     at,
                     ipv4: BTreeSet::new(),
                     ipv6: BTreeSet::new(),
+                    at_since_ms: wall_ms(),
                     ..Host::clone(h)
                 }
             }
@@ -187,6 +188,7 @@ impl Inner {
                     at,
                     first_seen: now,
                     last_seen: now,
+                    at_since_ms: wall_ms(),
                 }
             }
         };
@@ -296,6 +298,13 @@ impl Inner {
             self.publish(&state);
         }
     }
+}
+
+/// Now, in milliseconds since the Unix epoch ([`Host::at_since_ms`]).
+fn wall_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 /// The sender facts of a frame, if its source is a host address.

@@ -39,13 +39,14 @@ impl<'a, 'b, 'c> Switches<'a, 'b, 'c> {
     }
 
     /// Adds a flow on switch `dpid` (tagged with the application's
-    /// cookie); nothing if the switch is away.
+    /// cookie); nothing if the switch is away or another member of the
+    /// cluster masters it.
     pub fn add_flow(&mut self, dpid: DatapathId, flow: &FlowSpec<'_>) {
         match self.here(dpid) {
             Some(sw) => sw.add_flow(flow),
             None => {
-                if let Some(s) = self.topo.switches.get(&dpid) {
-                    let _ = self.net.add_flow(s.id, flow);
+                if let Some(id) = self.topo.switches.get(&dpid).and_then(|s| s.here()) {
+                    let _ = self.net.add_flow(id, flow);
                 }
             }
         }
@@ -60,8 +61,8 @@ impl<'a, 'b, 'c> Switches<'a, 'b, 'c> {
                 write(sw.out(), version, xid);
             }
             None => {
-                if let Some(s) = self.topo.switches.get(&dpid) {
-                    let _ = self.net.send_with(s.id, write);
+                if let Some(id) = self.topo.switches.get(&dpid).and_then(|s| s.here()) {
+                    let _ = self.net.send_with(id, write);
                 }
             }
         }

@@ -36,7 +36,7 @@
 use crate::lldp::{ETH_TYPE_LLDP, NoRandomness, Probe, ProbeKey, Rejected};
 use crate::settings::{AppSettings, Settings};
 use crate::sync::lock;
-use crate::views::{Link, PortRef, SwitchNode, Topology};
+use crate::views::{Link, PortRef, Served, SwitchNode, Topology};
 use baton_openflow::neutral::{ActionSpec, PacketOut, Payload, PortDesc};
 use baton_openflow::{DatapathId, PortNo};
 use baton_runtime::env::{Publish, ViewAccess};
@@ -468,9 +468,13 @@ impl Inner {
     }
 }
 
+/// Sends a probe out of port `port` of `s`, if this instance serves it.
 fn send_probe(net: &Network, s: &SwitchNode, port: PortNo, frame: &[u8]) {
+    let Some(id) = s.here() else {
+        return;
+    };
     let _ = net.packet_out(
-        s.id,
+        id,
         &PacketOut {
             payload: Payload::Frame(frame),
             in_port: PortNo::CONTROLLER,
@@ -514,7 +518,7 @@ impl App for TopologyApp {
         let inner = &self.inner;
         let mut shared = lock(&inner.shared);
         let node = SwitchNode {
-            id: sw.id(),
+            served: Served::Here(sw.id()),
             dpid: sw.dpid(),
             ports: BTreeMap::new(),
         };
@@ -535,7 +539,7 @@ impl App for TopologyApp {
             .topo
             .switches
             .get(&sw.dpid)
-            .is_none_or(|s| s.id != sw.id)
+            .is_none_or(|s| s.here() != Some(sw.id))
         {
             return;
         }

@@ -1,7 +1,10 @@
 //! The network state the network applications share, as views of the
 //! runtime's environment (`baton_runtime::env`): the [`Topology`]
 //! (switches, ports, links; written by `topology`), the [`Hosts`] (written
-//! by `devices`) and the [`crate::routes::Routes`] (written by `routing`).
+//! by `devices`) and the [`crate::routes::Routes`] (written by `routing`),
+//! and in a cluster the [`Peers`] (what the other members know; written by
+//! the cluster layer, read by `topology` and `devices`, which merge it into
+//! theirs).
 //!
 //! Views are immutable: a writer builds the next version and publishes it
 //! whole; what does not change between versions is shared (`Arc`), so a
@@ -92,11 +95,22 @@ impl fmt::Display for Link {
     }
 }
 
+/// Who sends to a switch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Served {
+    /// This instance, through the runtime's connection with this id.
+    Here(SwitchId),
+    /// The member of the cluster with this name, which masters it: its
+    /// applications install the flows there (a path across switches of
+    /// several members is installed hop by hop, each member its own).
+    Peer(Arc<str>),
+}
+
 /// A connected switch and its ports.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SwitchNode {
-    /// The runtime's id of its connection, to send to it.
-    pub id: SwitchId,
+    /// Who sends to it.
+    pub served: Served,
     /// Its datapath id.
     pub dpid: DatapathId,
     /// Its ports, live or not, by number.
@@ -104,6 +118,14 @@ pub struct SwitchNode {
 }
 
 impl SwitchNode {
+    /// The runtime's id of its connection, if this instance serves it.
+    pub fn here(&self) -> Option<SwitchId> {
+        match self.served {
+            Served::Here(id) => Some(id),
+            Served::Peer(_) => None,
+        }
+    }
+
     /// Its live numbered ports.
     pub fn live_ports(&self) -> impl Iterator<Item = &PortDesc> {
         self.ports
@@ -263,6 +285,10 @@ pub struct Host {
     /// When it was last seen (refreshed in the view at most every aging
     /// period, to keep versions for real changes).
     pub last_seen: Instant,
+    /// When it was first seen at `at`, in milliseconds since the Unix
+    /// epoch: of two members of a cluster that saw it at different ports,
+    /// the later sighting is where it is now.
+    pub at_since_ms: u64,
 }
 
 /// The hosts, by Ethernet address.
@@ -323,6 +349,37 @@ impl Hosts {
     pub fn is_empty(&self) -> bool {
         self.by_mac.is_empty()
     }
+}
+
+/// What the other members of a cluster know of the network and this
+/// instance does not: the switches they master with their ports, the links
+/// arriving on those switches (a link is discovered where its probe
+/// arrives) and the hosts attached to them. Published by the cluster layer
+/// (`baton-cluster`) from etcd; absent on a standalone controller, so its
+/// presence is how an application knows it runs in a cluster.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Peers {
+    /// The key every member signs and checks discovery probes with, so
+    /// that a probe one member sends is believed by the member whose
+    /// switch it arrives on (`None` until etcd has given it).
+    pub probe_key: Option<[u8; 32]>,
+    /// Each other member's facts, by its name.
+    pub members: BTreeMap<Arc<str>, Arc<PeerFacts>>,
+}
+
+impl View for Peers {
+    const NAME: &'static str = "peers";
+}
+
+/// One member's facts ([`Peers`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PeerFacts {
+    /// The switches it masters, and their ports.
+    pub switches: BTreeMap<DatapathId, BTreeMap<PortNo, PortDesc>>,
+    /// The links it discovered: those arriving on its switches.
+    pub links: BTreeSet<Link>,
+    /// The hosts it learnt: those attached to its switches.
+    pub hosts: BTreeMap<MacAddr, Arc<Host>>,
 }
 
 #[cfg(test)]
@@ -386,6 +443,7 @@ mod tests {
             at: p(1, port),
             first_seen: now,
             last_seen: now,
+            at_since_ms: 0,
         };
         h.insert(host(1, 1, 1));
         h.insert(host(2, 2, 2));

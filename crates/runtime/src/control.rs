@@ -235,6 +235,15 @@ impl Control {
         &self.net
     }
 
+    /// A handle for a part of the controller outside its applications
+    /// that publishes views of its own (the cluster layer's peers' facts),
+    /// called `name`, allowed to write the views `access` declares.
+    pub fn publisher(&self, name: &str, access: ViewAccess) -> Network {
+        self.ctl
+            .net
+            .for_app(name, crate::app::cookie_tag(name), access)
+    }
+
     /// Every view now.
     pub fn snapshot(&self) -> Arc<Snapshot> {
         self.net.snapshot()

@@ -3,7 +3,7 @@
 //! are shortest and use only links of their topology.
 
 use super::*;
-use crate::views::SwitchNode;
+use crate::views::{Served, SwitchNode};
 use baton_openflow::neutral::PortDesc;
 use baton_runtime::SwitchId;
 use proptest::prelude::*;
@@ -44,7 +44,7 @@ fn topology(switches: u64, ports: u32, links: &[Cable]) -> Versioned<Topology> {
         t.switches.insert(
             d(n),
             Arc::new(SwitchNode {
-                id: SwitchId::new(n as u32, 0),
+                served: Served::Here(SwitchId::new(n as u32, 0)),
                 dpid: d(n),
                 ports,
             }),
