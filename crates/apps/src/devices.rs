@@ -19,13 +19,21 @@
 //! is forgotten (within a second), and `routing` then deletes the
 //! flows to and from it, so its next packets teach where it is.
 //!
+//! In a cluster, each member learns the hosts attached to the switches it
+//! masters, and the [`Peers`] view brings the others': the published
+//! [`Hosts`] is the merge of both. A host two members place at different
+//! ports is where it was seen last ([`Host::at_since_ms`]): a member whose
+//! own sighting is older forgets it (the host moved to another member's
+//! switch), and a member forgets the hosts of a switch that another member
+//! masters now.
+//!
 //! What only refreshes a host (its last-seen time) does not publish a new
 //! version at each packet: the view's last-seen times are refreshed every
 //! `refresh` period.
 
 use crate::settings::{AppSettings, Settings};
 use crate::sync::lock;
-use crate::views::{Host, Hosts, PortRef, Topology};
+use crate::views::{Host, Hosts, Peers, PortRef, Served, Topology};
 use baton_openflow::MacAddr;
 use baton_openflow::packet::{Network as L3, Transport};
 use baton_runtime::env::{Change, Publish, Snapshot, ViewAccess};
@@ -108,6 +116,8 @@ struct State {
     last_seen: HashMap<MacAddr, Instant>,
     /// Since when each away host's switch or port has not been live.
     away: HashMap<MacAddr, Instant>,
+    /// The other members' facts, in a cluster.
+    peers: Option<Arc<Peers>>,
 }
 
 /// The host tracking application.
@@ -150,12 +160,59 @@ struct Seen {
 }
 
 impl Inner {
-    fn publish(&self, state: &State) {
+    /// Publishes this instance's hosts, merged with the peers'.
+    fn publish(&self, state: &mut State) {
+        let hosts = self.merge(state);
         if let Some(net) = self.net.get() {
-            if let Err(e) = net.publish(Publish::new().view(state.hosts.clone())) {
+            if let Err(e) = net.publish(Publish::new().view(hosts)) {
                 tracing::error!(error = %e, "cannot publish the hosts");
             }
         }
+    }
+
+    /// This instance's hosts with the peers' added; a host of its own that
+    /// a peer saw at another port since is forgotten (it moved there).
+    fn merge(&self, state: &mut State) -> Hosts {
+        let Some(peers) = state.peers.clone() else {
+            return state.hosts.clone();
+        };
+        let mut merged = state.hosts.clone();
+        let mut moved = Vec::new();
+        for facts in peers.members.values() {
+            for (mac, theirs) in &facts.hosts {
+                match merged.get(mac) {
+                    Some(h) if h.at_since_ms >= theirs.at_since_ms => continue,
+                    Some(h)
+                        if state
+                            .hosts
+                            .get(mac)
+                            .is_some_and(|mine| mine.at != theirs.at) =>
+                    {
+                        moved.push((*mac, h.at, theirs.at));
+                    }
+                    _ => {}
+                }
+                merged.insert(Host::clone(theirs));
+            }
+        }
+        for (mac, from, to) in moved {
+            self.counters.moved.fetch_add(1, Ordering::Relaxed);
+            tracing::info!(%mac, %from, %to, "host moved to another member's switch");
+            state.hosts.remove(&mac);
+            state.last_seen.remove(&mac);
+            state.away.remove(&mac);
+        }
+        merged
+    }
+
+    /// The peers' facts changed: publishes the new merge.
+    fn follow_peers(&self, peers: &Arc<Peers>) {
+        let mut state = lock(&self.state);
+        if state.peers.as_ref().is_some_and(|p| Arc::ptr_eq(p, peers)) {
+            return;
+        }
+        state.peers = Some(peers.clone());
+        self.publish(&mut state);
     }
 
     /// Records `seen` at `at`; true if the view must change.
@@ -210,9 +267,18 @@ impl Inner {
         let mut state = lock(&self.state);
         let State { hosts, away, .. } = &mut *state;
         let mut linked = Vec::new();
+        let mut handed_over = Vec::new();
         for h in hosts.by_mac.values() {
             if topo.is_link_port(h.at) {
                 linked.push(h.mac);
+                continue;
+            }
+            let peer_masters = topo
+                .switches
+                .get(&h.at.dpid)
+                .is_some_and(|s| matches!(s.served, Served::Peer(_)));
+            if peer_masters {
+                handed_over.push(h.mac);
                 continue;
             }
             let live = topo
@@ -229,8 +295,11 @@ impl Inner {
         for mac in &linked {
             self.forget(&mut state, mac, "its port carries a link");
         }
-        if !linked.is_empty() {
-            self.publish(&state);
+        for mac in &handed_over {
+            self.forget(&mut state, mac, "another member masters its switch now");
+        }
+        if !linked.is_empty() || !handed_over.is_empty() {
+            self.publish(&mut state);
         }
     }
 
@@ -261,7 +330,7 @@ impl Inner {
             );
         }
         if !gone.is_empty() {
-            self.publish(&state);
+            self.publish(&mut state);
         }
     }
 
@@ -273,6 +342,7 @@ impl Inner {
             hosts,
             last_seen,
             away,
+            ..
         } = &mut *state;
         let mut changed = false;
         let macs: Vec<MacAddr> = hosts.by_mac.keys().copied().collect();
@@ -295,7 +365,7 @@ impl Inner {
             }
         }
         if changed {
-            self.publish(&state);
+            self.publish(&mut state);
         }
     }
 }
@@ -358,7 +428,10 @@ impl App for DevicesApp {
     }
 
     fn views(&self) -> ViewAccess {
-        ViewAccess::none().reads::<Topology>().writes::<Hosts>()
+        ViewAccess::none()
+            .reads::<Topology>()
+            .reads::<Peers>()
+            .writes::<Hosts>()
     }
 
     fn start(&self, net: &Network) {
@@ -376,6 +449,9 @@ impl App for DevicesApp {
     fn switch_up(&self, _sw: &mut SwitchCtx<'_>) {}
 
     fn view_changed(&self, net: &Network, snapshot: &Snapshot, _changes: &[Change]) {
+        if let Some(p) = snapshot.get::<Peers>() {
+            self.inner.follow_peers(p.arc());
+        }
         if let Some(t) = snapshot.get::<Topology>() {
             self.inner.follow_topology(&t, net.now());
         }
@@ -402,7 +478,7 @@ impl App for DevicesApp {
             }
         });
         if changed {
-            inner.publish(&lock(&inner.state));
+            inner.publish(&mut lock(&inner.state));
         }
     }
 }

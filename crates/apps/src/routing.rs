@@ -25,6 +25,15 @@
 //!   deleted, so its next packets reach the controller and `devices`
 //!   learns where it is now. A deletion for a switch that is away is sent
 //!   when it comes back (it kept its flows meanwhile).
+//! - In a cluster, the routes are computed over the whole network (the
+//!   topology and hosts merge the other members' facts), but a member
+//!   installs a path's flows only on the switches it masters: a packet
+//!   leaving them reaches the next member's switch with no flow there,
+//!   goes to that member as a packet-in, and it installs its own hops of
+//!   the same path (shortest paths have shortest suffixes, so the hops
+//!   agree). A member that becomes master of a switch deletes routing's
+//!   flows there and starts afresh: the previous master's are not in its
+//!   records.
 //! - A packet from a host that is not learnt where it came in (its port
 //!   still settling, or the host forgotten) is sent on without flows, so
 //!   its next packets come back until the host is learnt.
@@ -35,7 +44,7 @@ use crate::priority;
 use crate::routes::Routes;
 use crate::settings::{AppSettings, Settings};
 use crate::sync::lock;
-use crate::views::{Hosts, Link, PortRef};
+use crate::views::{Hosts, Link, Peers, PortRef};
 use baton_openflow::neutral::{
     ActionSpec, FLOW_SEND_FLOW_REM, FlowSpec, MatchFields, MatchSpec, Message, PacketOut, Payload,
 };
@@ -46,7 +55,7 @@ use baton_openflow::{Cookie, DatapathId, MacAddr, PortNo, v10, v13};
 use baton_runtime::Configurable;
 use baton_runtime::dag::Dag;
 use baton_runtime::env::ViewAccess;
-use baton_runtime::{App, Network, PacketIn, PacketInBatch, SwitchCtx, Verdict};
+use baton_runtime::{App, Network, PacketIn, PacketInBatch, SwitchCtx, SwitchInfo, Verdict};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::atomic::Ordering;
@@ -222,6 +231,22 @@ impl Installed {
     fn len(&self) -> usize {
         self.flows.values().map(|t| t.sources.len()).sum()
     }
+
+    /// Forgets every flow on `dpid` and the deletions kept for it: another
+    /// member of the cluster masters it now, or this one has just become
+    /// its master and deletes them all.
+    fn forget_switch(&mut self, dpid: DatapathId) {
+        let macs: Vec<MacAddr> = self
+            .flows
+            .keys()
+            .filter(|(d, _)| *d == dpid)
+            .map(|&(_, mac)| mac)
+            .collect();
+        for mac in macs {
+            self.remove(dpid, mac);
+        }
+        self.pending.remove(&dpid);
+    }
 }
 
 /// The routing application.
@@ -323,7 +348,17 @@ impl Inner {
         let net = sw.net().clone();
         let mut installed = lock(&self.installed);
         let generation = installed.next_generation();
+        let topo = routes.topology();
         for (i, hop) in hops.iter().enumerate() {
+            // Another member's switch gets its flows from that member.
+            if topo
+                .switches
+                .get(&hop.dpid)
+                .and_then(|s| s.here())
+                .is_none()
+            {
+                continue;
+            }
             let links = routes.path_links(&path[i.min(path.len())..]);
             installed.add(hop.dpid, (src, dst), links, generation);
         }
@@ -434,11 +469,29 @@ impl App for RoutingApp {
     /// goes: an earlier run's, which this one knows nothing of.
     fn switch_up(&self, sw: &mut SwitchCtx<'_>) {
         let mut installed = lock(&self.inner.installed);
+        if sw.net().view::<Peers>().is_some() {
+            // In a cluster: mastership of this switch came here, with
+            // flows another member installed and keeps records of.
+            installed.forget_switch(sw.dpid());
+            sw.delete_own_flows();
+            return;
+        }
         for match_ in installed.pending.remove(&sw.dpid()).unwrap_or_default() {
             sw.delete_flows(&match_, PortNo::ANY);
         }
         if installed.seen.insert(sw.dpid()) {
             sw.delete_own_flows();
+        }
+    }
+
+    /// In a cluster, a switch this member no longer masters is the new
+    /// master's, flows and all.
+    fn switch_down(&self, sw: &SwitchInfo, _: ()) {
+        let Some(net) = self.inner.net.get() else {
+            return;
+        };
+        if net.view::<Peers>().is_some() {
+            lock(&self.inner.installed).forget_switch(sw.dpid);
         }
     }
 

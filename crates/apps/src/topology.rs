@@ -29,6 +29,15 @@
 //! for the probes of both ends to arrive, so a link port is not taken for
 //! an edge port (flooded to, learnt on) before discovery has looked.
 //!
+//! In a cluster, each member discovers what arrives on the switches it
+//! masters, and the [`Peers`] view brings the rest: the other members'
+//! switches and the links arriving on theirs. The published [`Topology`]
+//! is the merge of both (the member's own facts win a conflict), so
+//! routing on any member computes over the whole network. Probes are
+//! signed with the cluster's key ([`Peers::probe_key`]) and carry
+//! wall-clock times, so the member whose switch a probe arrives on
+//! believes a probe another member sent.
+//!
 //! Why one file of about 650 lines: discovery, probing and aging act on
 //! one locked state (links, settling ports, nonces) and read best
 //! together; the LLDP format is apart (`lldp.rs`), and so are the tests.
@@ -36,10 +45,10 @@
 use crate::lldp::{ETH_TYPE_LLDP, NoRandomness, Probe, ProbeKey, Rejected};
 use crate::settings::{AppSettings, Settings};
 use crate::sync::lock;
-use crate::views::{Link, PortRef, Served, SwitchNode, Topology};
+use crate::views::{Link, Peers, PortRef, Served, SwitchNode, Topology};
 use baton_openflow::neutral::{ActionSpec, PacketOut, Payload, PortDesc};
 use baton_openflow::{DatapathId, PortNo};
-use baton_runtime::env::{Publish, ViewAccess};
+use baton_runtime::env::{Change, Publish, Snapshot, ViewAccess};
 use baton_runtime::{App, Network, PacketIn, PacketInBatch, SwitchCtx, SwitchInfo};
 use baton_runtime::{Configurable, SettingsError};
 use serde::{Deserialize, Serialize};
@@ -153,7 +162,15 @@ fn bump(c: &AtomicU64) {
 /// packet-ins.
 #[derive(Default)]
 struct Shared {
+    /// What this instance discovered: its switches and the links arriving
+    /// on them (everything, standalone).
     topo: Topology,
+    /// The other members' facts, in a cluster: the view as given, and as
+    /// a topology of its own (switch nodes built once per version).
+    peers: Option<(Arc<Peers>, Topology)>,
+    /// `topo` merged with `peers`: what is published, and what a check
+    /// about the whole network reads (a probe's sender, a link's far end).
+    merged: Topology,
     /// When each link's latest probe arrived.
     link_seen: HashMap<Link, Instant>,
     /// When each settling port came up.
@@ -183,9 +200,12 @@ pub struct TopologyApp {
 /// Everything the application's handlers and its timer share.
 struct Inner {
     settings: Settings<TopologyConfig>,
-    key: ProbeKey,
-    /// The zero of probe send times.
-    epoch: Mutex<Option<Instant>>,
+    /// The key probes are signed with: this instance's own, or the
+    /// cluster's once [`Peers`] gives it.
+    key: Mutex<ProbeKey>,
+    /// The runtime's clock and the wall clock when discovery started: the
+    /// zero of probe send times.
+    epoch: Mutex<Option<(Instant, u64)>>,
     shared: Mutex<Shared>,
     counters: Counters,
     /// The application's handle on the network, from `start`.
@@ -214,7 +234,7 @@ impl TopologyApp {
         TopologyApp {
             inner: Arc::new(Inner {
                 settings: Settings::new(cfg),
-                key,
+                key: Mutex::new(key),
                 epoch: Mutex::new(None),
                 shared: Mutex::new(Shared::default()),
                 counters: Counters::default(),
@@ -230,10 +250,20 @@ impl TopologyApp {
 }
 
 impl Inner {
-    fn ms_since_epoch(&self, now: Instant) -> u64 {
+    /// `now` in milliseconds since the Unix epoch: the wall clock when
+    /// discovery started plus the runtime's clock since, so probe times
+    /// are on one scale across the members of a cluster (whose clocks NTP
+    /// keeps well within `max_probe_age` of each other) and a test clock
+    /// still moves them.
+    fn clock_ms(&self, now: Instant) -> u64 {
         let mut e = lock(&self.epoch);
-        let epoch = *e.get_or_insert(now);
-        now.saturating_duration_since(epoch).as_millis() as u64
+        let (epoch, wall) = *e.get_or_insert_with(|| {
+            let wall = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64);
+            (now, wall)
+        });
+        wall + now.saturating_duration_since(epoch).as_millis() as u64
     }
 
     /// The probe frame for port `port` of switch `dpid`.
@@ -248,18 +278,21 @@ impl Inner {
         let probe = Probe {
             dpid,
             port: port.no,
-            sent_ms: self.ms_since_epoch(now),
+            sent_ms: self.clock_ms(now),
             nonce: shared.next_nonce,
         };
         bump(&self.counters.probes_sent);
-        self.key.encode(&probe, port.hw_addr)
+        lock(&self.key).encode(&probe, port.hw_addr)
     }
 
-    fn publish(&self, shared: &Shared) {
+    /// Merges the peers' facts into this instance's and publishes the
+    /// result.
+    fn publish(&self, shared: &mut Shared) {
+        shared.merged = merge(&shared.topo, shared.peers.as_ref().map(|(_, t)| t));
         let Some(net) = self.net.get() else {
             return;
         };
-        if let Err(e) = net.publish(Publish::new().view(shared.topo.clone())) {
+        if let Err(e) = net.publish(Publish::new().view(shared.merged.clone())) {
             tracing::error!(error = %e, "cannot publish the topology");
         }
     }
@@ -291,7 +324,8 @@ impl Inner {
 
     /// An LLDP frame arrived on port `at`.
     fn on_lldp(&self, at: PortRef, pi: &PacketIn<'_>, now: Instant) {
-        let probe = match self.key.decode(pi.data()) {
+        let decoded = lock(&self.key).decode(pi.data());
+        let probe = match decoded {
             Ok(p) => p,
             Err(why) => {
                 let c = &self.counters;
@@ -309,7 +343,7 @@ impl Inner {
             bump(&self.counters.reflected);
             return;
         }
-        let now_ms = self.ms_since_epoch(now);
+        let now_ms = self.clock_ms(now);
         let age = now_ms.saturating_sub(probe.sent_ms);
         if age > self.settings.get().max_probe_age.as_millis() as u64
             || probe.sent_ms > now_ms + 1000
@@ -325,7 +359,7 @@ impl Inner {
             return;
         }
         let sender_up = shared
-            .topo
+            .merged
             .switches
             .get(&from.dpid)
             .and_then(|s| s.ports.get(&from.port))
@@ -352,8 +386,8 @@ impl Inner {
             self.removed(&displaced, &mut shared);
             bump(&self.counters.links_learnt);
             tracing::info!(%link, "link discovered");
-            self.publish(&shared);
-            if shared.topo.link_from(at) != Some(from) {
+            self.publish(&mut shared);
+            if shared.merged.link_from(at) != Some(from) {
                 // Known one way only: the probe the other way may have
                 // been lost (a switch drops what reaches it before its
                 // handshake is done), so probe back at once rather than a
@@ -361,7 +395,7 @@ impl Inner {
                 self.probe_port(&mut shared, at, now);
             }
         } else if settled_now {
-            self.publish(&shared);
+            self.publish(&mut shared);
         }
     }
 
@@ -386,7 +420,7 @@ impl Inner {
             return;
         }
         let mut shared = lock(&self.shared);
-        if shared.topo.is_link_port(at)
+        if shared.merged.is_link_port(at)
             || shared.topo.is_settling(at)
             || !shared.topo.switches.contains_key(&at.dpid)
         {
@@ -428,9 +462,9 @@ impl Inner {
         // switch's kernel refuses frames on a port that has just come
         // back up), and the next probe round is a probe interval away.
         let one_way: Vec<PortRef> = shared
-            .topo
+            .merged
             .links()
-            .filter(|l| shared.topo.link_from(l.dst) != Some(l.src))
+            .filter(|l| shared.merged.link_from(l.dst) != Some(l.src))
             .map(|l| l.dst)
             .collect();
         for p in one_way {
@@ -463,9 +497,50 @@ impl Inner {
             }
         }
         if changed {
-            self.publish(&shared);
+            self.publish(&mut shared);
         }
     }
+}
+
+/// The peers' facts as a topology: their switches, served by them, and
+/// the links they discovered.
+fn peer_topology(peers: &Peers) -> Topology {
+    let mut t = Topology::default();
+    for (node, facts) in &peers.members {
+        for (&dpid, ports) in &facts.switches {
+            t.switches.entry(dpid).or_insert_with(|| {
+                Arc::new(SwitchNode {
+                    served: Served::Peer(node.clone()),
+                    dpid,
+                    ports: ports.clone(),
+                })
+            });
+        }
+        for &l in &facts.links {
+            t.add_link(l);
+        }
+    }
+    t
+}
+
+/// This instance's topology with the peers' added: their switches, and
+/// their links between known switches where neither port already has a
+/// link of this instance's the same way (its own facts win).
+fn merge(own: &Topology, peers: Option<&Topology>) -> Topology {
+    let Some(peers) = peers else {
+        return own.clone();
+    };
+    let mut t = own.clone();
+    for (&dpid, node) in &peers.switches {
+        t.switches.entry(dpid).or_insert_with(|| node.clone());
+    }
+    for l in peers.links() {
+        let known = t.switches.contains_key(&l.src.dpid) && t.switches.contains_key(&l.dst.dpid);
+        if known && t.link_from(l.src).is_none() && t.link_to(l.dst).is_none() {
+            t.add_link(l);
+        }
+    }
+    t
 }
 
 /// Sends a probe out of port `port` of `s`, if this instance serves it.
@@ -503,12 +578,41 @@ impl App for TopologyApp {
     }
 
     fn views(&self) -> ViewAccess {
-        ViewAccess::none().writes::<Topology>()
+        ViewAccess::none().reads::<Peers>().writes::<Topology>()
+    }
+
+    /// In a cluster: the cluster's probe key, and the other members'
+    /// facts merged into the topology.
+    fn view_changed(&self, _net: &Network, snapshot: &Snapshot, _changes: &[Change]) {
+        let Some(peers) = snapshot.get::<Peers>() else {
+            return;
+        };
+        let inner = &self.inner;
+        if let Some(key) = peers.probe_key {
+            *lock(&inner.key) = ProbeKey::from_bytes(key);
+        }
+        let mut shared = lock(&inner.shared);
+        if shared
+            .peers
+            .as_ref()
+            .is_some_and(|(p, _)| Arc::ptr_eq(p, peers.arc()))
+        {
+            return;
+        }
+        shared.peers = Some((peers.arc().clone(), peer_topology(&peers)));
+        let merged = merge(&shared.topo, shared.peers.as_ref().map(|(_, t)| t));
+        if merged != shared.merged {
+            inner.publish(&mut shared);
+        }
     }
 
     fn start(&self, net: &Network) {
         let inner = &self.inner;
-        inner.ms_since_epoch(net.now());
+        let start_ms = inner.clock_ms(net.now());
+        // Nonces start from the clock, so that two members probing from
+        // the same port in turn (mastership moved) do not repeat each
+        // other's.
+        lock(&inner.shared).next_nonce = start_ms << 16;
         let _ = inner.net.set(net.clone());
         let timer = self.inner.clone();
         net.every("topology", TICK, move |net| timer.tick(net));
@@ -526,7 +630,7 @@ impl App for TopologyApp {
         let gone = shared.topo.remove_switch(sw.dpid());
         inner.removed(&gone, &mut shared);
         shared.topo.switches.insert(sw.dpid(), Arc::new(node));
-        inner.publish(&shared);
+        inner.publish(&mut shared);
         SwitchTopology::default()
     }
 
@@ -549,7 +653,7 @@ impl App for TopologyApp {
         shared.settling_since.retain(|p, _| p.dpid != sw.dpid);
         shared.topo.settling.retain(|p| p.dpid != sw.dpid);
         tracing::info!(dpid = %sw.dpid, "switch left the topology");
-        inner.publish(&shared);
+        inner.publish(&mut shared);
     }
 
     fn port_up(&self, sw: &mut SwitchCtx<'_>, state: &mut SwitchTopology, port: &PortDesc) {
@@ -566,7 +670,7 @@ impl App for TopologyApp {
         shared.settling_since.insert(at, now);
         shared.topo.settling.insert(at);
         let frame = inner.probe_frame(&mut shared, sw.dpid(), port, now);
-        inner.publish(&shared);
+        inner.publish(&mut shared);
         drop(shared);
         sw.packet_out(&PacketOut {
             payload: Payload::Frame(&frame),
@@ -589,7 +693,7 @@ impl App for TopologyApp {
         shared.host_ports.remove(&at);
         shared.settling_since.remove(&at);
         shared.topo.settling.remove(&at);
-        inner.publish(&shared);
+        inner.publish(&mut shared);
     }
 
     fn packet_in(&self, batch: &mut PacketInBatch<'_, SwitchTopology>) {

@@ -235,6 +235,11 @@ impl Topology {
         self.links.get(&p).copied()
     }
 
+    /// The near end of the link arriving on `p`, if one does.
+    pub fn link_to(&self, p: PortRef) -> Option<PortRef> {
+        self.arrivals.get(&p).copied()
+    }
+
     /// Whether a link leaves or arrives on `p`.
     pub fn is_link_port(&self, p: PortRef) -> bool {
         self.links.contains_key(&p) || self.arrivals.contains_key(&p)

@@ -374,3 +374,107 @@ fn an_lldp_flood_is_rate_limited_per_port() {
     assert_eq!(n.carry(), 3);
     assert_eq!(n.links().len(), 1);
 }
+
+/// One member of a cluster in the harness: its own probe key until the
+/// cluster's arrives with [`Peers`].
+fn member(dpid: DatapathId, ports: u32, own_key: u8) -> (Harness, baton_runtime::SwitchId) {
+    let app = Arc::new(TopologyApp::with_key(
+        TopologyConfig::default(),
+        ProbeKey::from_bytes([own_key; 32]),
+    ));
+    let mut h = Harness::new(vec![AnyApp::from(app)]);
+    let ports: Vec<_> = (1..=ports).map(port).collect();
+    let id = h.connect_with_ports(dpid.0, baton_openflow::Version::V13, &ports);
+    (h, id)
+}
+
+/// What the cluster layer shares of a member's topology: the switches it
+/// serves and the links arriving on them.
+fn own_facts(h: &Harness) -> crate::views::PeerFacts {
+    let t = h.snapshot().get::<Topology>().unwrap();
+    let here = |d: &DatapathId| t.switches.get(d).is_some_and(|s| s.here().is_some());
+    crate::views::PeerFacts {
+        switches: t
+            .switches
+            .values()
+            .filter(|s| here(&s.dpid))
+            .map(|s| (s.dpid, s.ports.clone()))
+            .collect(),
+        links: t.links().filter(|l| here(&l.dst.dpid)).collect(),
+        hosts: BTreeMap::new(),
+    }
+}
+
+fn give_peers(h: &mut Harness, name: &str, facts: crate::views::PeerFacts) {
+    let peers = Peers {
+        probe_key: Some([9; 32]),
+        members: [(Arc::from(name), Arc::new(facts))].into(),
+    };
+    h.network()
+        .publish(Publish::new().view(peers))
+        .expect("the harness's network writes any view");
+    h.advance(Duration::from_millis(1));
+}
+
+/// Two members of a cluster, each master of one switch, a cable between
+/// them: each discovers the link arriving on its own switch from the
+/// other's probe (signed with the cluster's key), and with the other's
+/// facts merged in both see the whole network, each switch served by its
+/// own master.
+#[test]
+fn cluster_members_discover_the_links_between_their_switches_and_merge_them() {
+    let (mut a, a1) = member(D1, 3, 1);
+    let (mut b, b2) = member(D2, 2, 2);
+    let (fa, fb) = (own_facts(&a), own_facts(&b));
+    give_peers(&mut a, "b", fb);
+    give_peers(&mut b, "a", fa);
+    a.sent(a1);
+    b.sent(b2);
+    let mut learnt = false;
+    for _ in 0..10 {
+        a.advance(Duration::from_millis(100));
+        b.advance(Duration::from_millis(100));
+        for (p, frame) in probes_out(a.sent(a1)) {
+            if p == PortNo(2) {
+                b.packet_in_unbuffered(b2, 1, &frame);
+            }
+        }
+        for (p, frame) in probes_out(b.sent(b2)) {
+            if p == PortNo(1) {
+                a.packet_in_unbuffered(a1, 2, &frame);
+            }
+        }
+        let (fa, fb) = (own_facts(&a), own_facts(&b));
+        learnt = !fa.links.is_empty() && !fb.links.is_empty();
+        give_peers(&mut a, "b", fb);
+        give_peers(&mut b, "a", fa);
+        if learnt {
+            break;
+        }
+    }
+    assert!(learnt, "each member learns the link arriving on its switch");
+    for (h, mine, theirs, peer) in [(&a, D1, D2, "b"), (&b, D2, D1, "a")] {
+        let t = h.snapshot().get::<Topology>().unwrap();
+        assert_eq!(
+            t.bidirectional_links().collect::<Vec<_>>(),
+            vec![Link {
+                src: pr(D1, 2),
+                dst: pr(D2, 1)
+            }],
+            "both directions, whoever discovered each"
+        );
+        assert!(t.switches[&mine].here().is_some());
+        assert_eq!(t.switches[&theirs].served, Served::Peer(Arc::from(peer)));
+        let ports = if theirs == D1 { 3 } else { 2 };
+        assert_eq!(
+            t.switches[&theirs].ports.len(),
+            ports,
+            "its ports, from its facts"
+        );
+    }
+    // The other member's switch leaves: its links go from the merge too.
+    give_peers(&mut a, "b", crate::views::PeerFacts::default());
+    let t = a.snapshot().get::<Topology>().unwrap();
+    assert!(!t.switches.contains_key(&D2));
+    assert_eq!(t.bidirectional_links().count(), 0);
+}

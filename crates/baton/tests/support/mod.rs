@@ -5,6 +5,8 @@
 //! Each test file is its own crate and uses only part of this.
 #![allow(dead_code)]
 
+pub mod cluster;
+
 use baton_netlab::{Cmd, Lab, OfVersion, Proc, SwitchOptions, Topology};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};

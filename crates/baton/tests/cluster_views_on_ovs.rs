@@ -1,0 +1,184 @@
+//! The network services (`topology`, `devices`, `routing`: `baton run`'s
+//! default) on three instances acting as one controller, sharing their
+//! views through a three-member etcd (issue 25), on Open vSwitch: a k=4
+//! fat tree (20 bridges, 16 hosts), OpenFlow 1.3, every bridge connected
+//! to every instance.
+//!
+//! Each instance discovers the links arriving on the bridges it masters
+//! and learns the hosts attached to them; through etcd, every instance's
+//! API answers for the whole network: the topology the lab built and
+//! every host where it is. Every pair pings, over paths whose hops are
+//! installed by different instances. Then the master of the most bridges
+//! is killed with SIGKILL: its bridges get new masters, which discover
+//! their links again, and every pair pings (the outage is printed); the
+//! killed instance comes back, takes a share, and every pair pings again.
+//! Times are printed, not asserted. Run as root.
+
+mod support;
+
+use baton_netlab::{OfVersion, Topology};
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+use support::cluster::{Cluster, count_by_master, node, openflow_port};
+use support::{PortAt, SECOND, port_at};
+
+const SERVICES: &str = "topology,devices,routing";
+
+/// The cables instance `i` knows: each link seen in both directions, as
+/// (lower end, higher end).
+fn discovered(c: &Cluster, i: usize) -> Option<BTreeSet<(PortAt, PortAt)>> {
+    let topo = c.api(i, "/api/v1/topology").ok()?;
+    let directed: BTreeSet<(PortAt, PortAt)> = topo["links"]
+        .as_array()?
+        .iter()
+        .map(|l| (port_at(&l["src"]), port_at(&l["dst"])))
+        .collect();
+    Some(
+        directed
+            .iter()
+            .filter(|(a, b)| directed.contains(&(*b, *a)))
+            .map(|&(a, b)| (a.min(b), a.max(b)))
+            .collect(),
+    )
+}
+
+/// Where instance `i` says each host is.
+fn hosts(c: &Cluster, i: usize) -> Option<BTreeMap<String, PortAt>> {
+    let hosts = c.api(i, "/api/v1/hosts").ok()?;
+    Some(
+        hosts["hosts"]
+            .as_array()?
+            .iter()
+            .map(|h| {
+                (
+                    h["mac"].as_str().unwrap().to_string(),
+                    port_at(&h["attachment"]),
+                )
+            })
+            .collect(),
+    )
+}
+
+fn built(topo: &Topology) -> BTreeSet<(PortAt, PortAt)> {
+    topo.switch_links()
+        .iter()
+        .map(|l| ((l.a.0.0, l.a.1), (l.b.0.0, l.b.1)))
+        .collect()
+}
+
+fn attachments(topo: &Topology) -> BTreeMap<String, PortAt> {
+    topo.host_attachments()
+        .iter()
+        .map(|a| (a.mac.to_string(), (a.dpid.0, a.port)))
+        .collect()
+}
+
+/// Waits until every instance in `alive` knows the whole network: the
+/// links the lab built and, with `hosts`, every host where it is.
+fn wait_whole_network(c: &Cluster, alive: &[usize], with_hosts: bool) -> Duration {
+    let t0 = Instant::now();
+    let (want_links, want_hosts) = (built(&c.topo), attachments(&c.topo));
+    loop {
+        let lagging: Vec<String> = alive
+            .iter()
+            .filter_map(|&i| {
+                let links = discovered(c, i).unwrap_or_default();
+                let found = hosts(c, i).unwrap_or_default();
+                let links_ok = links == want_links;
+                let hosts_ok = !with_hosts || found == want_hosts;
+                (!(links_ok && hosts_ok)).then(|| {
+                    format!(
+                        "{}: {}/{} links, {}/{} hosts",
+                        node(i),
+                        links.intersection(&want_links).count(),
+                        want_links.len(),
+                        found
+                            .iter()
+                            .filter(|(m, at)| want_hosts.get(*m) == Some(at))
+                            .count(),
+                        want_hosts.len()
+                    )
+                })
+            })
+            .collect();
+        if lagging.is_empty() {
+            return t0.elapsed();
+        }
+        assert!(
+            t0.elapsed() < 40 * SECOND,
+            "not every instance knows the whole network: {lagging:?}\n{}",
+            c.logs()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn three_instances_share_one_view_of_a_fat_tree_openflow13() {
+    let topo = Topology::fat_tree(4);
+    let bridges = topo.switches.len();
+    let mut c = Cluster::start(SERVICES, topo, OfVersion::V13, 3, 3, false, &[0, 1, 2]);
+    for i in 0..3 {
+        c.lab
+            .wait_connections(openflow_port(i), bridges, 30 * SECOND)
+            .unwrap();
+    }
+    let first = c.wait_masters(0, &[0, 1, 2], 30 * SECOND);
+    let spread = count_by_master(&first.masters);
+    eprintln!(
+        "masters after {:?} ({:?} in Open vSwitch's database): bridges per instance {spread:?}",
+        first.controllers, first.ovs
+    );
+    assert_eq!(
+        spread.len(),
+        3,
+        "every instance masters a share: {spread:?}"
+    );
+    let took = wait_whole_network(&c, &[0, 1, 2], false);
+    eprintln!(
+        "every instance knows all {} links after {took:?} more",
+        built(&c.topo).len()
+    );
+    c.assert_all_pairs_ping();
+    let took = wait_whole_network(&c, &[0, 1, 2], true);
+    eprintln!("every instance knows every host {took:?} after the pings");
+
+    // kill -9 the master of the most bridges.
+    let victim = (0..3).max_by_key(|i| spread.get(i)).unwrap();
+    let survivors: Vec<usize> = (0..3).filter(|i| *i != victim).collect();
+    let killed = Instant::now();
+    c.batons[victim].as_ref().unwrap().signal(9); // SIGKILL
+    let after = c.wait_masters(survivors[0], &survivors, 20 * SECOND);
+    let took = wait_whole_network(&c, &survivors, false);
+    let (first_host, last_host) = (&c.topo.hosts[0], &c.topo.hosts[c.topo.hosts.len() - 1]);
+    let reach = c
+        .lab
+        .wait_reachable(&first_host.name, last_host.ip, 20 * SECOND)
+        .unwrap();
+    eprintln!(
+        "kill -9 {}: its {} bridges mastered again after {:?}, the whole network known {took:?} later, {} reached {} {:?} after that ({:?} since the kill)",
+        node(victim),
+        spread[&victim],
+        after.controllers,
+        first_host.name,
+        last_host.name,
+        reach,
+        killed.elapsed()
+    );
+    c.assert_all_pairs_ping();
+    wait_whole_network(&c, &survivors, true);
+
+    // The killed instance comes back and takes a share.
+    c.start_baton(victim, false);
+    c.lab.reconnect_controllers().unwrap();
+    let (masters, took) = c.wait_share(victim, &[0, 1, 2]);
+    eprintln!(
+        "{} rejoined: bridges per instance {:?} after {took:?}",
+        node(victim),
+        count_by_master(&masters)
+    );
+    let took = wait_whole_network(&c, &[0, 1, 2], false);
+    eprintln!("the whole network known by all three {took:?} later");
+    c.assert_all_pairs_ping();
+    wait_whole_network(&c, &[0, 1, 2], true);
+}
