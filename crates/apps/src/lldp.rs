@@ -129,7 +129,12 @@ impl ProbeKey {
         Ok(ProbeKey(k))
     }
 
-    /// A key from fixed bytes (tests).
+    /// The key's bytes (to tell whether a key given again is new).
+    pub fn bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+
+    /// A key from fixed bytes (tests, and a cluster's shared key).
     pub fn from_bytes(bytes: [u8; 32]) -> ProbeKey {
         ProbeKey(bytes)
     }

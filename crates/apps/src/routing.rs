@@ -34,6 +34,10 @@
 //!   agree). A member that becomes master of a switch deletes routing's
 //!   flows there and starts afresh: the previous master's are not in its
 //!   records.
+//! - A packet for a known host that came over a link is forwarded only if
+//!   it came the way the routes go (the switch at the link's far end
+//!   sends towards the host by that link): a copy of a flood sent before
+//!   the host was known is dropped, but for the one copy on the route.
 //! - A packet from a host that is not learnt where it came in (its port
 //!   still settling, or the host forgotten) is sent on without flows, so
 //!   its next packets come back until the host is learnt.
@@ -96,6 +100,10 @@ crate::counters::named_counters! {
         /// Packets from hosts not learnt where they came in, sent on without
         /// installing flows.
         relayed,
+        /// Packets for a known host that came over a link off its route
+        /// (copies of a flood sent before the host was known), dropped:
+        /// the copy on the route goes on.
+        off_route,
         /// ARP requests answered by proxy.
         proxy_arp,
         /// Flows deleted because a link on their path went, or their host
@@ -283,6 +291,20 @@ impl RoutingApp {
     pub fn installed_flows(&self) -> usize {
         lock(&self.inner.installed).len()
     }
+}
+
+/// Whether a packet that came in over a link at `came_in` came the way
+/// the routes send packets towards switch `dst`: the switch at the link's
+/// other end sends them out of that end. Only one switch on a flood's way
+/// is there, so only one copy of a flood to a host that became known
+/// meanwhile is forwarded (in a cluster, members learn a host at
+/// different moments); each member computes the same routes, so a path
+/// installed hop by hop by several members passes.
+fn on_route(routes: &Routes, came_in: PortRef, dst: DatapathId) -> bool {
+    let Some(prev) = routes.topology().link_to(came_in) else {
+        return false;
+    };
+    routes.next_hops(dst).get(&prev.dpid) == Some(prev.port)
 }
 
 /// The match of every flow of routing's towards host `mac`, whatever its
@@ -537,6 +559,14 @@ impl App for RoutingApp {
                 inner.flood(sw, pi, &routes);
                 return;
             };
+            if topo.is_link_port(came_in) && !on_route(&routes, came_in, to.at.dpid) {
+                // A copy of a flood sent while this host was unknown
+                // (another copy reaches the switch on its route), or a
+                // packet on a path that is no longer the route.
+                inner.counters.off_route.fetch_add(1, Ordering::Relaxed);
+                sw.drop_packet(pi);
+                return;
+            }
             // Flows for a source that is learnt where it came in, or that
             // comes over a link from a learnt host; a packet from a host
             // not learnt at its port yet (the port still settling, the

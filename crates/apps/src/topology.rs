@@ -589,7 +589,11 @@ impl App for TopologyApp {
         };
         let inner = &self.inner;
         if let Some(key) = peers.probe_key {
-            *lock(&inner.key) = ProbeKey::from_bytes(key);
+            let mut mine = lock(&inner.key);
+            if mine.bytes() != &key {
+                *mine = ProbeKey::from_bytes(key);
+                tracing::info!("discovery probes signed with the cluster's key");
+            }
         }
         let mut shared = lock(&inner.shared);
         if shared

@@ -73,6 +73,19 @@ fn attachments(topo: &Topology) -> BTreeMap<String, PortAt> {
         .collect()
 }
 
+/// What instance `i`'s discovery counted (why probes were dropped).
+fn topology_counters(c: &Cluster, i: usize) -> String {
+    c.api(i, "/api/v1/apps")
+        .ok()
+        .and_then(|apps| {
+            apps.as_array()?
+                .iter()
+                .find(|a| a["name"] == "topology")
+                .map(|a| a["counters"].to_string())
+        })
+        .unwrap_or_default()
+}
+
 /// Waits until every instance in `alive` knows the whole network: the
 /// links the lab built and, with `hosts`, every host where it is.
 fn wait_whole_network(c: &Cluster, alive: &[usize], with_hosts: bool) -> Duration {
@@ -106,8 +119,13 @@ fn wait_whole_network(c: &Cluster, alive: &[usize], with_hosts: bool) -> Duratio
         }
         assert!(
             t0.elapsed() < 40 * SECOND,
-            "not every instance knows the whole network: {lagging:?}\n{}",
-            c.logs()
+            "not every instance knows the whole network: {lagging:?}\n{}\ndiscovery's counters: {}",
+            c.logs(),
+            alive
+                .iter()
+                .map(|&i| format!("{}: {}", node(i), topology_counters(c, i)))
+                .collect::<Vec<_>>()
+                .join("\n")
         );
         std::thread::sleep(Duration::from_millis(200));
     }

@@ -100,13 +100,13 @@ impl Observed {
     /// value, create revision and lease, or `None` when deleted. Changes
     /// older than one already applied to the key are ignored.
     pub fn apply(&mut self, key: &str, value: Option<(&[u8], i64, i64)>, revision: i64) {
+        let Some(k) = Key::parse(key) else {
+            return;
+        };
         if self.seen.get(key).is_some_and(|&r| r > revision) {
             return;
         }
         self.seen.insert(key.to_string(), revision);
-        let Some(k) = Key::parse(key) else {
-            return;
-        };
         match (k, value) {
             (Key::Member(n), Some((v, ..))) => {
                 self.members.insert(n, v.to_vec());

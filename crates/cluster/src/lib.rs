@@ -17,6 +17,8 @@
 //! - [`lease`]: until when a member may act as master.
 //! - [`member`]: a running member: its lease, its sessions and claims,
 //!   the watch, and the roles it gives the runtime.
+//! - [`share`]: the network views shared through etcd: each member's
+//!   facts written under its lease, the others' read into the `Peers` view.
 //! - [`status`]: what the operator sees of the cluster.
 
 pub mod assign;
@@ -25,4 +27,5 @@ pub mod etcd;
 pub mod lease;
 pub mod local_etcd;
 pub mod member;
+pub mod share;
 pub mod status;

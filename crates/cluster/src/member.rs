@@ -16,7 +16,9 @@
 //!   ([`LeaseClock::healthy`]), however long an etcd request or a switch
 //!   takes on the other threads;
 //! - `baton-cluster-health` asks each etcd endpoint for its status once a
-//!   second (the operator's health and latency figures).
+//!   second (the operator's health and latency figures);
+//! - `baton-cluster-facts-out` and `baton-cluster-facts-in` share the
+//!   network views ([`crate::share`]).
 //!
 //! etcd may be unreachable when the member starts or at any time after:
 //! it keeps trying, logs the outage once, and rejoins when etcd answers.
@@ -24,10 +26,13 @@
 use crate::elect::{Action, Dpid, Elector, Key, Observed, Role};
 use crate::etcd::{Etcd, EtcdError, LeaseId, WatchEvent};
 use crate::lease::LeaseClock;
+use crate::share::{self, ShareStats};
 use crate::status::{self, ClusterSource, ClusterStatus};
+use baton_apps::views::Peers;
 use baton_openflow::DatapathId;
 use baton_runtime::Mastership;
 use baton_runtime::control::Control;
+use baton_runtime::env::{Publish, ViewAccess};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -108,6 +113,7 @@ struct Shared {
     /// Datapaths whose last role change failed (logged once).
     refused: Mutex<BTreeSet<Dpid>>,
     endpoints: Mutex<Vec<status::Endpoint>>,
+    facts: Arc<ShareStats>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -148,7 +154,16 @@ impl Member {
             role_changes: AtomicU64::new(0),
             refused: Mutex::new(BTreeSet::new()),
             endpoints: Mutex::new(endpoints),
+            facts: Arc::new(ShareStats::default()),
         });
+        // Before any switch is given to the applications: they know they
+        // are in a cluster by this view's presence.
+        let publisher = shared
+            .control
+            .publisher("cluster", ViewAccess::none().writes::<Peers>());
+        if let Err(e) = publisher.publish(Publish::new().view(Peers::default())) {
+            tracing::error!(error = %e, "cannot publish the peers' facts");
+        }
         let spawn = |name: &str, f: fn(&Shared)| {
             let s = shared.clone();
             std::thread::Builder::new()
@@ -163,6 +178,16 @@ impl Member {
             spawn("baton-cluster-guard", guard_loop),
             spawn("baton-cluster-health", health_loop),
         ];
+        let spawn_sharing = |name: &str, f: fn(&share::Context)| {
+            let c = share_context(&shared);
+            std::thread::Builder::new()
+                .name(name.into())
+                .spawn(move || f(&c))
+                .expect("spawn a cluster thread")
+        };
+        let mut threads = threads;
+        threads.push(spawn_sharing("baton-cluster-facts-out", share::write_loop));
+        threads.push(spawn_sharing("baton-cluster-facts-in", share::read_loop));
         tracing::info!(
             node = %shared.options.node,
             etcd = %shared.options.endpoints.join(","),
@@ -257,6 +282,11 @@ impl ClusterSource for Shared {
             masters,
             etcd: lock(&self.endpoints).clone(),
             role_changes: self.role_changes.load(Ordering::Relaxed),
+            facts: status::Facts {
+                written: self.facts.puts.load(Ordering::Relaxed),
+                deleted: self.facts.deletes.load(Ordering::Relaxed),
+                peers: self.facts.peer_facts.load(Ordering::Relaxed),
+            },
         }
     }
 }
@@ -334,6 +364,19 @@ impl Shared {
 
 /// Demotes every datapath this member masters, each on a thread of its
 /// own so one slow switch delays no other.
+/// What the view-sharing threads need of the member.
+fn share_context(s: &Arc<Shared>) -> share::Context {
+    let (lease, running) = (s.clone(), s.clone());
+    share::Context {
+        etcd: s.etcd.clone(),
+        node: s.options.node.clone(),
+        control: s.control.clone(),
+        lease: Box::new(move || *lock(&lease.lease)),
+        running: Box::new(move || running.running()),
+        stats: s.facts.clone(),
+    }
+}
+
 fn demote_all(s: &Shared) {
     let masters: Vec<(Dpid, u64)> = lock(&s.roles)
         .iter()
@@ -556,10 +599,14 @@ fn watch_loop(s: &Shared) {
                         "watched"
                     );
                     let mut obs = lock(&s.observed);
+                    // The shared views' facts are under the same prefix;
+                    // only the election's keys are news for the plan.
+                    let mut news = false;
                     for event in &batch.events {
                         match event {
                             WatchEvent::Put(kv) => {
                                 if let Some(k) = strip(&kv.key) {
+                                    news |= Key::parse(&k).is_some();
                                     obs.apply(
                                         &k,
                                         Some((&kv.value, kv.create_revision, kv.lease)),
@@ -569,13 +616,16 @@ fn watch_loop(s: &Shared) {
                             }
                             WatchEvent::Delete(kv) => {
                                 if let Some(k) = strip(&kv.key) {
+                                    news |= Key::parse(&k).is_some();
                                     obs.apply(&k, None, kv.mod_revision);
                                 }
                             }
                         }
                     }
                     drop(obs);
-                    s.tell();
+                    if news {
+                        s.tell();
+                    }
                 }
                 Err(e) => {
                     tracing::debug!(error = %e, "the watch broke: reading again");

@@ -22,6 +22,20 @@ pub struct ClusterStatus {
     /// Mastership changes on this instance since it started (became master
     /// or stopped being master of a datapath).
     pub role_changes: u64,
+    /// The shared views: this instance's facts written, the others' held.
+    #[serde(default)]
+    pub facts: Facts,
+}
+
+/// The shared views, as one instance sees them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Facts {
+    /// This instance's fact keys put in etcd since it started.
+    pub written: u64,
+    /// ... and deleted.
+    pub deleted: u64,
+    /// The other members' facts it holds now.
+    pub peers: u64,
 }
 
 /// One member of the cluster.

@@ -653,6 +653,10 @@ fn cluster(c: &Cluster) -> String {
         c.role_changes,
         if c.role_changes == 1 { "" } else { "s" }
     );
+    out.push_str(&format!(
+        "shared views: {} facts written to etcd, {} deleted; {} of the other members' held\n",
+        c.facts.written, c.facts.deleted, c.facts.peers
+    ));
     let rows = c
         .members
         .iter()

@@ -236,6 +236,21 @@ pub fn cluster(m: &mut Exposition, s: &ClusterStatus) {
         "Times this instance became or stopped being master of a datapath",
     )
     .value(s.role_changes);
+    m.counter(
+        "baton_cluster_facts_written_total",
+        "Fact keys of the shared views (switches, links, hosts) this instance put in etcd",
+    )
+    .value(s.facts.written);
+    m.counter(
+        "baton_cluster_facts_deleted_total",
+        "Fact keys of the shared views this instance deleted from etcd",
+    )
+    .value(s.facts.deleted);
+    m.gauge(
+        "baton_cluster_peer_facts",
+        "Facts of the other members' (switches, links, hosts) this instance holds",
+    )
+    .value(s.facts.peers);
     m.gauge("baton_cluster_members", "Cluster members with a live lease")
         .value(s.members.len());
     m.gauge(
@@ -524,6 +539,11 @@ mod tests {
                 },
             ],
             role_changes: 4,
+            facts: baton_cluster::status::Facts {
+                written: 12,
+                deleted: 3,
+                peers: 7,
+            },
         };
         let mut m = Exposition::default();
         cluster(&mut m, &s);
@@ -533,6 +553,9 @@ mod tests {
             samples,
             [
                 "baton_cluster_role_changes_total 4",
+                "baton_cluster_facts_written_total 12",
+                "baton_cluster_facts_deleted_total 3",
+                "baton_cluster_peer_facts 7",
                 "baton_cluster_members 2",
                 "baton_cluster_masters{node=\"a\"} 2",
                 "baton_cluster_masters{node=\"b\"} 1",
@@ -544,7 +567,7 @@ mod tests {
         );
         assert!(text.contains("# TYPE baton_cluster_role_changes_total counter\n"));
         assert!(text.contains("# TYPE baton_cluster_etcd_latency_seconds gauge\n"));
-        assert_eq!(text.matches("# HELP ").count(), 6);
+        assert_eq!(text.matches("# HELP ").count(), 9);
     }
 
     #[test]

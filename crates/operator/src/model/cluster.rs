@@ -26,6 +26,21 @@ pub struct Cluster {
     /// Mastership changes on this instance since it started (became
     /// master or stopped being master of a datapath).
     pub role_changes: u64,
+    /// The shared views: this instance's facts written to etcd, the
+    /// other members' held.
+    pub facts: SharedFacts,
+}
+
+/// The facts of the shared views (topology, hosts) as one instance sees
+/// them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct SharedFacts {
+    /// This instance's fact keys put in etcd since it started.
+    pub written: u64,
+    /// ... and deleted.
+    pub deleted: u64,
+    /// The other members' facts it holds now.
+    pub peers: u64,
 }
 
 impl Cluster {
@@ -38,6 +53,11 @@ impl Cluster {
             masters: s.masters.iter().map(DatapathMaster::from).collect(),
             etcd: s.etcd.iter().map(EtcdEndpoint::from).collect(),
             role_changes: s.role_changes,
+            facts: SharedFacts {
+                written: s.facts.written,
+                deleted: s.facts.deleted,
+                peers: s.facts.peers,
+            },
         }
     }
 }
@@ -168,6 +188,7 @@ mod tests {
                 error: Some("refused".into()),
             }],
             role_changes: 2,
+            facts: Default::default(),
         };
         let c = Cluster::new(&s);
         assert_eq!(c.node, "a");

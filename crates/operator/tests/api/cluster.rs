@@ -73,6 +73,7 @@ fn status() -> ClusterStatus {
             },
         ],
         role_changes: 5,
+        facts: Default::default(),
     }
 }
 
@@ -198,6 +199,7 @@ fn baton_show_cluster_prints_members_etcd_and_masters() {
     assert_eq!(
         t,
         "node baton-a, holds an etcd lease, 5 role changes\n\
+         shared views: 0 facts written to etcd, 0 deleted; 0 of the other members' held\n\
          MEMBER   OPENFLOW       API            MASTERS\n\
          baton-a  10.0.0.1:6653  10.0.0.1:8080  1\n\
          baton-b  10.0.0.2:6653  -              1\n\
@@ -240,8 +242,10 @@ fn the_openapi_document_describes_the_cluster() {
                 "masters",
                 "etcd",
                 "role_changes",
+                "facts",
             ][..],
         ),
+        ("SharedFacts", &["written", "deleted", "peers"]),
         ("ClusterMember", &["node", "openflow", "api", "masters"]),
         (
             "DatapathMaster",

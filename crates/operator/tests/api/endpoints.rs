@@ -33,7 +33,7 @@ fn health_apps_and_empty_views() {
     assert_eq!(apps[0]["state"], "running");
     assert_eq!(apps[0]["counters"]["probes_sent"], 0);
     assert_eq!(apps[0]["settings"]["probe_interval_ms"], 5000);
-    assert_eq!(apps[1]["reads"], json!(["topology"]));
+    assert_eq!(apps[1]["reads"], json!(["topology", "peers"]));
     let (code, topo) = c.get("/api/v1/topology");
     assert_eq!((code, &topo["links"]), (200, &json!([])));
     let (code, hosts) = c.get("/api/v1/hosts");

@@ -1,0 +1,402 @@
+//! The network views shared through etcd: each member writes the facts it
+//! owns and reads the others' into the [`Peers`] view, which `topology`
+//! and `devices` merge into theirs.
+//!
+//! A member owns what it learns from the switches it masters:
+//! - `facts/NODE/switch/DPID`: a switch it masters, with its ports;
+//! - `facts/NODE/link/DPID/PORT`: a link arriving on one of its switches'
+//!   ports (a link is discovered where its probe arrives);
+//! - `facts/NODE/host/MAC`: a host attached to one of its switches.
+//!
+//! The facts are put under the member's lease, so a member that dies
+//! takes its facts with it; only what changed since the last write is
+//! written ([`FactWriter`]), and a host's last-seen time, which changes
+//! all the time and means nothing on another machine, is not a fact. A
+//! reader keeps the other members' facts ([`PeerFacts`] per member) from
+//! one read and a watch from its revision on, and publishes them whole
+//! when a batch of events changed them. `probe-key` (no lease) is the key
+//! every member signs discovery probes with: the first member creates it.
+//!
+//! What stays each member's own: everything per switch (learning tables,
+//! counters), routing's record of its flows, and bandwidth reservations
+//! (not shared: `bandwidth` is refused in a cluster).
+
+use crate::etcd::{Etcd, EtcdError, LeaseId};
+use baton_apps::views::{Host, Hosts, PeerFacts, Peers, PortRef, Topology};
+use baton_openflow::neutral::PortDesc;
+use baton_openflow::{DatapathId, MacAddr, PortNo};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::{Ipv4Addr, Ipv6Addr};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Where the facts live, under the cluster's prefix.
+pub const FACTS: &str = "facts/";
+
+/// The cluster's probe key, under the cluster's prefix.
+pub const PROBE_KEY: &str = "probe-key";
+
+/// Facts as etcd holds them: key (under the cluster's prefix) to value.
+pub type Facts = BTreeMap<String, Vec<u8>>;
+
+/// A port, as written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct PortFact {
+    no: u32,
+    name: String,
+    hw_addr: String,
+    admin_down: bool,
+    link_down: bool,
+    blocked: bool,
+    speed_kbps: Option<u32>,
+}
+
+/// A link, as written: its ends as `DPID/PORT`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct LinkFact {
+    src: String,
+    dst: String,
+}
+
+/// A host, as written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct HostFact {
+    mac: String,
+    vlan: Option<u16>,
+    ipv4: Vec<Ipv4Addr>,
+    ipv6: Vec<Ipv6Addr>,
+    at: String,
+    at_since_ms: u64,
+}
+
+fn json<T: Serialize>(v: &T) -> Vec<u8> {
+    serde_json::to_vec(v).expect("facts serialise")
+}
+
+fn parse_mac(s: &str) -> Option<MacAddr> {
+    let mut b = [0u8; 6];
+    let mut parts = s.split(':');
+    for byte in &mut b {
+        *byte = u8::from_str_radix(parts.next()?, 16).ok()?;
+    }
+    parts.next().is_none().then_some(MacAddr(b))
+}
+
+/// The facts member `node` owns in `topo` and `hosts`: the switches it
+/// serves with their ports, the links arriving on them, the hosts
+/// attached to them.
+pub fn own_facts(node: &str, topo: Option<&Topology>, hosts: Option<&Hosts>) -> Facts {
+    let mut facts = Facts::new();
+    let Some(topo) = topo else {
+        return facts;
+    };
+    let here = |d: DatapathId| topo.switches.get(&d).is_some_and(|s| s.here().is_some());
+    for s in topo.switches.values().filter(|s| s.here().is_some()) {
+        let ports: Vec<PortFact> = s
+            .ports
+            .values()
+            .map(|p| PortFact {
+                no: p.no.0,
+                name: p.name.clone(),
+                hw_addr: p.hw_addr.to_string(),
+                admin_down: p.admin_down,
+                link_down: p.link_down,
+                blocked: p.blocked,
+                speed_kbps: p.speed_kbps,
+            })
+            .collect();
+        facts.insert(
+            format!("{FACTS}{node}/switch/{:016x}", s.dpid.0),
+            json(&ports),
+        );
+    }
+    for l in topo.links().filter(|l| here(l.dst.dpid)) {
+        facts.insert(
+            format!("{FACTS}{node}/link/{:016x}/{}", l.dst.dpid.0, l.dst.port.0),
+            json(&LinkFact {
+                src: l.src.to_string(),
+                dst: l.dst.to_string(),
+            }),
+        );
+    }
+    for h in hosts
+        .into_iter()
+        .flat_map(|h| h.by_mac.values())
+        .filter(|h| here(h.at.dpid))
+    {
+        facts.insert(
+            format!("{FACTS}{node}/host/{}", h.mac),
+            json(&HostFact {
+                mac: h.mac.to_string(),
+                vlan: h.vlan,
+                ipv4: h.ipv4.iter().copied().collect(),
+                ipv6: h.ipv6.iter().copied().collect(),
+                at: h.at.to_string(),
+                at_since_ms: h.at_since_ms,
+            }),
+        );
+    }
+    facts
+}
+
+/// Writes a member's facts to etcd, only what changed since the last
+/// write that succeeded.
+#[derive(Debug, Default)]
+pub struct FactWriter {
+    /// What etcd holds of ours, under `lease`.
+    written: Facts,
+    lease: Option<LeaseId>,
+    /// Keys put since the start.
+    pub puts: u64,
+    /// Keys deleted since the start.
+    pub deletes: u64,
+}
+
+impl FactWriter {
+    /// Makes etcd hold `want` under `lease`: everything again if the
+    /// lease is new (the old one's keys went with it). A key whose request
+    /// fails stays unwritten, for the next call; the first error is
+    /// returned after trying every key.
+    pub fn sync(&mut self, etcd: &Etcd, lease: LeaseId, want: &Facts) -> Result<(), EtcdError> {
+        if self.lease != Some(lease) {
+            self.written.clear();
+            self.lease = Some(lease);
+        }
+        let mut first_error = None;
+        let gone: Vec<String> = self
+            .written
+            .keys()
+            .filter(|k| !want.contains_key(*k))
+            .cloned()
+            .collect();
+        for key in gone {
+            match etcd.delete(&format!("{}{key}", crate::member::PREFIX)) {
+                Ok(_) => {
+                    self.written.remove(&key);
+                    self.deletes += 1;
+                }
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        for (key, value) in want {
+            if self.written.get(key) == Some(value) {
+                continue;
+            }
+            match etcd.put(
+                &format!("{}{key}", crate::member::PREFIX),
+                value,
+                Some(lease),
+            ) {
+                Ok(_) => {
+                    self.written.insert(key.clone(), value.clone());
+                    self.puts += 1;
+                }
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+}
+
+/// One fact read from etcd.
+#[derive(Debug, Clone, PartialEq)]
+enum Fact {
+    Switch(DatapathId, BTreeMap<PortNo, PortDesc>),
+    Link(PortRef, PortRef),
+    Host(Arc<Host>),
+}
+
+/// Where a fact's key says it belongs: its member, and its kind and name.
+fn parse_key(key: &str) -> Option<(&str, &str, &str)> {
+    let rest = key.strip_prefix(FACTS)?;
+    let (node, rest) = rest.split_once('/')?;
+    let (kind, name) = rest.split_once('/')?;
+    Some((node, kind, name))
+}
+
+/// The fact a key and value say; `None` if they do not parse.
+fn parse_fact(kind: &str, value: &[u8]) -> Option<Fact> {
+    match kind {
+        "switch" => {
+            let ports: Vec<PortFact> = serde_json::from_slice(value).ok()?;
+            let mut out = BTreeMap::new();
+            for p in ports {
+                let desc = PortDesc {
+                    no: PortNo(p.no),
+                    name: p.name,
+                    hw_addr: parse_mac(&p.hw_addr)?,
+                    admin_down: p.admin_down,
+                    link_down: p.link_down,
+                    blocked: p.blocked,
+                    speed_kbps: p.speed_kbps,
+                };
+                out.insert(desc.no, desc);
+            }
+            // The datapath id is the key's; the caller fills it in.
+            Some(Fact::Switch(DatapathId(0), out))
+        }
+        "link" => {
+            let l: LinkFact = serde_json::from_slice(value).ok()?;
+            Some(Fact::Link(l.src.parse().ok()?, l.dst.parse().ok()?))
+        }
+        "host" => {
+            let h: HostFact = serde_json::from_slice(value).ok()?;
+            // Seen times are the reader's: another machine's clock means
+            // nothing here.
+            let now = Instant::now();
+            Some(Fact::Host(Arc::new(Host {
+                mac: parse_mac(&h.mac)?,
+                vlan: h.vlan,
+                ipv4: h.ipv4.into_iter().collect(),
+                ipv6: h.ipv6.into_iter().collect(),
+                at: h.at.parse().ok()?,
+                first_seen: now,
+                last_seen: now,
+                at_since_ms: h.at_since_ms,
+            })))
+        }
+        _ => None,
+    }
+}
+
+/// The other members' facts, kept from etcd's keys and events.
+#[derive(Debug, Default)]
+pub struct PeerState {
+    me: String,
+    probe_key: Option<[u8; 32]>,
+    /// Every other member's facts, by key (the order etcd gives them),
+    /// with the value they were read from (the same value again is no
+    /// news, though a host read again gets new seen times).
+    facts: BTreeMap<String, (Vec<u8>, Fact)>,
+    /// Keys already logged as malformed.
+    bad: BTreeSet<String>,
+}
+
+impl PeerState {
+    /// The others' facts, for member `me`.
+    pub fn new(me: &str) -> PeerState {
+        PeerState {
+            me: me.to_string(),
+            ..PeerState::default()
+        }
+    }
+
+    /// Forgets every fact (before reading them all again).
+    pub fn clear(&mut self) {
+        self.facts.clear();
+    }
+
+    /// Applies a key (under the cluster's prefix) and its value, or its
+    /// deletion; true if the facts changed. Keys that are not another
+    /// member's facts are ignored; a malformed one is logged once and
+    /// ignored.
+    pub fn apply(&mut self, key: &str, value: Option<&[u8]>) -> bool {
+        if key == PROBE_KEY {
+            let key = value.and_then(parse_probe_key);
+            let changed = key.is_some() && key != self.probe_key;
+            if changed {
+                self.probe_key = key;
+            }
+            return changed;
+        }
+        let Some((node, kind, name)) = parse_key(key) else {
+            return false;
+        };
+        if node == self.me {
+            return false;
+        }
+        let Some(value) = value else {
+            return self.facts.remove(key).is_some();
+        };
+        if self.facts.get(key).is_some_and(|(v, _)| v == value) {
+            return false;
+        }
+        let fact = parse_fact(kind, value).and_then(|f| match f {
+            Fact::Switch(_, ports) => Some(Fact::Switch(
+                DatapathId(u64::from_str_radix(name, 16).ok()?),
+                ports,
+            )),
+            f => Some(f),
+        });
+        match fact {
+            Some(f) => {
+                self.facts.insert(key.to_string(), (value.to_vec(), f));
+                true
+            }
+            None => {
+                if self.bad.insert(key.to_string()) {
+                    tracing::warn!(key, "a malformed fact in etcd, ignored");
+                }
+                self.facts.remove(key).is_some()
+            }
+        }
+    }
+
+    /// How many facts of other members it holds.
+    pub fn len(&self) -> usize {
+        self.facts.len()
+    }
+
+    /// True when it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.facts.is_empty()
+    }
+
+    /// The view of them.
+    pub fn peers(&self) -> Peers {
+        let mut members: BTreeMap<Arc<str>, PeerFacts> = BTreeMap::new();
+        for (key, (_, fact)) in &self.facts {
+            let Some((node, ..)) = parse_key(key) else {
+                continue;
+            };
+            let f = members.entry(Arc::from(node)).or_default();
+            match fact {
+                Fact::Switch(dpid, ports) => {
+                    f.switches.insert(*dpid, ports.clone());
+                }
+                Fact::Link(src, dst) => {
+                    f.links.insert(baton_apps::views::Link {
+                        src: *src,
+                        dst: *dst,
+                    });
+                }
+                Fact::Host(h) => {
+                    f.hosts.insert(h.mac, h.clone());
+                }
+            }
+        }
+        Peers {
+            probe_key: self.probe_key,
+            members: members.into_iter().map(|(n, f)| (n, Arc::new(f))).collect(),
+        }
+    }
+}
+
+/// A probe key as stored: 64 hex digits.
+pub fn parse_probe_key(value: &[u8]) -> Option<[u8; 32]> {
+    let s = std::str::from_utf8(value).ok()?.trim();
+    if s.len() != 64 {
+        return None;
+    }
+    let mut key = [0u8; 32];
+    for (i, b) in key.iter_mut().enumerate() {
+        *b = u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(key)
+}
+
+/// A probe key as stored.
+pub fn format_probe_key(key: &[u8; 32]) -> String {
+    key.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+mod threads;
+pub use threads::{Context, ShareStats, WRITE_EVERY, read_loop, write_loop};
+
+#[cfg(test)]
+mod tests;

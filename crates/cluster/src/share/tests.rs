@@ -1,0 +1,146 @@
+use super::*;
+use baton_apps::views::{Link, Served, SwitchNode};
+use baton_runtime::SwitchId;
+
+fn pr(d: u64, p: u32) -> PortRef {
+    PortRef::new(DatapathId(d), PortNo(p))
+}
+
+fn port(no: u32) -> PortDesc {
+    PortDesc {
+        no: PortNo(no),
+        name: format!("s-eth{no}"),
+        hw_addr: MacAddr([2, 0, 0, 0, 1, no as u8]),
+        admin_down: false,
+        link_down: no == 3,
+        blocked: false,
+        speed_kbps: Some(10_000_000),
+    }
+}
+
+fn host(mac: u8, at: PortRef) -> Host {
+    Host {
+        mac: MacAddr([2, 0, 0, 0, 0, mac]),
+        vlan: Some(7),
+        ipv4: [Ipv4Addr::new(10, 0, 0, mac)].into(),
+        ipv6: [Ipv6Addr::LOCALHOST].into(),
+        at,
+        first_seen: Instant::now(),
+        last_seen: Instant::now(),
+        at_since_ms: 1_700_000_000_000 + u64::from(mac),
+    }
+}
+
+/// Switch 1 served here, switch 2 by member "b"; a cable between them
+/// (both directions), a host on each.
+fn network() -> (Topology, Hosts) {
+    let mut t = Topology::default();
+    for (d, served) in [
+        (1, Served::Here(SwitchId::new(0, 0))),
+        (2, Served::Peer(Arc::from("b"))),
+    ] {
+        t.switches.insert(
+            DatapathId(d),
+            Arc::new(SwitchNode {
+                served,
+                dpid: DatapathId(d),
+                ports: (1..=3).map(|n| (PortNo(n), port(n))).collect(),
+            }),
+        );
+    }
+    let l = Link {
+        src: pr(2, 2),
+        dst: pr(1, 2),
+    };
+    t.add_link(l);
+    t.add_link(l.reversed());
+    let mut h = Hosts::default();
+    h.insert(host(1, pr(1, 1)));
+    h.insert(host(2, pr(2, 1)));
+    (t, h)
+}
+
+#[test]
+fn a_member_owns_its_switches_the_links_arriving_on_them_and_their_hosts() {
+    let (t, h) = network();
+    let facts = own_facts("a", Some(&t), Some(&h));
+    let keys: Vec<&str> = facts.keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "facts/a/host/02:00:00:00:00:01",
+            "facts/a/link/0000000000000001/2",
+            "facts/a/switch/0000000000000001",
+        ]
+    );
+    assert!(own_facts("a", None, Some(&h)).is_empty());
+}
+
+#[test]
+fn another_member_reads_the_facts_back_as_they_were() {
+    let (t, h) = network();
+    let mut b = PeerState::new("b");
+    for (k, v) in own_facts("a", Some(&t), Some(&h)) {
+        assert!(b.apply(&k, Some(&v)), "{k} is news");
+    }
+    let peers = b.peers();
+    let a = &peers.members[&Arc::<str>::from("a")];
+    assert_eq!(a.switches[&DatapathId(1)], t.switches[&DatapathId(1)].ports);
+    assert_eq!(
+        a.links.iter().copied().collect::<Vec<_>>(),
+        vec![Link {
+            src: pr(2, 2),
+            dst: pr(1, 2)
+        }]
+    );
+    let got = &a.hosts[&MacAddr([2, 0, 0, 0, 0, 1])];
+    let want = h.get(&MacAddr([2, 0, 0, 0, 0, 1])).unwrap();
+    assert_eq!(
+        (&got.vlan, &got.ipv4, &got.ipv6, got.at, got.at_since_ms),
+        (
+            &want.vlan,
+            &want.ipv4,
+            &want.ipv6,
+            want.at,
+            want.at_since_ms
+        )
+    );
+    // The same again is no news; a deletion is, and a member with no
+    // facts left is gone.
+    for (k, v) in own_facts("a", Some(&t), Some(&h)) {
+        assert!(!b.apply(&k, Some(&v)));
+    }
+    for k in own_facts("a", Some(&t), Some(&h)).keys() {
+        assert!(b.apply(k, None));
+    }
+    assert!(b.peers().members.is_empty() && b.is_empty());
+}
+
+#[test]
+fn a_members_own_facts_and_foreign_or_malformed_keys_are_ignored() {
+    let (t, h) = network();
+    let mut a = PeerState::new("a");
+    for (k, v) in own_facts("a", Some(&t), Some(&h)) {
+        assert!(!a.apply(&k, Some(&v)), "its own: {k}");
+    }
+    assert!(!a.apply("members/b", Some(b"{}")));
+    assert!(!a.apply("facts/b/switch/zz", Some(b"[]")));
+    assert!(!a.apply("facts/b/link/0000000000000001/2", Some(b"not json")));
+    assert!(!a.apply("facts/b/host/x", Some(br#"{"mac":"nope"}"#)));
+    assert!(!a.apply("facts/b/gadget/1", Some(b"{}")));
+    assert!(a.is_empty());
+}
+
+#[test]
+fn the_probe_key_reads_back_and_a_bad_one_is_ignored() {
+    let key: [u8; 32] = std::array::from_fn(|i| i as u8 * 7);
+    assert_eq!(
+        parse_probe_key(format_probe_key(&key).as_bytes()),
+        Some(key)
+    );
+    let mut s = PeerState::new("a");
+    assert!(!s.apply(PROBE_KEY, Some(b"short")));
+    assert!(s.apply(PROBE_KEY, Some(format_probe_key(&key).as_bytes())));
+    assert_eq!(s.peers().probe_key, Some(key));
+    assert_eq!(parse_probe_key("é".repeat(32).as_bytes()), None);
+}
