@@ -297,9 +297,12 @@ impl RoutingApp {
 /// the routes send packets towards switch `dst`: the switch at the link's
 /// other end sends them out of that end. Only one switch on a flood's way
 /// is there, so only one copy of a flood to a host that became known
-/// meanwhile is forwarded (in a cluster, members learn a host at
-/// different moments); each member computes the same routes, so a path
-/// installed hop by hop by several members passes.
+/// meanwhile goes on (in a cluster, members learn a host at different
+/// moments); every member computes the same routes from the same
+/// topology, so a path installed hop by hop by several members passes.
+/// Flows on another path of equal length installed before the routes
+/// changed are deleted when a switch on them changes master
+/// (`routing/dag.rs`), so a new master's switch never sees their packets.
 fn on_route(routes: &Routes, came_in: PortRef, dst: DatapathId) -> bool {
     let Some(prev) = routes.topology().link_to(came_in) else {
         return false;

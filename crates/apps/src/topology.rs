@@ -177,6 +177,9 @@ struct Shared {
     settling_since: HashMap<PortRef, Instant>,
     /// Ports where host traffic was seen.
     host_ports: HashSet<PortRef>,
+    /// When each live port came up (in a cluster: a port is not taken for
+    /// a host port in its first probe interval, see `mark_host_port`).
+    up_since: HashMap<PortRef, Instant>,
     /// The nonce of the latest probe accepted from each port.
     last_nonce: HashMap<PortRef, u64>,
     next_nonce: u64,
@@ -415,12 +418,25 @@ impl Inner {
 
     /// Host traffic arrived on a settled port with no link: it is a host
     /// port until it goes down.
-    fn mark_host_port(&self, state: &mut SwitchTopology, at: PortRef) {
+    ///
+    /// In a cluster, not in the port's first probe interval: a member that
+    /// takes over switches with traffic flowing (their flows deleted, so
+    /// everything comes to it) may see that traffic on a link port before
+    /// the probes of both ends have crossed it, the far end's master being
+    /// another member; every neighbour's master probes within the
+    /// interval.
+    fn mark_host_port(&self, state: &mut SwitchTopology, at: PortRef, net: &Network) {
         if state.host_ports.contains(&at.port) {
             return;
         }
+        let now = net.now();
         let mut shared = lock(&self.shared);
-        if shared.merged.is_link_port(at)
+        let young = shared.peers.is_some()
+            && shared.up_since.get(&at).is_some_and(|since| {
+                now.saturating_duration_since(*since) < self.settings.get().probe_interval
+            });
+        if young
+            || shared.merged.is_link_port(at)
             || shared.topo.is_settling(at)
             || !shared.topo.switches.contains_key(&at.dpid)
         {
@@ -655,6 +671,7 @@ impl App for TopologyApp {
         inner.removed(&gone, &mut shared);
         shared.host_ports.retain(|p| p.dpid != sw.dpid);
         shared.settling_since.retain(|p, _| p.dpid != sw.dpid);
+        shared.up_since.retain(|p, _| p.dpid != sw.dpid);
         shared.topo.settling.retain(|p| p.dpid != sw.dpid);
         tracing::info!(dpid = %sw.dpid, "switch left the topology");
         inner.publish(&mut shared);
@@ -672,6 +689,7 @@ impl App for TopologyApp {
         update_port(&mut shared.topo, sw.dpid(), port);
         shared.host_ports.remove(&at);
         shared.settling_since.insert(at, now);
+        shared.up_since.insert(at, now);
         shared.topo.settling.insert(at);
         let frame = inner.probe_frame(&mut shared, sw.dpid(), port, now);
         inner.publish(&mut shared);
@@ -696,6 +714,7 @@ impl App for TopologyApp {
         inner.removed(&gone, &mut shared);
         shared.host_ports.remove(&at);
         shared.settling_since.remove(&at);
+        shared.up_since.remove(&at);
         shared.topo.settling.remove(&at);
         inner.publish(&mut shared);
     }
@@ -716,7 +735,7 @@ impl App for TopologyApp {
                 sw.drop_packet(pi);
                 return;
             }
-            inner.mark_host_port(state, at);
+            inner.mark_host_port(state, at, sw.net());
         });
     }
 }

@@ -21,6 +21,9 @@
 //!   facts written under its lease, the others' read into the `Peers` view.
 //! - [`status`]: what the operator sees of the cluster.
 
+/// Where the cluster's keys live in etcd.
+pub const PREFIX: &str = "/baton/";
+
 pub mod assign;
 pub mod elect;
 pub mod etcd;

@@ -23,6 +23,7 @@
 //! etcd may be unreachable when the member starts or at any time after:
 //! it keeps trying, logs the outage once, and rejoins when etcd answers.
 
+use crate::PREFIX;
 use crate::elect::{Action, Dpid, Elector, Key, Observed, Role};
 use crate::etcd::{Etcd, EtcdError, LeaseId, WatchEvent};
 use crate::lease::LeaseClock;
@@ -42,9 +43,6 @@ use std::time::{Duration, Instant};
 
 /// How often a member looks at its plan when nothing wakes it sooner.
 pub const TICK: Duration = Duration::from_millis(100);
-
-/// Where the cluster's keys live in etcd.
-pub const PREFIX: &str = "/baton/";
 
 /// How to join a cluster (`baton run --cluster URLS --node NAME`, or
 /// `[cluster]` in the configuration file).

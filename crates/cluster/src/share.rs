@@ -158,20 +158,25 @@ impl FactWriter {
     /// lease is new (the old one's keys went with it). A key whose request
     /// fails stays unwritten, for the next call; the first error is
     /// returned after trying every key.
+    ///
+    /// Switches are put before links and links before hosts, and deleted
+    /// the other way round, so a reader never sees a link or a host on a
+    /// switch it does not know.
     pub fn sync(&mut self, etcd: &Etcd, lease: LeaseId, want: &Facts) -> Result<(), EtcdError> {
         if self.lease != Some(lease) {
             self.written.clear();
             self.lease = Some(lease);
         }
         let mut first_error = None;
-        let gone: Vec<String> = self
+        let mut gone: Vec<String> = self
             .written
             .keys()
             .filter(|k| !want.contains_key(*k))
             .cloned()
             .collect();
+        gone.sort_by_key(|k| std::cmp::Reverse(rank(k)));
         for key in gone {
-            match etcd.delete(&format!("{}{key}", crate::member::PREFIX)) {
+            match etcd.delete(&format!("{}{key}", crate::PREFIX)) {
                 Ok(_) => {
                     self.written.remove(&key);
                     self.deletes += 1;
@@ -181,15 +186,13 @@ impl FactWriter {
                 }
             }
         }
-        for (key, value) in want {
-            if self.written.get(key) == Some(value) {
-                continue;
-            }
-            match etcd.put(
-                &format!("{}{key}", crate::member::PREFIX),
-                value,
-                Some(lease),
-            ) {
+        let mut changed: Vec<(&String, &Vec<u8>)> = want
+            .iter()
+            .filter(|(k, v)| self.written.get(*k) != Some(*v))
+            .collect();
+        changed.sort_by_key(|(k, _)| rank(k));
+        for (key, value) in changed {
+            match etcd.put(&format!("{}{key}", crate::PREFIX), value, Some(lease)) {
                 Ok(_) => {
                     self.written.insert(key.clone(), value.clone());
                     self.puts += 1;
@@ -200,6 +203,15 @@ impl FactWriter {
             }
         }
         first_error.map_or(Ok(()), Err)
+    }
+}
+
+/// The order facts are put in: switches, links, hosts.
+fn rank(key: &str) -> u8 {
+    match parse_key(key) {
+        Some((_, "switch", _)) => 0,
+        Some((_, "link", _)) => 1,
+        _ => 2,
     }
 }
 

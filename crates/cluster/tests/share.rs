@@ -3,27 +3,15 @@
 //! back, and a member's facts vanish with its lease.
 
 use baton_apps::views::{Hosts, Link, PortRef, Served, SwitchNode, Topology};
+use baton_cluster::PREFIX;
 use baton_cluster::etcd::Etcd;
 use baton_cluster::local_etcd::LocalEtcd;
-use baton_cluster::member::PREFIX;
 use baton_cluster::share::{FACTS, FactWriter, PeerState, own_facts};
-use baton_openflow::neutral::PortDesc;
-use baton_openflow::{DatapathId, MacAddr, PortNo};
+use baton_openflow::{DatapathId, PortNo};
 use baton_runtime::SwitchId;
+use baton_runtime::testing::port;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-fn port(no: u32) -> PortDesc {
-    PortDesc {
-        no: PortNo(no),
-        name: format!("eth{no}"),
-        hw_addr: MacAddr([2, 0, 0, 0, 1, no as u8]),
-        admin_down: false,
-        link_down: false,
-        blocked: false,
-        speed_kbps: None,
-    }
-}
 
 /// Switches 1..=n served here, each with a link arriving on port 1 from
 /// the previous one's port 2.

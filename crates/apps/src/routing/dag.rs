@@ -122,7 +122,8 @@ struct Done {
 
 /// Deletes the flows the new routes no longer take: those across a link
 /// that went, those longer than the shortest path now that a link came,
-/// and those towards or from a host that moved or went.
+/// those through a switch whose master changed (in a cluster), and those
+/// towards or from a host that moved or went.
 struct RouteFlow {
     inner: Arc<Inner>,
     last: Mutex<Seen>,
@@ -141,11 +142,27 @@ impl RouteFlow {
         let before: BTreeSet<Link> = old.topology().bidirectional_links().collect();
         let gone: Vec<&Link> = before.difference(&now).collect();
         let came = now.difference(&before).next().is_some();
+        // In a cluster, a switch whose master changed has lost routing's
+        // flows (its new master deletes them): the paths through it go
+        // too, so that their packets come back and take the routes now.
+        let (old_switches, new_switches) = (&old.topology().switches, &new.topology().switches);
+        let moved: BTreeSet<DatapathId> = new_switches
+            .iter()
+            .filter(|(d, s)| old_switches.get(d).is_some_and(|o| o.served != s.served))
+            .map(|(d, _)| *d)
+            .collect();
         let installed = lock(&self.inner.installed);
         let mut doomed: BTreeSet<(DatapathId, MacAddr)> = BTreeSet::new();
         for l in &gone {
             if let Some(flows) = installed.by_link.get(l) {
                 doomed.extend(flows.iter().copied());
+            }
+        }
+        if !moved.is_empty() {
+            for (l, flows) in &installed.by_link {
+                if moved.contains(&l.src.dpid) || moved.contains(&l.dst.dpid) {
+                    doomed.extend(flows.iter().copied());
+                }
             }
         }
         if came {
@@ -164,6 +181,7 @@ impl RouteFlow {
             tracing::info!(
                 links_gone = gone.len(),
                 link_came = came,
+                masters_changed = moved.len(),
                 switches_and_hosts = doomed.len(),
                 "flows off the new shortest paths deleted"
             );
@@ -261,5 +279,70 @@ impl DagApp for RouteFlow {
         counters
             .flows_deleted
             .fetch_add(done.sent, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::routing::{RoutingApp, RoutingConfig};
+    use crate::views::{PortRef, Served, SwitchNode};
+    use baton_runtime::SwitchId;
+    use baton_runtime::testing::port;
+
+    /// s1 - s2 - s3: s1 served here, s2 by `s2`, s3 by "c".
+    fn routes(s2: &str) -> Arc<Routes> {
+        let mut t = Topology::default();
+        for (d, served) in [
+            (1, Served::Here(SwitchId::new(0, 0))),
+            (2, Served::Peer(Arc::from(s2))),
+            (3, Served::Peer(Arc::from("c"))),
+        ] {
+            t.switches.insert(
+                DatapathId(d),
+                Arc::new(SwitchNode {
+                    served,
+                    dpid: DatapathId(d),
+                    ports: [(PortNo(1), port(1)), (PortNo(2), port(2))].into(),
+                }),
+            );
+        }
+        for (a, b) in [(1, 2), (2, 3)] {
+            let l = Link {
+                src: PortRef::new(DatapathId(a), PortNo(2)),
+                dst: PortRef::new(DatapathId(b), PortNo(1)),
+            };
+            t.add_link(l);
+            t.add_link(l.reversed());
+        }
+        Arc::new(Routes::compute(Versioned::new(1, t)))
+    }
+
+    #[test]
+    fn paths_through_a_switch_whose_master_changed_are_deleted() {
+        let app = RoutingApp::new(RoutingConfig::default());
+        let stage = RouteFlow {
+            inner: app.inner.clone(),
+            last: Mutex::default(),
+            next: Mutex::default(),
+        };
+        let before = routes("b");
+        // This member's hop on s1 of a path to a host on s3, through s2.
+        let host = MacAddr([2, 0, 0, 0, 0, 9]);
+        let path = before.path(DatapathId(1), DatapathId(3)).unwrap();
+        lock(&app.inner.installed).add(
+            DatapathId(1),
+            (MacAddr([2, 0, 0, 0, 0, 1]), host),
+            before.path_links(&path),
+            1,
+        );
+        let same = routes("b");
+        assert!(stage.off_new_routes(&before, &same, None).is_empty());
+        let moved = routes("c");
+        assert_eq!(
+            stage.off_new_routes(&before, &moved, None),
+            vec![(DatapathId(1), host)],
+            "s2 changed master: the path through it goes"
+        );
     }
 }

@@ -6,15 +6,13 @@ fn pr(d: u64, p: u32) -> PortRef {
     PortRef::new(DatapathId(d), PortNo(p))
 }
 
+/// A port; port 3's link is down, and each has a speed, so that every
+/// field travels.
 fn port(no: u32) -> PortDesc {
     PortDesc {
-        no: PortNo(no),
-        name: format!("s-eth{no}"),
-        hw_addr: MacAddr([2, 0, 0, 0, 1, no as u8]),
-        admin_down: false,
         link_down: no == 3,
-        blocked: false,
         speed_kbps: Some(10_000_000),
+        ..baton_runtime::testing::port(no)
     }
 }
 

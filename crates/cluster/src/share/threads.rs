@@ -3,8 +3,8 @@
 //! reads the others' and publishes them as the [`Peers`] view.
 
 use super::{FACTS, FactWriter, PROBE_KEY, PeerState, format_probe_key, own_facts};
+use crate::PREFIX;
 use crate::etcd::{Etcd, LeaseId, WatchEvent};
-use crate::member::PREFIX;
 use baton_apps::views::{Hosts, Peers, Topology};
 use baton_runtime::control::Control;
 use baton_runtime::env::{Publish, ViewAccess};
