@@ -126,6 +126,15 @@ impl SwitchNode {
         }
     }
 
+    /// The cluster member that masters it, `None` for this instance
+    /// (whichever connection it came on).
+    pub fn peer(&self) -> Option<&str> {
+        match &self.served {
+            Served::Here(_) => None,
+            Served::Peer(name) => Some(name),
+        }
+    }
+
     /// Its live numbered ports.
     pub fn live_ports(&self) -> impl Iterator<Item = &PortDesc> {
         self.ports

@@ -148,7 +148,7 @@ impl RouteFlow {
         let (old_switches, new_switches) = (&old.topology().switches, &new.topology().switches);
         let moved: BTreeSet<DatapathId> = new_switches
             .iter()
-            .filter(|(d, s)| old_switches.get(d).is_some_and(|o| o.served != s.served))
+            .filter(|(d, s)| old_switches.get(d).is_some_and(|o| o.peer() != s.peer()))
             .map(|(d, _)| *d)
             .collect();
         let installed = lock(&self.inner.installed);
@@ -290,11 +290,12 @@ mod tests {
     use baton_runtime::SwitchId;
     use baton_runtime::testing::port;
 
-    /// s1 - s2 - s3: s1 served here, s2 by `s2`, s3 by "c".
-    fn routes(s2: &str) -> Arc<Routes> {
+    /// s1 - s2 - s3: s1 served here through connection `s1`, s2 by
+    /// `s2`, s3 by "c".
+    fn routes(s1: u32, s2: &str) -> Arc<Routes> {
         let mut t = Topology::default();
         for (d, served) in [
-            (1, Served::Here(SwitchId::new(0, 0))),
+            (1, Served::Here(SwitchId::new(s1, 0))),
             (2, Served::Peer(Arc::from(s2))),
             (3, Served::Peer(Arc::from("c"))),
         ] {
@@ -326,7 +327,7 @@ mod tests {
             last: Mutex::default(),
             next: Mutex::default(),
         };
-        let before = routes("b");
+        let before = routes(0, "b");
         // This member's hop on s1 of a path to a host on s3, through s2.
         let host = MacAddr([2, 0, 0, 0, 0, 9]);
         let path = before.path(DatapathId(1), DatapathId(3)).unwrap();
@@ -336,9 +337,14 @@ mod tests {
             before.path_links(&path),
             1,
         );
-        let same = routes("b");
+        let same = routes(0, "b");
         assert!(stage.off_new_routes(&before, &same, None).is_empty());
-        let moved = routes("c");
+        let reconnected = routes(7, "b");
+        assert!(
+            stage.off_new_routes(&before, &reconnected, None).is_empty(),
+            "s1 reconnected, still here: its flows stay (it kept them)"
+        );
+        let moved = routes(0, "c");
         assert_eq!(
             stage.off_new_routes(&before, &moved, None),
             vec![(DatapathId(1), host)],
