@@ -175,8 +175,6 @@ struct Shared {
     link_seen: HashMap<Link, Instant>,
     /// When each settling port came up.
     settling_since: HashMap<PortRef, Instant>,
-    /// Ports where host traffic was seen.
-    host_ports: HashSet<PortRef>,
     /// When each live port came up (in a cluster: a port is not taken for
     /// a host port in its first probe interval, see `mark_host_port`).
     up_since: HashMap<PortRef, Instant>,
@@ -371,7 +369,8 @@ impl Inner {
             bump(&self.counters.unknown_sender);
             return;
         }
-        if shared.host_ports.contains(&at) || shared.host_ports.contains(&from) {
+        let host_ports = &shared.merged.host_ports;
+        if host_ports.contains(&at) || host_ports.contains(&from) {
             bump(&self.counters.host_port);
             tracing::warn!(port = %at, claims = %from, "LLDP on a host port dropped");
             return;
@@ -443,8 +442,10 @@ impl Inner {
             return;
         }
         state.host_ports.insert(at.port);
-        if shared.host_ports.insert(at) {
+        if shared.topo.host_ports.insert(at) {
             tracing::debug!(port = %at, "host port");
+            // The other members check probes against it too.
+            self.publish(&mut shared);
         }
     }
 
@@ -535,6 +536,7 @@ fn peer_topology(peers: &Peers) -> Topology {
         for &l in &facts.links {
             t.add_link(l);
         }
+        t.host_ports.extend(facts.host_ports.iter().copied());
     }
     t
 }
@@ -556,6 +558,7 @@ fn merge(own: &Topology, peers: Option<&Topology>) -> Topology {
             t.add_link(l);
         }
     }
+    t.host_ports.extend(peers.host_ports.iter().copied());
     t
 }
 
@@ -669,7 +672,7 @@ impl App for TopologyApp {
         }
         let gone = shared.topo.remove_switch(sw.dpid);
         inner.removed(&gone, &mut shared);
-        shared.host_ports.retain(|p| p.dpid != sw.dpid);
+        shared.topo.host_ports.retain(|p| p.dpid != sw.dpid);
         shared.settling_since.retain(|p, _| p.dpid != sw.dpid);
         shared.up_since.retain(|p, _| p.dpid != sw.dpid);
         shared.topo.settling.retain(|p| p.dpid != sw.dpid);
@@ -687,7 +690,7 @@ impl App for TopologyApp {
         state.host_ports.remove(&port.no);
         let mut shared = lock(&inner.shared);
         update_port(&mut shared.topo, sw.dpid(), port);
-        shared.host_ports.remove(&at);
+        shared.topo.host_ports.remove(&at);
         shared.settling_since.insert(at, now);
         shared.up_since.insert(at, now);
         shared.topo.settling.insert(at);
@@ -712,7 +715,7 @@ impl App for TopologyApp {
         update_port(&mut shared.topo, sw.dpid(), port);
         let gone = shared.topo.remove_port_links(at);
         inner.removed(&gone, &mut shared);
-        shared.host_ports.remove(&at);
+        shared.topo.host_ports.remove(&at);
         shared.settling_since.remove(&at);
         shared.up_since.remove(&at);
         shared.topo.settling.remove(&at);

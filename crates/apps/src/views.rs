@@ -155,6 +155,11 @@ pub struct Topology {
     /// Ports that came up too recently for discovery to have found a link
     /// on them: neither edge nor link ports yet.
     pub settling: BTreeSet<PortRef>,
+    /// Ports where host traffic was seen (settled, with no link): probes
+    /// arriving on them or claiming to come from them are not believed,
+    /// until the port goes down (in a cluster, every member's, so a host
+    /// cannot relay probes between two members' switches either).
+    pub host_ports: BTreeSet<PortRef>,
 }
 
 impl View for Topology {
@@ -394,6 +399,8 @@ pub struct PeerFacts {
     pub links: BTreeSet<Link>,
     /// The hosts it learnt: those attached to its switches.
     pub hosts: BTreeMap<MacAddr, Arc<Host>>,
+    /// The host ports of its switches ([`Topology::host_ports`]).
+    pub host_ports: BTreeSet<PortRef>,
 }
 
 #[cfg(test)]

@@ -56,6 +56,7 @@ fn peers(hosts: &[Arc<Host>]) -> Peers {
         switches: BTreeMap::new(),
         links: BTreeSet::new(),
         hosts: hosts.iter().map(|h| (h.mac, h.clone())).collect(),
+        host_ports: BTreeSet::new(),
     };
     Peers {
         probe_key: None,

@@ -6,7 +6,10 @@
 //! - `facts/NODE/switch/DPID`: a switch it masters, with its ports;
 //! - `facts/NODE/link/DPID/PORT`: a link arriving on one of its switches'
 //!   ports (a link is discovered where its probe arrives);
-//! - `facts/NODE/host/MAC`: a host attached to one of its switches.
+//! - `facts/NODE/host/MAC`: a host attached to one of its switches;
+//! - `facts/NODE/hostport/DPID/PORT`: a port of one of its switches where
+//!   host traffic was seen, so that every member refuses probes a host
+//!   relays from it.
 //!
 //! The facts are put under the member's lease, so a member that dies
 //! takes its facts with it; only what changed since the last write is
@@ -120,6 +123,12 @@ pub fn own_facts(node: &str, topo: Option<&Topology>, hosts: Option<&Hosts>) -> 
             }),
         );
     }
+    for p in topo.host_ports.iter().filter(|p| here(p.dpid)) {
+        facts.insert(
+            format!("{FACTS}{node}/hostport/{:016x}/{}", p.dpid.0, p.port.0),
+            b"{}".to_vec(),
+        );
+    }
     for h in hosts
         .into_iter()
         .flat_map(|h| h.by_mac.values())
@@ -206,12 +215,11 @@ impl FactWriter {
     }
 }
 
-/// The order facts are put in: switches, links, hosts.
+/// The order facts are put in: switches, then what is on them.
 fn rank(key: &str) -> u8 {
     match parse_key(key) {
         Some((_, "switch", _)) => 0,
-        Some((_, "link", _)) => 1,
-        _ => 2,
+        _ => 1,
     }
 }
 
@@ -221,6 +229,7 @@ enum Fact {
     Switch(DatapathId, BTreeMap<PortNo, PortDesc>),
     Link(PortRef, PortRef),
     Host(Arc<Host>),
+    HostPort(PortRef),
 }
 
 /// Where a fact's key says it belongs: its member, and its kind and name.
@@ -328,13 +337,17 @@ impl PeerState {
         if self.facts.get(key).is_some_and(|(v, _)| v == value) {
             return false;
         }
-        let fact = parse_fact(kind, value).and_then(|f| match f {
-            Fact::Switch(_, ports) => Some(Fact::Switch(
-                DatapathId(u64::from_str_radix(name, 16).ok()?),
-                ports,
-            )),
-            f => Some(f),
-        });
+        let fact = if kind == "hostport" {
+            parse_port(name).map(Fact::HostPort)
+        } else {
+            parse_fact(kind, value).and_then(|f| match f {
+                Fact::Switch(_, ports) => Some(Fact::Switch(
+                    DatapathId(u64::from_str_radix(name, 16).ok()?),
+                    ports,
+                )),
+                f => Some(f),
+            })
+        };
         match fact {
             Some(f) => {
                 self.facts.insert(key.to_string(), (value.to_vec(), f));
@@ -380,6 +393,9 @@ impl PeerState {
                 Fact::Host(h) => {
                     f.hosts.insert(h.mac, h.clone());
                 }
+                Fact::HostPort(p) => {
+                    f.host_ports.insert(*p);
+                }
             }
         }
         Peers {
@@ -387,6 +403,16 @@ impl PeerState {
             members: members.into_iter().map(|(n, f)| (n, Arc::new(f))).collect(),
         }
     }
+}
+
+/// A port as a key names it: `DPID/PORT`, the datapath id in 16 hex
+/// digits.
+fn parse_port(name: &str) -> Option<PortRef> {
+    let (dpid, port) = name.split_once('/')?;
+    Some(PortRef::new(
+        DatapathId(u64::from_str_radix(dpid, 16).ok()?),
+        PortNo(port.parse().ok()?),
+    ))
 }
 
 /// A probe key as stored: 64 hex digits.

@@ -377,15 +377,19 @@ fn an_lldp_flood_is_rate_limited_per_port() {
 
 /// One member of a cluster in the harness: its own probe key until the
 /// cluster's arrives with [`Peers`].
-fn member(dpid: DatapathId, ports: u32, own_key: u8) -> (Harness, baton_runtime::SwitchId) {
+fn member(
+    dpid: DatapathId,
+    ports: u32,
+    own_key: u8,
+) -> (Harness, baton_runtime::SwitchId, Arc<TopologyApp>) {
     let app = Arc::new(TopologyApp::with_key(
         TopologyConfig::default(),
         ProbeKey::from_bytes([own_key; 32]),
     ));
-    let mut h = Harness::new(vec![AnyApp::from(app)]);
+    let mut h = Harness::new(vec![AnyApp::from(app.clone())]);
     let ports: Vec<_> = (1..=ports).map(port).collect();
     let id = h.connect_with_ports(dpid.0, baton_openflow::Version::V13, &ports);
-    (h, id)
+    (h, id, app)
 }
 
 /// What the cluster layer shares of a member's topology: the switches it
@@ -402,6 +406,12 @@ fn own_facts(h: &Harness) -> crate::views::PeerFacts {
             .collect(),
         links: t.links().filter(|l| here(&l.dst.dpid)).collect(),
         hosts: BTreeMap::new(),
+        host_ports: t
+            .host_ports
+            .iter()
+            .filter(|p| here(&p.dpid))
+            .copied()
+            .collect(),
     }
 }
 
@@ -423,8 +433,8 @@ fn give_peers(h: &mut Harness, name: &str, facts: crate::views::PeerFacts) {
 /// own master.
 #[test]
 fn cluster_members_discover_the_links_between_their_switches_and_merge_them() {
-    let (mut a, a1) = member(D1, 3, 1);
-    let (mut b, b2) = member(D2, 2, 2);
+    let (mut a, a1, _) = member(D1, 3, 1);
+    let (mut b, b2, _) = member(D2, 2, 2);
     let (fa, fb) = (own_facts(&a), own_facts(&b));
     give_peers(&mut a, "b", fb);
     give_peers(&mut b, "a", fa);
@@ -477,4 +487,48 @@ fn cluster_members_discover_the_links_between_their_switches_and_merge_them() {
     let t = a.snapshot().get::<Topology>().unwrap();
     assert!(!t.switches.contains_key(&D2));
     assert_eq!(t.bidirectional_links().count(), 0);
+}
+
+/// A host relaying one member's probes into another member's switch
+/// fabricates no link: the port it sends from is a host port in the first
+/// member's facts, which the second checks probes against.
+#[test]
+fn a_host_port_of_one_member_is_one_for_the_others() {
+    let (mut a, a1, _) = member(D1, 2, 1);
+    let (mut b, b2, b_app) = member(D2, 2, 2);
+    let (fa, fb) = (own_facts(&a), own_facts(&b));
+    give_peers(&mut a, "b", fb);
+    give_peers(&mut b, "a", fa);
+    // Past the settling and a cluster's first probe interval, host
+    // traffic on D1/1 makes it a host port.
+    a.advance(Duration::from_secs(6));
+    b.advance(Duration::from_secs(6));
+    let frame = baton_testbed::udp(
+        MacAddr([2, 0, 0, 0, 0, 7]),
+        [10, 0, 0, 7],
+        MacAddr([2, 0, 0, 0, 0, 8]),
+        [10, 0, 0, 8],
+        1,
+    );
+    a.packet_in_unbuffered(a1, 1, &frame);
+    let fa = own_facts(&a);
+    assert_eq!(
+        fa.host_ports.iter().copied().collect::<Vec<_>>(),
+        vec![pr(D1, 1)]
+    );
+    give_peers(&mut b, "a", fa);
+    // The host relays A's next probe out of D1/1 into B's D2/2.
+    a.sent(a1);
+    a.advance(Duration::from_secs(5));
+    b.advance(Duration::from_secs(5));
+    let relayed = probes_out(a.sent(a1))
+        .into_iter()
+        .find(|(p, _)| *p == PortNo(1))
+        .expect("a probe out of D1/1")
+        .1;
+    b.packet_in_unbuffered(b2, 2, &relayed);
+    let t = b.snapshot().get::<Topology>().unwrap();
+    assert_eq!(t.links().count(), 0, "no link from a host port");
+    assert!(t.host_ports.contains(&pr(D1, 1)));
+    assert_eq!(b_app.counters().host_port, 1, "dropped as a host port's");
 }

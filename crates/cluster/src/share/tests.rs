@@ -52,6 +52,8 @@ fn network() -> (Topology, Hosts) {
     };
     t.add_link(l);
     t.add_link(l.reversed());
+    t.host_ports.insert(pr(1, 3));
+    t.host_ports.insert(pr(2, 3));
     let mut h = Hosts::default();
     h.insert(host(1, pr(1, 1)));
     h.insert(host(2, pr(2, 1)));
@@ -67,6 +69,7 @@ fn a_member_owns_its_switches_the_links_arriving_on_them_and_their_hosts() {
         keys,
         [
             "facts/a/host/02:00:00:00:00:01",
+            "facts/a/hostport/0000000000000001/3",
             "facts/a/link/0000000000000001/2",
             "facts/a/switch/0000000000000001",
         ]
@@ -90,6 +93,10 @@ fn another_member_reads_the_facts_back_as_they_were() {
             src: pr(2, 2),
             dst: pr(1, 2)
         }]
+    );
+    assert_eq!(
+        a.host_ports.iter().copied().collect::<Vec<_>>(),
+        vec![pr(1, 3)]
     );
     let got = &a.hosts[&MacAddr([2, 0, 0, 0, 0, 1])];
     let want = h.get(&MacAddr([2, 0, 0, 0, 0, 1])).unwrap();
