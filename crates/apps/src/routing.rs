@@ -35,9 +35,10 @@
 //!   flows there and starts afresh: the previous master's are not in its
 //!   records.
 //! - A packet for a known host that came over a link is forwarded only if
-//!   it came the way the routes go (the switch at the link's far end
-//!   sends towards the host by that link): a copy of a flood sent before
-//!   the host was known is dropped, but for the one copy on the route.
+//!   it came along a shortest path towards the host (the switch at the
+//!   link's far end is one hop further from it): copies of a flood sent
+//!   before the host was known that arrive sideways or backwards are
+//!   dropped.
 //! - A packet from a host that is not learnt where it came in (its port
 //!   still settling, or the host forgotten) is sent on without flows, so
 //!   its next packets come back until the host is learnt.
@@ -293,21 +294,24 @@ impl RoutingApp {
     }
 }
 
-/// Whether a packet that came in over a link at `came_in` came the way
-/// the routes send packets towards switch `dst`: the switch at the link's
-/// other end sends them out of that end. Only one switch on a flood's way
-/// is there, so only one copy of a flood to a host that became known
-/// meanwhile goes on (in a cluster, members learn a host at different
-/// moments); every member computes the same routes from the same
-/// topology, so a path installed hop by hop by several members passes.
-/// Flows on another path of equal length installed before the routes
-/// changed are deleted when a switch on them changes master
-/// (`routing/dag.rs`), so a new master's switch never sees their packets.
+/// Whether a packet that came in over a link at `came_in` is on its way
+/// to switch `dst`: the switch at the link's other end is one hop further
+/// from `dst` than this one, so the packet took a shortest path. Any of
+/// them, not only the one the routes pick: flows installed upstream from
+/// other routes (another member's, computed a moment earlier or later
+/// from a topology that was changing) take another path of equal length,
+/// and refusing them would leave their packets nowhere to go for as long
+/// as the upstream flow lives. A copy of a flood sent before the host was
+/// known that reaches a switch sideways or backwards is dropped; copies
+/// that reach several switches on shortest paths each go on, so the first
+/// packets to a host that only some members know yet may arrive twice.
 fn on_route(routes: &Routes, came_in: PortRef, dst: DatapathId) -> bool {
     let Some(prev) = routes.topology().link_to(came_in) else {
         return false;
     };
-    routes.next_hops(dst).get(&prev.dpid) == Some(prev.port)
+    // Hops to `dst` (none from `dst` itself).
+    let hops = |from| routes.path(from, dst).map(|p| p.len());
+    matches!((hops(prev.dpid), hops(came_in.dpid)), (Some(theirs), Some(ours)) if theirs == ours + 1)
 }
 
 /// The match of every flow of routing's towards host `mac`, whatever its

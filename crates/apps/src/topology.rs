@@ -178,6 +178,9 @@ struct Shared {
     /// When each live port came up (in a cluster: a port is not taken for
     /// a host port in its first probe interval, see `mark_host_port`).
     up_since: HashMap<PortRef, Instant>,
+    /// When each port last lost a link (in a cluster: a port is not taken
+    /// for a host port for a link timeout after, see `mark_host_port`).
+    link_lost: HashMap<PortRef, Instant>,
     /// The nonce of the latest probe accepted from each port.
     last_nonce: HashMap<PortRef, u64>,
     next_nonce: u64,
@@ -299,7 +302,12 @@ impl Inner {
     }
 
     fn removed(&self, links: &[Link], shared: &mut Shared) {
+        let now = self.net.get().map(Network::now);
         for l in links {
+            if let Some(now) = now {
+                shared.link_lost.insert(l.src, now);
+                shared.link_lost.insert(l.dst, now);
+            }
             shared.link_seen.remove(l);
             bump(&self.counters.links_removed);
             tracing::info!(link = %l, "link removed");
@@ -418,22 +426,28 @@ impl Inner {
     /// Host traffic arrived on a settled port with no link: it is a host
     /// port until it goes down.
     ///
-    /// In a cluster, not in the port's first probe interval: a member that
-    /// takes over switches with traffic flowing (their flows deleted, so
-    /// everything comes to it) may see that traffic on a link port before
-    /// the probes of both ends have crossed it, the far end's master being
-    /// another member; every neighbour's master probes within the
-    /// interval.
+    /// In a cluster, not in the port's first probe interval, nor within a
+    /// link timeout of its losing a link: a member that takes over switches
+    /// with traffic flowing (their flows deleted, so everything comes to
+    /// it), or whose neighbour's mastership moves, may see that traffic on
+    /// a link port before the far end's master (another member, or a new
+    /// one) has probed it again; every neighbour's master probes within
+    /// the interval.
     fn mark_host_port(&self, state: &mut SwitchTopology, at: PortRef, net: &Network) {
         if state.host_ports.contains(&at.port) {
             return;
         }
         let now = net.now();
         let mut shared = lock(&self.shared);
+        let settings = self.settings.get();
+        let within = |t: Option<&Instant>, d: Duration| {
+            t.is_some_and(|t| now.saturating_duration_since(*t) < d)
+        };
+        // (A link lost a moment ago is most often a neighbour changing
+        // master: its new master probes again within the link timeout.)
         let young = shared.peers.is_some()
-            && shared.up_since.get(&at).is_some_and(|since| {
-                now.saturating_duration_since(*since) < self.settings.get().probe_interval
-            });
+            && (within(shared.up_since.get(&at), settings.probe_interval)
+                || within(shared.link_lost.get(&at), settings.link_timeout));
         if young
             || shared.merged.is_link_port(at)
             || shared.topo.is_settling(at)
@@ -670,11 +684,29 @@ impl App for TopologyApp {
         {
             return;
         }
-        let gone = shared.topo.remove_switch(sw.dpid);
+        let gone = if shared.peers.is_some() {
+            // In a cluster this is most often mastership moving to another
+            // member: the links leaving the switch for this member's other
+            // switches are still cabled, and its new master probes them
+            // (they age out if nobody does); only its own go.
+            let mine: Vec<Link> = shared
+                .topo
+                .links()
+                .filter(|l| l.dst.dpid == sw.dpid)
+                .collect();
+            for l in &mine {
+                shared.topo.remove_link(*l);
+            }
+            shared.topo.switches.remove(&sw.dpid);
+            mine
+        } else {
+            shared.topo.remove_switch(sw.dpid)
+        };
         inner.removed(&gone, &mut shared);
         shared.topo.host_ports.retain(|p| p.dpid != sw.dpid);
         shared.settling_since.retain(|p, _| p.dpid != sw.dpid);
         shared.up_since.retain(|p, _| p.dpid != sw.dpid);
+        shared.link_lost.retain(|p, _| p.dpid != sw.dpid);
         shared.topo.settling.retain(|p| p.dpid != sw.dpid);
         tracing::info!(dpid = %sw.dpid, "switch left the topology");
         inner.publish(&mut shared);

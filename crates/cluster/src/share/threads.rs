@@ -11,8 +11,10 @@ use baton_runtime::env::{Publish, ViewAccess};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-/// How often the writer looks at the views.
-pub const WRITE_EVERY: Duration = Duration::from_millis(100);
+/// How often the writer looks at the views (two version reads when
+/// nothing changed): the delay before another member learns a new link
+/// or host, on top of etcd's.
+pub const WRITE_EVERY: Duration = Duration::from_millis(20);
 
 /// What the threads count, for the operator.
 #[derive(Debug, Default)]
