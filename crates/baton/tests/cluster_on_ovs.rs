@@ -26,7 +26,7 @@ use baton_netlab::{OfVersion, Proc, Topology};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 use support::SECOND;
-use support::cluster::{Cluster, ETCD, api_port, count_by_master, node, openflow_port};
+use support::cluster::{Cluster, ETCD, api_port, count_by_master, node};
 
 #[test]
 fn three_instances_one_master_per_bridge_through_failures_openflow13() {
@@ -39,11 +39,6 @@ fn three_instances_one_master_per_bridge_through_failures_openflow13() {
         true,
         &[0, 1, 2],
     );
-    for i in 0..3 {
-        c.lab
-            .wait_connections(openflow_port(i), 6, 20 * SECOND)
-            .unwrap();
-    }
     let first = c.wait_masters(0, &[0, 1, 2], 20 * SECOND);
     let masters = first.masters;
     eprintln!(
@@ -253,11 +248,6 @@ fn openflow10_switches_have_no_roles_and_only_the_master_answers() {
         false,
         &[0, 1],
     );
-    for i in 0..2 {
-        c.lab
-            .wait_connections(openflow_port(i), 2, 20 * SECOND)
-            .unwrap();
-    }
     let names: BTreeMap<u64, String> = c
         .topo
         .switches
@@ -315,11 +305,6 @@ fn failover_times() {
         true,
         &[0, 1, 2],
     );
-    for i in 0..3 {
-        c.lab
-            .wait_connections(openflow_port(i), 6, 20 * SECOND)
-            .unwrap();
-    }
     let mut masters = c.wait_masters(0, &[0, 1, 2], 20 * SECOND).masters;
     let (mut kills, mut cuts) = (Vec::new(), Vec::new());
     let (mut kills_ovs, mut cuts_ovs) = (Vec::new(), Vec::new());

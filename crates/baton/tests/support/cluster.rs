@@ -174,7 +174,8 @@ impl Cluster {
 
     /// A laboratory with `members` etcd members, `instances` baton
     /// instances (the last through proxies if `proxied`) and `topo` built
-    /// with bridges of `version` connected to every instance in `connect`.
+    /// with bridges of `version` connected to every instance in `connect`;
+    /// returns once every bridge is connected to each of them.
     pub fn start(
         apps: &str,
         topo: Topology,
@@ -216,6 +217,12 @@ impl Cluster {
             opts = opts.controller(format!("tcp:127.0.0.1:{}", openflow_port(i)));
         }
         c.lab.build(&c.topo, &opts).unwrap();
+        let bridges = c.topo.switches.len();
+        for &i in connect {
+            c.lab
+                .wait_connections(openflow_port(i), bridges, 30 * SECOND)
+                .unwrap();
+        }
         c
     }
 
@@ -270,30 +277,8 @@ impl Cluster {
     /// vSwitch: (instance index, role), as `ovs-vsctl list controller`
     /// reports them.
     pub fn ovs_roles(&self) -> BTreeMap<String, Vec<(usize, String)>> {
-        let bridges = self
-            .lab
-            .vsctl([
-                "-f",
-                "csv",
-                "--no-headings",
-                "--data=bare",
-                "--columns=name,controller",
-                "list",
-                "bridge",
-            ])
-            .unwrap();
-        let controllers = self
-            .lab
-            .vsctl([
-                "-f",
-                "csv",
-                "--no-headings",
-                "--data=bare",
-                "--columns=_uuid,target,role",
-                "list",
-                "controller",
-            ])
-            .unwrap();
+        let bridges = self.vsctl_list("bridge", "name,controller");
+        let controllers = self.vsctl_list("controller", "_uuid,target,role");
         let by_uuid: BTreeMap<&str, (usize, String)> = controllers
             .lines()
             .filter_map(|l| {
@@ -313,6 +298,21 @@ impl Cluster {
                 Some((name.to_string(), roles))
             })
             .collect()
+    }
+
+    /// `ovs-vsctl list TABLE`'s `columns`, one CSV line per row.
+    fn vsctl_list(&self, table: &str, columns: &str) -> String {
+        self.lab
+            .vsctl([
+                "-f",
+                "csv",
+                "--no-headings",
+                "--data=bare",
+                &format!("--columns={columns}"),
+                "list",
+                table,
+            ])
+            .unwrap()
     }
 
     /// Each bridge's master instance per Open vSwitch; panics if a bridge
