@@ -24,15 +24,21 @@
 //! - Operators reserve explicitly through [`BandwidthApp::reserve`] (the
 //!   API's `POST /api/v1/reservations`).
 //!
+//! - In a cluster the ledger is shared by every member ([`shared`]): each
+//!   member admits against it and installs the flows of every
+//!   reservation on the switches it masters.
+//!
 //! It forwards only unicast packets between known hosts; the rest
 //! (broadcasts, unknown destinations, ARP) it leaves to `routing`, which
 //! must come after it in the pipeline and provides the routes.
 
 mod ledger;
+pub mod shared;
 
 pub use ledger::{
     Granted, Origin, Oversubscribed, Request, Reservation, ReservationId, Reservations,
 };
+pub use shared::{LedgerRequest, SharedLedger};
 
 use crate::paths::{Switches, between};
 use crate::priority;
@@ -47,7 +53,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 /// The capacity the configuration gives one link, whatever its ports say.
@@ -201,6 +207,9 @@ pub enum ReserveError {
     NotFound(ReservationId),
     /// A rate of 0, or no time.
     Invalid(&'static str),
+    /// In a cluster: the shared ledger could not be asked (etcd out of
+    /// reach), or did not answer in time.
+    Unavailable(String),
 }
 
 impl fmt::Display for ReserveError {
@@ -216,6 +225,9 @@ impl fmt::Display for ReserveError {
             ),
             ReserveError::NotFound(id) => write!(f, "no reservation {id}"),
             ReserveError::Invalid(why) => f.write_str(why),
+            ReserveError::Unavailable(why) => {
+                write!(f, "the cluster's shared ledger is unavailable: {why}")
+            }
         }
     }
 }
@@ -237,11 +249,18 @@ crate::counters::named_counters! {
         contended,
         /// Transaction attempts run again after a conflict.
         reruns,
+        /// In a cluster: packets dropped while their pair's request was
+        /// with the shared ledger (held longer than [`shared::HOLD_FOR`],
+        /// or more than [`shared::HOLD_PER_PAIR`] of one pair).
+        waiting,
     }
 }
 
 /// How many times a transaction runs before it gives up.
 const ATTEMPTS: u32 = 8;
+
+/// How long the operator's request waits for a cluster's shared ledger.
+const ANSWER_WITHIN: Duration = Duration::from_secs(5);
 
 /// The bits of a cookie that are the application's own (the runtime
 /// tags the top 16).
@@ -256,6 +275,10 @@ struct Inner {
     settings: Settings<BandwidthConfig>,
     net: OnceLock<Network>,
     counters: Counters,
+    /// The cluster's ledger, in a cluster.
+    shared: OnceLock<Arc<dyn SharedLedger>>,
+    /// In a cluster: what this member follows of the shared ledger.
+    following: Mutex<shared::Following>,
 }
 
 impl BandwidthApp {
@@ -267,8 +290,17 @@ impl BandwidthApp {
                 settings: Settings::new(cfg),
                 net: OnceLock::new(),
                 counters: Counters::default(),
+                shared: OnceLock::new(),
+                following: Mutex::default(),
             }),
         })
+    }
+
+    /// Makes this application a member of a cluster whose members share
+    /// `ledger` ([`shared`]); before it starts serving switches, once.
+    /// False if it already shares one.
+    pub fn share(&self, ledger: Arc<dyn SharedLedger>) -> bool {
+        self.inner.shared.set(ledger).is_ok()
     }
 
     /// What it has done so far.
@@ -345,6 +377,13 @@ impl BandwidthApp {
             .checked_add(duration)
             .ok_or(ReserveError::Invalid("the duration is too long"))?;
         let origin = Origin::Operator { expires };
+        if let Some(ledger) = inner.shared() {
+            // Every member puts its flows in when the view shows it.
+            let r =
+                inner.reserve_shared(&**ledger, net, (src, dst), (src_at, dst_at), kbps, origin)?;
+            tracing::info!(id = %r.id, %src, %dst, kbps, "reserved by the operator");
+            return Ok(r);
+        }
         let (granted, routes) = inner
             .reserve(net, (src, dst), (src_at, dst_at), kbps, origin)
             .map_err(|e| match e {
@@ -362,6 +401,27 @@ impl BandwidthApp {
     /// Ends reservation `id` and deletes its flows.
     pub fn release(&self, id: ReservationId) -> Result<Arc<Reservation>, ReserveError> {
         let net = self.inner.net.get().ok_or(ReserveError::NotRunning)?;
+        if let Some(ledger) = self.inner.shared() {
+            let r = self
+                .inner
+                .ledger()
+                .get(id)
+                .cloned()
+                .ok_or(ReserveError::NotFound(id))?;
+            let (answer, rx) = std::sync::mpsc::sync_channel(1);
+            ledger.submit(LedgerRequest::Release {
+                id,
+                src: r.src,
+                dst: r.dst,
+                answer: Some(answer),
+            });
+            return match rx.recv_timeout(ANSWER_WITHIN) {
+                Ok(Ok(true)) => Ok(r),
+                Ok(Ok(false)) => Err(ReserveError::NotFound(id)),
+                Ok(Err(e)) => Err(e),
+                Err(_) => Err(ReserveError::Unavailable("no answer in time".into())),
+            };
+        }
         self.inner
             .release(net, |r| r.id == id, "released by the operator")
             .pop()
@@ -395,24 +455,9 @@ impl Inner {
             let routes = tx
                 .read::<Routes>()
                 .ok_or(ReserveError::NoPath { src, dst })?;
-            let path = routes
-                .path(src_at.dpid, dst_at.dpid)
-                .ok_or(ReserveError::NoPath { src, dst })?;
-            let links = routes.path_links(&path);
-            let mut hops = path;
-            hops.push(dst_at);
+            let request = plan(&routes, (src, dst), (src_at, dst_at), kbps, origin, now)?;
             let ledger = tx.read::<Reservations>().unwrap_or_default();
             let caps = Capacities::new(&cfg, routes.topology());
-            let request = Request {
-                src,
-                dst,
-                kbps,
-                hops,
-                links,
-                src_at,
-                origin,
-                now,
-            };
             let mut granted = ledger
                 .with(request, |l| caps.of(l))
                 .map_err(ReserveError::Oversubscribed)?;
@@ -433,6 +478,75 @@ impl Inner {
             Err(_) => {}
         }
         outcome.map(|c| c.value)
+    }
+
+    /// In a cluster: reserves `kbps` on the shortest path between the
+    /// pair's ports through the shared ledger, refused at once if the
+    /// local view already says a link is full; waits for the answer.
+    fn reserve_shared(
+        &self,
+        ledger: &dyn SharedLedger,
+        net: &Network,
+        pair: (MacAddr, MacAddr),
+        ports: (PortRef, PortRef),
+        kbps: u64,
+        origin: Origin,
+    ) -> Result<Arc<Reservation>, ReserveError> {
+        let snapshot = net.snapshot();
+        let outcome = self
+            .plan_shared(&snapshot, pair, ports, kbps, origin, net.now())
+            .and_then(|(request, capacities)| {
+                let (answer, rx) = std::sync::mpsc::sync_channel(1);
+                ledger.submit(LedgerRequest::Reserve {
+                    request,
+                    capacities,
+                    answer: Some(answer),
+                });
+                rx.recv_timeout(ANSWER_WITHIN)
+                    .unwrap_or_else(|_| Err(ReserveError::Unavailable("no answer in time".into())))
+            });
+        let counter = match &outcome {
+            Ok(_) => &self.counters.reserved,
+            Err(ReserveError::Oversubscribed(_)) => &self.counters.refused,
+            Err(ReserveError::Contended | ReserveError::Unavailable(_)) => &self.counters.contended,
+            Err(_) => return outcome,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        outcome
+    }
+
+    /// In a cluster: the request for `kbps` between the pair's ports on
+    /// the path the routes give now, with its links' capacities; refused
+    /// if the local view of the shared ledger already says a link is
+    /// full (the shared ledger checks again).
+    fn plan_shared(
+        &self,
+        snapshot: &Snapshot,
+        (src, dst): (MacAddr, MacAddr),
+        ports: (PortRef, PortRef),
+        kbps: u64,
+        origin: Origin,
+        now: std::time::Instant,
+    ) -> Result<(Request, BTreeMap<Link, u64>), ReserveError> {
+        let routes = snapshot
+            .get::<Routes>()
+            .ok_or(ReserveError::NoPath { src, dst })?;
+        let request = plan(&routes, (src, dst), ports, kbps, origin, now)?;
+        let cfg = self.settings.get();
+        let caps = Capacities::new(&cfg, routes.topology());
+        let capacities: BTreeMap<Link, u64> = request
+            .links
+            .iter()
+            .map(|l| (l.canonical(), caps.of(*l)))
+            .collect();
+        let ledger = snapshot
+            .get::<Reservations>()
+            .map(|v| v.arc().clone())
+            .unwrap_or_default();
+        ledger
+            .with(request.clone(), |l| caps.of(l))
+            .map_err(ReserveError::Oversubscribed)?;
+        Ok((request, capacities))
     }
 
     /// Puts a new reservation in place: the one it replaced taken out
@@ -467,7 +581,17 @@ impl Inner {
         asked: Option<&baton_runtime::PacketIn<'_>>,
         (idle_timeout, hard_timeout): (u16, u16),
     ) {
-        let flow = FlowSpec {
+        let flow = self.flow(r, (idle_timeout, hard_timeout));
+        out.install(&r.hops, asked, |i| FlowSpec {
+            meter: (i == 0).then_some(r.meter),
+            ..flow
+        });
+    }
+
+    /// The flow of reservation `r` with `timeouts` (idle, hard), before
+    /// its output and meter.
+    fn flow(&self, r: &Reservation, (idle_timeout, hard_timeout): (u16, u16)) -> FlowSpec<'static> {
+        FlowSpec {
             match_: between(r.src, r.dst),
             priority: self.settings.get().priority,
             idle_timeout,
@@ -477,11 +601,7 @@ impl Inner {
             flags: FLOW_SEND_FLOW_REM,
             actions: &[],
             meter: None,
-        };
-        out.install(&r.hops, asked, |i| FlowSpec {
-            meter: (i == 0).then_some(r.meter),
-            ..flow
-        });
+        }
     }
 
     /// Releases the reservations `doomed` picks, in one transaction, and
@@ -492,6 +612,15 @@ impl Inner {
         doomed: impl Fn(&Reservation) -> bool,
         why: &str,
     ) -> Vec<Arc<Reservation>> {
+        if let Some(ledger) = self.shared() {
+            // Every member takes the flows out when the view shows it.
+            let gone = self.ledger().find(&doomed);
+            for r in &gone {
+                tracing::debug!(id = %r.id, src = %r.src, dst = %r.dst, why, "releasing a reservation");
+                self.release_shared(&**ledger, r);
+            }
+            return gone;
+        }
         let outcome = net.atomically(ATTEMPTS, |tx| {
             let ledger = tx.read::<Reservations>().unwrap_or_default();
             let gone = ledger.find(&doomed);
@@ -531,9 +660,13 @@ impl Inner {
         let hosts = snapshot.get::<Hosts>();
         let links: BTreeSet<Link> = topo.bidirectional_links().map(|l| l.canonical()).collect();
         let at = |m: &MacAddr| hosts.as_ref().and_then(|h| h.get(m)).map(|h| h.at);
+        let clustered = self.shared().is_some();
         self.release(
             net,
             |r| {
+                if clustered && !shared::starts_here(&topo, r) {
+                    return false;
+                }
                 r.links.iter().any(|l| !links.contains(l))
                     || r.hops.iter().any(|h| !topo.switches.contains_key(&h.dpid))
                     || at(&r.src) != Some(r.src_at)
@@ -568,13 +701,7 @@ impl Inner {
         if r.src_at != src_at || r.dst_at() != Some(dst_at) || !intact {
             return false;
         }
-        let timeouts = match r.origin {
-            Origin::Flow => (self.settings.get().idle_timeout, 0),
-            Origin::Operator { expires } => {
-                let left = expires.saturating_duration_since(net.now()).as_secs();
-                (0, u16::try_from(left.max(1)).unwrap_or(0))
-            }
-        };
+        let timeouts = self.timeouts(r, net.now());
         let mut out = Switches::new(net, routes.topology(), Some(sw));
         self.install(&mut out, r, Some(pi), timeouts);
         true
@@ -595,13 +722,33 @@ impl Inner {
         if self.reinstall(&net, sw, pi, (src, dst), (src_at, dst_at)) {
             return;
         }
-        match self.reserve(
-            &net,
-            (src, dst),
-            (src_at, dst_at),
-            cfg.flow_kbps,
-            Origin::Flow,
-        ) {
+        let outcome = match self.shared() {
+            Some(ledger) => {
+                let snapshot = net.snapshot();
+                let kbps = cfg.flow_kbps;
+                match self.plan_shared(
+                    &snapshot,
+                    (src, dst),
+                    (src_at, dst_at),
+                    kbps,
+                    Origin::Flow,
+                    net.now(),
+                ) {
+                    Ok((request, capacities)) => {
+                        return self.ask(&**ledger, pi, sw.dpid(), request, capacities);
+                    }
+                    Err(e) => Err(TxError::Aborted(e)),
+                }
+            }
+            None => self.reserve(
+                &net,
+                (src, dst),
+                (src_at, dst_at),
+                cfg.flow_kbps,
+                Origin::Flow,
+            ),
+        };
+        match outcome {
             Ok((granted, routes)) => {
                 let mut out = Switches::new(&net, routes.topology(), Some(sw));
                 self.put_in(&mut out, &granted, Some(pi), timeouts);
@@ -627,6 +774,34 @@ impl Inner {
             }
         }
     }
+}
+
+/// The request for `kbps` from host `src` at `src_at` to host `dst` at
+/// `dst_at` on the shortest path `routes` give.
+fn plan(
+    routes: &Routes,
+    (src, dst): (MacAddr, MacAddr),
+    (src_at, dst_at): (PortRef, PortRef),
+    kbps: u64,
+    origin: Origin,
+    now: std::time::Instant,
+) -> Result<Request, ReserveError> {
+    let path = routes
+        .path(src_at.dpid, dst_at.dpid)
+        .ok_or(ReserveError::NoPath { src, dst })?;
+    let links = routes.path_links(&path);
+    let mut hops = path;
+    hops.push(dst_at);
+    Ok(Request {
+        src,
+        dst,
+        kbps,
+        hops,
+        links,
+        src_at,
+        origin,
+        now,
+    })
 }
 
 /// Takes reservation `r` out of the switches: its meter (and with it, on
@@ -669,6 +844,7 @@ impl App for BandwidthApp {
             .reads::<Topology>()
             .reads::<Hosts>()
             .reads::<Routes>()
+            .reads::<Reservations>()
             .writes::<Reservations>()
     }
 
@@ -677,20 +853,38 @@ impl App for BandwidthApp {
         let inner = self.inner.clone();
         net.every("bandwidth: expiry", Duration::from_secs(1), move |net| {
             let now = net.now();
+            let topo = net.view::<Topology>().map(|t| t.arc().clone());
+            let topo = topo.unwrap_or_default();
+            let clustered = inner.shared().is_some();
             inner.release(
                 net,
-                |r| matches!(r.origin, Origin::Operator { expires } if expires <= now),
+                |r| {
+                    matches!(r.origin, Origin::Operator { expires } if expires <= now)
+                        && (!clustered || shared::starts_here(&topo, r))
+                },
                 "its time is up",
             );
+            inner.forget_held(now);
         });
     }
 
-    fn switch_up(&self, _sw: &mut SwitchCtx<'_>) {}
+    fn switch_up(&self, sw: &mut SwitchCtx<'_>) {
+        if self.inner.shared().is_some() {
+            // Mastership of this switch came here.
+            self.inner.place_on(sw);
+        }
+    }
 
     fn view_changed(&self, net: &Network, snapshot: &Snapshot, changes: &[Change]) {
         let relevant = [ViewId::of::<Topology>(), ViewId::of::<Hosts>()];
         if changes.iter().any(|c| relevant.contains(&c.view)) {
             self.inner.follow_network(net, snapshot);
+        }
+        // Standalone, this application writes the ledger itself and puts
+        // each reservation's flows in as it makes it.
+        let ledger = ViewId::of::<Reservations>();
+        if self.inner.shared().is_some() && changes.iter().any(|c| c.view == ledger) {
+            self.inner.follow_ledger(net, snapshot);
         }
     }
 
@@ -722,8 +916,13 @@ impl App for BandwidthApp {
                 inner.request(sw, pi, (src, dst), (came_in, to));
             } else if routes.topology().is_link_port(came_in) {
                 // In flight when its path's flows went: sent on, no flows
-                // (only the source's switch asks for a path).
+                // (only the source's switch asks for a path). In a
+                // cluster, a switch this member took over meanwhile gets
+                // the flows of the pair's reservation through it.
                 pi.stop();
+                if inner.shared().is_some() {
+                    inner.place_through(net, sw, (src, dst));
+                }
                 let out = match routes.path(sw.dpid(), to.dpid) {
                     Some(path) => path.first().map_or(to.port, |h| h.port),
                     None => return sw.drop_packet(pi),

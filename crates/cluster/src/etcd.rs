@@ -89,6 +89,32 @@ impl fmt::Display for EtcdError {
 
 impl std::error::Error for EtcdError {}
 
+/// A condition of [`Etcd::txn`]: `key` was last changed at `revision`
+/// (0: it does not exist).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ModifiedAt<'a> {
+    /// The key.
+    pub key: &'a str,
+    /// Its `mod_revision`.
+    pub revision: Revision,
+}
+
+/// A change made by [`Etcd::txn`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxnOp<'a> {
+    /// Sets `key` to `value`, attached to `lease` if given.
+    Put {
+        /// The key.
+        key: &'a str,
+        /// Its new value.
+        value: &'a [u8],
+        /// The lease it goes with.
+        lease: Option<LeaseId>,
+    },
+    /// Deletes a key.
+    Delete(&'a str),
+}
+
 /// One key as etcd stores it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyValue {
@@ -394,6 +420,42 @@ impl Etcd {
             }),
         )?;
         Ok(r.succeeded)
+    }
+
+    /// Runs `then` if every key of `when` was last changed at the
+    /// revision it names (0: the key does not exist), all in one
+    /// transaction; whether it ran, and the store's revision after (the
+    /// revision of its changes when it ran).
+    pub fn txn(
+        &self,
+        when: &[ModifiedAt<'_>],
+        then: &[TxnOp<'_>],
+    ) -> Result<(bool, Revision), EtcdError> {
+        let compare: Vec<Value> = when
+            .iter()
+            .map(|c| {
+                json!({
+                    "target": "MOD",
+                    "result": "EQUAL",
+                    "key": B64.encode(c.key),
+                    "mod_revision": c.revision.to_string(),
+                })
+            })
+            .collect();
+        let success: Vec<Value> = then
+            .iter()
+            .map(|op| match *op {
+                TxnOp::Put { key, value, lease } => {
+                    json!({ "request_put": put_request(key, value, lease) })
+                }
+                TxnOp::Delete(key) => json!({ "request_delete_range": { "key": B64.encode(key) } }),
+            })
+            .collect();
+        let r: TxnResponse = self.call(
+            "/v3/kv/txn",
+            json!({ "compare": compare, "success": success }),
+        )?;
+        Ok((r.succeeded, r.header.revision))
     }
 
     /// Deletes `key` (nothing if it is absent); the revision after.

@@ -19,15 +19,25 @@
 //!   the watch, and the roles it gives the runtime.
 //! - [`share`]: the network views shared through etcd: each member's
 //!   facts written under its lease, the others' read into the `Peers` view.
+//! - [`ledger`]: the bandwidth ledger the members share, admissions as
+//!   etcd transactions.
 //! - [`status`]: what the operator sees of the cluster.
 
 /// Where the cluster's keys live in etcd.
 pub const PREFIX: &str = "/baton/";
 
+/// Locks a mutex, ignoring poisoning: a panic on one cluster thread must
+/// not stop the others, and the state behind these locks stays
+/// consistent between statements.
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 pub mod assign;
 pub mod elect;
 pub mod etcd;
 pub mod lease;
+pub mod ledger;
 pub mod local_etcd;
 pub mod member;
 pub mod share;

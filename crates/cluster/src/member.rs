@@ -3,7 +3,7 @@
 //! current, and the roles it gives the runtime
 //! ([`Control::set_mastership`]).
 //!
-//! Five threads, none on the controller's workers:
+//! These threads, none on the controller's workers:
 //! - `baton-cluster-lease` has the lease granted and keeps it alive
 //!   ([`LeaseClock`]);
 //! - `baton-cluster` registers the datapaths this instance has sessions
@@ -18,17 +18,23 @@
 //! - `baton-cluster-health` asks each etcd endpoint for its status once a
 //!   second (the operator's health and latency figures);
 //! - `baton-cluster-facts-out` and `baton-cluster-facts-in` share the
-//!   network views ([`crate::share`]).
+//!   network views ([`crate::share`]);
+//! - with `bandwidth` in the pipeline, `baton-cluster-ledger` and
+//!   `baton-cluster-ledger-in` keep the shared bandwidth ledger
+//!   ([`crate::ledger`]), which the application is given before any
+//!   switch is.
 //!
 //! etcd may be unreachable when the member starts or at any time after:
 //! it keeps trying, logs the outage once, and rejoins when etcd answers.
 
-use crate::PREFIX;
 use crate::elect::{Action, Dpid, Elector, Key, Observed, Role};
 use crate::etcd::{Etcd, EtcdError, LeaseId, WatchEvent};
 use crate::lease::LeaseClock;
+use crate::ledger::{self, LedgerStats};
 use crate::share::{self, ShareStats};
 use crate::status::{self, ClusterSource, ClusterStatus};
+use crate::{PREFIX, lock};
+use baton_apps::bandwidth::BandwidthApp;
 use baton_apps::views::Peers;
 use baton_openflow::DatapathId;
 use baton_runtime::Mastership;
@@ -37,7 +43,7 @@ use baton_runtime::env::{Publish, ViewAccess};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -112,10 +118,8 @@ struct Shared {
     refused: Mutex<BTreeSet<Dpid>>,
     endpoints: Mutex<Vec<status::Endpoint>>,
     facts: Arc<ShareStats>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
+    /// The shared bandwidth ledger's counters, when `bandwidth` runs.
+    ledger: Option<Arc<LedgerStats>>,
 }
 
 impl Member {
@@ -135,6 +139,7 @@ impl Member {
                 error: Some("not asked yet".into()),
             })
             .collect();
+        let bandwidth = control.app_of::<BandwidthApp>();
         let shared = Arc::new(Shared {
             options,
             record,
@@ -153,6 +158,7 @@ impl Member {
             refused: Mutex::new(BTreeSet::new()),
             endpoints: Mutex::new(endpoints),
             facts: Arc::new(ShareStats::default()),
+            ledger: bandwidth.as_ref().map(|_| Arc::new(LedgerStats::default())),
         });
         // Before any switch is given to the applications: they know they
         // are in a cluster by this view's presence.
@@ -161,6 +167,19 @@ impl Member {
             .publisher("cluster", ViewAccess::none().writes::<Peers>());
         if let Err(e) = publisher.publish(Publish::new().view(Peers::default())) {
             tracing::error!(error = %e, "cannot publish the peers' facts");
+        }
+        // Before any switch is given to the applications too: bandwidth
+        // admits against the shared ledger from its first flow request.
+        let mut ledger_threads = Vec::new();
+        if let (Some(app), Some(stats)) = (bandwidth, shared.ledger.clone()) {
+            let (ledger, started) =
+                ledger::start(share_context(&shared), share_context(&shared), stats);
+            if !app.share(Arc::new(ledger)) {
+                tracing::error!(
+                    "bandwidth already shares a ledger: its reservations stay as they are"
+                );
+            }
+            ledger_threads = started;
         }
         let spawn = |name: &str, f: fn(&Shared)| {
             let s = shared.clone();
@@ -186,6 +205,7 @@ impl Member {
         let mut threads = threads;
         threads.push(spawn_sharing("baton-cluster-facts-out", share::write_loop));
         threads.push(spawn_sharing("baton-cluster-facts-in", share::read_loop));
+        threads.extend(ledger_threads);
         tracing::info!(
             node = %shared.options.node,
             etcd = %shared.options.endpoints.join(","),
@@ -285,6 +305,14 @@ impl ClusterSource for Shared {
                 deleted: self.facts.deletes.load(Ordering::Relaxed),
                 peers: self.facts.peer_facts.load(Ordering::Relaxed),
             },
+            ledger: self.ledger.as_ref().map(|l| status::Ledger {
+                granted: l.granted.load(Ordering::Relaxed),
+                refused: l.refused.load(Ordering::Relaxed),
+                conflicts: l.conflicts.load(Ordering::Relaxed),
+                released: l.released.load(Ordering::Relaxed),
+                failed: l.failed.load(Ordering::Relaxed),
+                held: l.held.load(Ordering::Relaxed),
+            }),
         }
     }
 }

@@ -21,8 +21,8 @@
 //! every member signs discovery probes with: the first member creates it.
 //!
 //! What stays each member's own: everything per switch (learning tables,
-//! counters), routing's record of its flows, and bandwidth reservations
-//! (not shared: `bandwidth` is refused in a cluster).
+//! counters) and routing's record of its flows. Bandwidth reservations
+//! are shared by [`crate::ledger`].
 
 use crate::etcd::{Etcd, EtcdError, LeaseId};
 use baton_apps::views::{Host, Hosts, PeerFacts, Peers, PortRef, Topology};
@@ -77,7 +77,7 @@ fn json<T: Serialize>(v: &T) -> Vec<u8> {
     serde_json::to_vec(v).expect("facts serialise")
 }
 
-fn parse_mac(s: &str) -> Option<MacAddr> {
+pub(crate) fn parse_mac(s: &str) -> Option<MacAddr> {
     let mut b = [0u8; 6];
     let mut parts = s.split(':');
     for byte in &mut b {
@@ -434,7 +434,7 @@ pub fn format_probe_key(key: &[u8; 32]) -> String {
 }
 
 mod threads;
-pub use threads::{Context, ShareStats, WRITE_EVERY, read_loop, write_loop};
+pub use threads::{Context, Seen, ShareStats, WRITE_EVERY, follow, read_loop, write_loop};
 
 #[cfg(test)]
 mod tests;

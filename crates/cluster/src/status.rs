@@ -25,6 +25,26 @@ pub struct ClusterStatus {
     /// The shared views: this instance's facts written, the others' held.
     #[serde(default)]
     pub facts: Facts,
+    /// The shared bandwidth ledger, when `bandwidth` runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ledger: Option<Ledger>,
+}
+
+/// The shared bandwidth ledger, as one instance sees it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Ledger {
+    /// Reservations this instance granted.
+    pub granted: u64,
+    /// Requests it refused: a link of the path was full.
+    pub refused: u64,
+    /// Its transactions that lost a race and were decided again.
+    pub conflicts: u64,
+    /// Reservations it released.
+    pub released: u64,
+    /// Requests it could not decide (etcd out of reach, no lease).
+    pub failed: u64,
+    /// Reservations in the ledger now, every instance's.
+    pub held: u64,
 }
 
 /// The shared views, as one instance sees them.

@@ -657,6 +657,12 @@ fn cluster(c: &Cluster) -> String {
         "shared views: {} facts written to etcd, {} deleted; {} of the other members' held\n",
         c.facts.written, c.facts.deleted, c.facts.peers
     ));
+    if let Some(l) = &c.ledger {
+        out.push_str(&format!(
+            "shared bandwidth ledger: {} reservations; this instance granted {}, refused {}, released {}, {} conflicts, {} undecided\n",
+            l.reservations, l.granted, l.refused, l.released, l.conflicts, l.failed
+        ));
+    }
     let rows = c
         .members
         .iter()

@@ -251,6 +251,43 @@ pub fn cluster(m: &mut Exposition, s: &ClusterStatus) {
         "Facts of the other members' (switches, links, hosts) this instance holds",
     )
     .value(s.facts.peers);
+    if let Some(l) = &s.ledger {
+        let counters = [
+            (
+                "baton_cluster_ledger_granted_total",
+                "Bandwidth reservations this instance granted in the shared ledger",
+                l.granted,
+            ),
+            (
+                "baton_cluster_ledger_refused_total",
+                "Bandwidth requests this instance refused: a link of the path was full",
+                l.refused,
+            ),
+            (
+                "baton_cluster_ledger_conflicts_total",
+                "Shared-ledger transactions of this instance that lost a race and were decided again",
+                l.conflicts,
+            ),
+            (
+                "baton_cluster_ledger_released_total",
+                "Bandwidth reservations this instance released from the shared ledger",
+                l.released,
+            ),
+            (
+                "baton_cluster_ledger_failed_total",
+                "Bandwidth requests this instance could not decide (etcd out of reach, no lease)",
+                l.failed,
+            ),
+        ];
+        for (name, help, value) in counters {
+            m.counter(name, help).value(value);
+        }
+        m.gauge(
+            "baton_cluster_ledger_reservations",
+            "Bandwidth reservations in the shared ledger, every instance's",
+        )
+        .value(l.held);
+    }
     m.gauge("baton_cluster_members", "Cluster members with a live lease")
         .value(s.members.len());
     m.gauge(
@@ -544,6 +581,14 @@ mod tests {
                 deleted: 3,
                 peers: 7,
             },
+            ledger: Some(baton_cluster::status::Ledger {
+                granted: 5,
+                refused: 1,
+                conflicts: 2,
+                released: 3,
+                failed: 0,
+                held: 4,
+            }),
         };
         let mut m = Exposition::default();
         cluster(&mut m, &s);
@@ -556,6 +601,12 @@ mod tests {
                 "baton_cluster_facts_written_total 12",
                 "baton_cluster_facts_deleted_total 3",
                 "baton_cluster_peer_facts 7",
+                "baton_cluster_ledger_granted_total 5",
+                "baton_cluster_ledger_refused_total 1",
+                "baton_cluster_ledger_conflicts_total 2",
+                "baton_cluster_ledger_released_total 3",
+                "baton_cluster_ledger_failed_total 0",
+                "baton_cluster_ledger_reservations 4",
                 "baton_cluster_members 2",
                 "baton_cluster_masters{node=\"a\"} 2",
                 "baton_cluster_masters{node=\"b\"} 1",
@@ -567,7 +618,7 @@ mod tests {
         );
         assert!(text.contains("# TYPE baton_cluster_role_changes_total counter\n"));
         assert!(text.contains("# TYPE baton_cluster_etcd_latency_seconds gauge\n"));
-        assert_eq!(text.matches("# HELP ").count(), 9);
+        assert_eq!(text.matches("# HELP ").count(), 15);
     }
 
     #[test]

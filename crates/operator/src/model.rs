@@ -14,7 +14,9 @@ pub mod live;
 mod reservations;
 mod scheduler;
 
-pub use cluster::{Cluster, ClusterMember, DatapathMaster, EtcdEndpoint, SharedFacts};
+pub use cluster::{
+    Cluster, ClusterMember, DatapathMaster, EtcdEndpoint, SharedFacts, SharedLedger,
+};
 pub use reservations::{LinkLoad, NewReservation, Reservation, ReservationList, ReservationOrigin};
 pub use scheduler::{BDU_US, Fairness, Scheduler, SchedulerPatch, Worker, bdu_from_us};
 

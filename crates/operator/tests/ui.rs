@@ -233,6 +233,7 @@ fn a_clustered_feed_carries_each_datapaths_master() {
         etcd: Vec::new(),
         role_changes: 1,
         facts: Default::default(),
+        ledger: None,
     };
     let api = ApiServer::start(
         runtime.control(),

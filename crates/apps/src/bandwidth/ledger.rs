@@ -269,6 +269,27 @@ impl Reservations {
         })
     }
 
+    /// The next version with reservation `r` as it was granted elsewhere
+    /// (a cluster's shared ledger: its number and meter already given),
+    /// replacing the pair's, and no capacity checked: the ledger that
+    /// granted it did.
+    pub fn inserted(&self, r: Arc<Reservation>) -> Reservations {
+        let mut next = match self.by_pair.get(&(r.src, r.dst)) {
+            Some(&old) => self.without(old).map_or_else(|| self.clone(), |(n, _)| n),
+            None => self.clone(),
+        };
+        for &link in &r.links {
+            *next.reserved.entry(link.canonical()).or_default() += r.kbps;
+        }
+        let dpid = r.src_at.dpid;
+        next.meters.entry(dpid).or_default().insert(r.meter);
+        next.next_meter.insert(dpid, r.meter % MAX_METER + 1);
+        next.last_id = next.last_id.max(r.id.0);
+        next.by_pair.insert((r.src, r.dst), r.id);
+        next.by_id.insert(r.id, r);
+        next
+    }
+
     /// A meter number no reservation from switch `dpid` uses: the one
     /// after the last given, wrapping at [`MAX_METER`] past those in use
     /// (when every one is, the next is shared, and its rate is the later

@@ -251,21 +251,27 @@ impl Cluster {
     /// POSTs `body` (JSON) to instance `i`'s API: the status and the
     /// answer.
     pub fn post(&self, i: usize, path: &str, body: &str) -> (u16, Value) {
-        let cmd = Cmd::new("curl").args([
+        self.call(i, "POST", path, Some(body))
+    }
+
+    /// Calls instance `i`'s API with `method` and `body` (JSON): the
+    /// status and the answer.
+    pub fn call(&self, i: usize, method: &str, path: &str, body: Option<&str>) -> (u16, Value) {
+        let mut args = vec![
             "-sS".to_string(),
             "--max-time".into(),
-            "5".into(),
+            "8".into(),
             "-X".into(),
-            "POST".into(),
-            "-H".into(),
-            "content-type: application/json".into(),
-            "-d".into(),
-            body.to_string(),
+            method.into(),
             "-w".into(),
             "\n%{http_code}".into(),
-            format!("http://127.0.0.1:{}{path}", api_port(i)),
-        ]);
-        let out = self.lab.exec(cmd).unwrap().stdout;
+        ];
+        if let Some(body) = body {
+            args.extend(["-H".into(), "content-type: application/json".into()]);
+            args.extend(["-d".into(), body.to_string()]);
+        }
+        args.push(format!("http://127.0.0.1:{}{path}", api_port(i)));
+        let out = self.lab.exec(Cmd::new("curl").args(args)).unwrap().stdout;
         let (json, code) = out.trim_end().rsplit_once('\n').unwrap_or(("", &out));
         (
             code.trim().parse().unwrap_or(0),

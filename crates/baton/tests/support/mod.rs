@@ -6,6 +6,7 @@
 #![allow(dead_code)]
 
 pub mod cluster;
+pub mod views;
 
 use baton_netlab::{Cmd, Lab, OfVersion, Proc, SwitchOptions, Topology};
 use serde_json::Value;

@@ -4,7 +4,7 @@
 
 use super::{FACTS, FactWriter, PROBE_KEY, PeerState, format_probe_key, own_facts};
 use crate::PREFIX;
-use crate::etcd::{Etcd, LeaseId, WatchEvent};
+use crate::etcd::{Etcd, KeyValue, LeaseId, Revision, WatchBatch, WatchEvent};
 use baton_apps::views::{Hosts, Peers, Topology};
 use baton_runtime::control::Control;
 use baton_runtime::env::{Publish, ViewAccess};
@@ -135,42 +135,63 @@ pub fn read_loop(c: &Context) {
         }
         std::thread::sleep(Duration::from_millis(200));
     }
+    follow(c, &prefix, |seen| match seen {
+        Seen::All(_, kvs) => {
+            state.clear();
+            for kv in kvs {
+                if let Some(k) = strip(&kv.key) {
+                    state.apply(&k, Some(&kv.value));
+                }
+            }
+            publish(&state);
+        }
+        Seen::Batch(batch) => {
+            let mut changed = false;
+            for event in &batch.events {
+                let (kv, value) = match event {
+                    WatchEvent::Put(kv) => (kv, Some(kv.value.as_slice())),
+                    WatchEvent::Delete(kv) => (kv, None),
+                };
+                if let Some(k) = strip(&kv.key) {
+                    changed |= state.apply(&k, value);
+                }
+            }
+            if changed {
+                publish(&state);
+            }
+        }
+    });
+}
+
+/// What [`follow`] hands on.
+pub enum Seen<'a> {
+    /// Every key under the prefix, read at this revision.
+    All(Revision, &'a [KeyValue]),
+    /// The watch's next batch.
+    Batch(&'a WatchBatch),
+}
+
+/// Keeps up with every key under `prefix` while the member runs: `on`
+/// gets them all with their revision, then each watch batch from the next
+/// revision on; when the watch breaks (etcd lost, history compacted),
+/// they are read again.
+pub fn follow(c: &Context, prefix: &str, mut on: impl FnMut(Seen<'_>)) {
     while (c.running)() {
-        let Ok((revision, kvs)) = c.etcd.get_prefix(&prefix) else {
+        let Ok((revision, kvs)) = c.etcd.get_prefix(prefix) else {
             std::thread::sleep(Duration::from_millis(200));
             continue;
         };
-        state.clear();
-        for kv in &kvs {
-            if let Some(k) = strip(&kv.key) {
-                state.apply(&k, Some(&kv.value));
-            }
-        }
-        publish(&state);
-        let Ok(mut watch) = c.etcd.watch_prefix(&prefix, revision + 1) else {
+        on(Seen::All(revision, &kvs));
+        let Ok(mut watch) = c.etcd.watch_prefix(prefix, revision + 1) else {
             std::thread::sleep(Duration::from_millis(200));
             continue;
         };
         while (c.running)() {
             match watch.next(Duration::from_millis(500)) {
                 Ok(None) => {}
-                Ok(Some(batch)) => {
-                    let mut changed = false;
-                    for event in &batch.events {
-                        let (kv, value) = match event {
-                            WatchEvent::Put(kv) => (kv, Some(kv.value.as_slice())),
-                            WatchEvent::Delete(kv) => (kv, None),
-                        };
-                        if let Some(k) = strip(&kv.key) {
-                            changed |= state.apply(&k, value);
-                        }
-                    }
-                    if changed {
-                        publish(&state);
-                    }
-                }
+                Ok(Some(b)) => on(Seen::Batch(&b)),
                 Err(e) => {
-                    tracing::debug!(error = %e, "the facts' watch broke: reading again");
+                    tracing::debug!(%prefix, error = %e, "a watch broke: reading again");
                     break;
                 }
             }

@@ -182,7 +182,9 @@ fn refused(e: ReserveError) -> ApiError {
         ReserveError::UnknownHost(_) | ReserveError::NotFound(_) => StatusCode::NOT_FOUND,
         ReserveError::Oversubscribed(_) | ReserveError::NoPath { .. } => StatusCode::CONFLICT,
         ReserveError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
-        ReserveError::NotRunning | ReserveError::Contended => StatusCode::SERVICE_UNAVAILABLE,
+        ReserveError::NotRunning | ReserveError::Contended | ReserveError::Unavailable(_) => {
+            StatusCode::SERVICE_UNAVAILABLE
+        }
     };
     ApiError::new(status, e.to_string())
 }
@@ -230,6 +232,10 @@ mod tests {
             ),
             (ReserveError::NotRunning, StatusCode::SERVICE_UNAVAILABLE),
             (ReserveError::Contended, StatusCode::SERVICE_UNAVAILABLE),
+            (
+                ReserveError::Unavailable("etcd".into()),
+                StatusCode::SERVICE_UNAVAILABLE,
+            ),
         ] {
             let message = e.to_string();
             assert_eq!(refused(e), ApiError::new(status, message));

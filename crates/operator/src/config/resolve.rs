@@ -283,15 +283,6 @@ impl Sourced {
         let dags = self.dags(&apps)?;
         let tls = self.tls()?;
         let cluster = self.cluster()?;
-        if cluster.is_some() && apps.iter().any(|a| a.name() == "bandwidth") {
-            return Err(self.error_due(
-                "apps",
-                "cluster.etcd",
-                "bandwidth's reservations are not shared across a cluster: each member would admit \
-                 paths against its own ledger and install only its own hops; run bandwidth on a \
-                 standalone controller",
-            ));
-        }
         let runtime = Config {
             clustered: cluster.is_some(),
             ..runtime

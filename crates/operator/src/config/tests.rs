@@ -389,10 +389,6 @@ fn a_bad_cluster_section_names_its_key() {
             "[cluster]\netcd = [\"http://e:2379\"]\nnode = \"a\"\nttl_ms = 1500\n",
             "key `cluster.ttl_ms`: 1500: whole seconds, at least 2000",
         ),
-        (
-            "apps = [\"topology\", \"devices\", \"bandwidth\", \"routing\"]\n[cluster]\netcd = [\"http://e:2379\"]\nnode = \"a\"\n",
-            "key `apps`: bandwidth's reservations are not shared across a cluster",
-        ),
     ] {
         let e = error(text);
         assert!(e.contains(want), "{text:?}: {e}");

@@ -29,6 +29,27 @@ pub struct Cluster {
     /// The shared views: this instance's facts written to etcd, the
     /// other members' held.
     pub facts: SharedFacts,
+    /// The bandwidth ledger the members share, when `bandwidth` runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ledger: Option<SharedLedger>,
+}
+
+/// The bandwidth ledger the members share, as one instance sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct SharedLedger {
+    /// Reservations this instance granted (etcd transactions that ran).
+    pub granted: u64,
+    /// Requests it refused: a link of the path was full.
+    pub refused: u64,
+    /// Its transactions that lost a race with another's and were decided
+    /// again.
+    pub conflicts: u64,
+    /// Reservations it released.
+    pub released: u64,
+    /// Requests it could not decide (etcd out of reach, no lease).
+    pub failed: u64,
+    /// Reservations in the ledger now, every instance's.
+    pub reservations: u64,
 }
 
 /// The facts of the shared views (topology, hosts) as one instance sees
@@ -58,6 +79,14 @@ impl Cluster {
                 deleted: s.facts.deleted,
                 peers: s.facts.peers,
             },
+            ledger: s.ledger.as_ref().map(|l| SharedLedger {
+                granted: l.granted,
+                refused: l.refused,
+                conflicts: l.conflicts,
+                released: l.released,
+                failed: l.failed,
+                reservations: l.held,
+            }),
         }
     }
 }
@@ -189,6 +218,7 @@ mod tests {
             }],
             role_changes: 2,
             facts: Default::default(),
+            ledger: None,
         };
         let c = Cluster::new(&s);
         assert_eq!(c.node, "a");

@@ -74,6 +74,7 @@ fn status() -> ClusterStatus {
         ],
         role_changes: 5,
         facts: Default::default(),
+        ledger: None,
     }
 }
 
@@ -243,9 +244,21 @@ fn the_openapi_document_describes_the_cluster() {
                 "etcd",
                 "role_changes",
                 "facts",
+                "ledger",
             ][..],
         ),
         ("SharedFacts", &["written", "deleted", "peers"]),
+        (
+            "SharedLedger",
+            &[
+                "granted",
+                "refused",
+                "conflicts",
+                "released",
+                "failed",
+                "reservations",
+            ],
+        ),
         ("ClusterMember", &["node", "openflow", "api", "masters"]),
         (
             "DatapathMaster",
