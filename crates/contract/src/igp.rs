@@ -10,7 +10,7 @@
 //! thesis's evaluation): ties go to the lower-numbered first hop, so every
 //! run routes alike.
 
-use crate::topo::{LinkId, NodeId};
+use crate::topo::{LinkId, NodeId, Topology};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::Arc;
@@ -162,6 +162,40 @@ impl Router {
         }
         changed
     }
+}
+
+/// A converged network: every router's advertisement of its links `up`
+/// at `weights` (sequence 1), installed in every router, SPF run.
+pub fn converged(topo: &Topology, weights: &[u32], up: &[bool]) -> Vec<Router> {
+    let n = topo.nodes.len();
+    let adj = topo.adjacency();
+    let lsas: Vec<Arc<Lsa>> = (0..n)
+        .map(|r| {
+            Arc::new(Lsa {
+                origin: r,
+                seq: 1,
+                links: adj[r]
+                    .iter()
+                    .filter(|&&(_, l)| up[l])
+                    .map(|&(neighbour, link)| Adjacency {
+                        neighbour,
+                        link,
+                        weight: weights[link],
+                    })
+                    .collect(),
+            })
+        })
+        .collect();
+    (0..n)
+        .map(|r| {
+            let mut router = Router::new(r, n);
+            for l in &lsas {
+                router.install(l.clone());
+            }
+            router.spf();
+            router
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -12,12 +12,26 @@
 //! - [`igp`]: each router's link-state database and SPF;
 //! - [`traffic`]: best-effort flows with Pareto rates, malicious flows,
 //!   and the fluid data plane with its two priority classes;
+//! - [`coord`]: CONTRACT's router side: fingerprints, approvals, the
+//!   local adjustment of filters;
+//! - [`optimize`]: the controller's link-weight search (the thesis's
+//!   simplex downhill, and a local search) for its traffic matrix;
 //! - [`sim`]: the events (failures, LSA flooding, SPF after a hold-down),
 //!   the runs, and what they measure (the thesis's Loss-Num and SLA-V).
 //!
-//! So far the routers run the IGP alone: the thesis's "No Coordination".
+//! A run is either the IGP alone (the thesis's "No Coordination") or
+//! CONTRACT: routers stamp their changed entries with the database's
+//! fingerprint and put their traffic in the low class, send the
+//! controller approval requests, and move their filters with their
+//! traffic; the controller approves a state once every router it can
+//! reach reports it, floods the approval and pushes filters for it, and
+//! optimises the link weights for the links it sees whenever they change.
+//! The controller is plain code in the simulator so far; moving it onto
+//! baton's DAG runtime (thesis Fig. 5.5) is the next step.
 
+pub mod coord;
 pub mod igp;
+pub mod optimize;
 pub mod sim;
 pub mod topo;
 pub mod traffic;

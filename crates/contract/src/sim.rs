@@ -9,14 +9,16 @@
 //! generator makes the traffic ([`Setup`]), and events at the same time
 //! run in the order they were scheduled.
 
-use crate::igp::{Adjacency, Lsa, Router};
+use crate::coord::{Entries, Fingerprint, adjust_filter, path_in_view};
+use crate::igp::{Adjacency, Lsa, Router, converged};
+use crate::optimize::{Demand, Objective, local_search, simplex};
 use crate::topo::{Dir, LinkId, Micros, NodeId, Topology};
 use crate::traffic::{Class, End, Flow, FlowId, FlowInterval, Path, Plane, best_effort};
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
 use serde::Serialize;
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, BinaryHeap};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 use std::sync::Arc;
 
 /// The experiment's settings (the thesis's defaults, §5.4.3).
@@ -36,7 +38,9 @@ pub struct Params {
     /// A malicious flow's rate, as a fraction of a link's capacity (2).
     pub malicious_rate: f64,
     /// The hop of a malicious flow's path whose link holds the filter
-    /// that blocks it, from 1 at its source (2).
+    /// that blocks it, from 1 at its source (1: the network is balanced
+    /// and no attack leaks at the start, §5.4.1); the router the link
+    /// leaves holds it (an outbound filter).
     pub filter_hop: usize,
     /// The IGP's hold-down: how long after its database changed a router
     /// runs SPF (1 s).
@@ -52,6 +56,23 @@ pub struct Params {
     /// The SLA thresholds, as multiples of a flow's smallest
     /// propagation delay.
     pub sla_factors: Vec<f64>,
+    /// What the controller takes to evaluate a consistent state (40 ms,
+    /// the thesis's figure for 161 routers).
+    pub evaluation_us: Micros,
+    /// The noise in the controller's traffic matrix: the standard
+    /// deviation of a Gaussian added to each flow's rate, as a fraction
+    /// of the mean rate (5%).
+    pub noise: f64,
+    /// The optimisation's time budget after a change of connectivity
+    /// (2 s; 0: no optimisation).
+    pub budget_us: Micros,
+    /// Weight evaluations the controller does per second of budget (its
+    /// speed; deterministic where wall-clock time would not be).
+    pub evaluations_per_s: u64,
+    /// Evaluations for the weights both modes start with.
+    pub initial_evaluations: u64,
+    /// The optimiser.
+    pub optimiser: Optimiser,
     /// The traffic's seed.
     pub seed: u64,
 }
@@ -65,16 +86,58 @@ impl Default for Params {
             flows_per_pair: 0.05,
             malicious: 5,
             malicious_rate: 2.0,
-            filter_hop: 2,
+            filter_hop: 1,
             hold_down_us: 1_000_000,
             lsa_processing_us: 1_000,
             buffer_us: 50_000,
             failure_at_us: 1_000_000,
             after_us: 10_000_000,
             sla_factors: vec![1.5, 2.0, 3.0, 4.0, 5.0],
+            evaluation_us: 40_000,
+            noise: 0.05,
+            budget_us: 2_000_000,
+            evaluations_per_s: 500,
+            initial_evaluations: 4_000,
+            optimiser: Optimiser::Simplex,
             seed: 1,
         }
     }
+}
+
+/// How the controller looks for link weights ([`crate::optimize`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Optimiser {
+    /// The thesis's simplex downhill search.
+    Simplex,
+    /// One weight at a time.
+    LocalSearch,
+}
+
+impl Optimiser {
+    /// The best weights from `start` within `budget` evaluations of `obj`.
+    pub fn run(
+        self,
+        obj: &mut Objective<'_>,
+        start: &[u32],
+        budget: u64,
+        seed: u64,
+    ) -> (Vec<u32>, f64) {
+        let (w, s) = match self {
+            Optimiser::Simplex => simplex(obj, start, budget),
+            Optimiser::LocalSearch => local_search(obj, start, budget, seed),
+        };
+        (w, s.value())
+    }
+}
+
+/// Who controls the network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Mode {
+    /// The routers' IGP alone.
+    NoCoordination,
+    /// CONTRACT: the routers coordinate with a controller at the router
+    /// with the most links.
+    Contract,
 }
 
 /// What fails.
@@ -99,6 +162,9 @@ pub struct Setup {
     pub flows: Vec<Flow>,
     /// The filters: a directed link and the flow it blocks.
     pub filters: BTreeSet<(Dir, FlowId)>,
+    /// The best-effort traffic as the controller believes it (with
+    /// [`Params::noise`]).
+    pub estimates: Vec<Demand>,
 }
 
 impl Setup {
@@ -106,12 +172,64 @@ impl Setup {
     /// `params.seed`, malicious flows between random routers whose path
     /// has more than `filter_hop` hops, each blocked at that hop.
     pub fn new(topo: &Topology, params: &Params, weights: Vec<u32>) -> Setup {
+        let (rng, flows) = Setup::draw(topo, params);
+        Setup::finish(topo, params, rng, flows, weights)
+    }
+
+    /// The start the controller makes for `topo`: [`Setup::new`] with the
+    /// weights the optimiser finds from 1 everywhere for the exact
+    /// traffic matrix, in [`Params::initial_evaluations`].
+    pub fn optimised(topo: &Topology, params: &Params) -> Setup {
+        let (rng, flows) = Setup::draw(topo, params);
+        let exact: Vec<Demand> = flows
+            .iter()
+            .map(|f| Demand {
+                src: f.src,
+                dst: f.dst,
+                bps: f.rate_bps,
+            })
+            .collect();
+        let up = vec![true; topo.links.len()];
+        let mut obj = Objective::new(topo, &up, &exact);
+        let ones = vec![1; topo.links.len()];
+        let (weights, _) =
+            params
+                .optimiser
+                .run(&mut obj, &ones, params.initial_evaluations, params.seed);
+        Setup::finish(topo, params, rng, flows, weights)
+    }
+
+    /// The best-effort flows of `params.seed`, and the generator after
+    /// them.
+    fn draw(topo: &Topology, params: &Params) -> (Xoshiro256PlusPlus, Vec<Flow>) {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(params.seed);
         let n = topo.nodes.len();
         let count = (params.flows_per_pair * (n * (n - 1)) as f64).round() as usize;
         let mean = params.load * params.capacity_bps;
-        let mut flows = best_effort(topo, count, mean, params.pareto_k, &mut rng);
-        let routers = converged(topo, &weights);
+        let flows = best_effort(topo, count, mean, params.pareto_k, &mut rng);
+        (rng, flows)
+    }
+
+    fn finish(
+        topo: &Topology,
+        params: &Params,
+        mut rng: Xoshiro256PlusPlus,
+        mut flows: Vec<Flow>,
+        weights: Vec<u32>,
+    ) -> Setup {
+        let mean = params.load * params.capacity_bps;
+        // The noise has a generator of its own: the flows stay the same
+        // whatever the noise.
+        let mut noise = Xoshiro256PlusPlus::seed_from_u64(params.seed ^ 0x006e_6f69_7365);
+        let estimates = flows
+            .iter()
+            .map(|f| Demand {
+                src: f.src,
+                dst: f.dst,
+                bps: (f.rate_bps + gaussian(&mut noise) * params.noise * mean).max(0.0),
+            })
+            .collect();
+        let routers = converged(topo, &weights, &vec![true; topo.links.len()]);
         let mut filters = BTreeSet::new();
         let mut candidates = best_effort(topo, 50 * params.malicious.max(1), 1.0, 2.0, &mut rng);
         candidates.retain(|c| hops(topo, &routers, c.src, c.dst).len() > params.filter_hop);
@@ -129,40 +247,36 @@ impl Setup {
             weights,
             flows,
             filters,
+            estimates,
         }
     }
 }
 
-/// Every router's LSA at sequence 1 with `weights`, installed everywhere,
-/// SPF run: a converged network.
-fn converged(topo: &Topology, weights: &[u32]) -> Vec<Router> {
-    let adj = topo.adjacency();
-    let lsas: Vec<Arc<Lsa>> = (0..topo.nodes.len())
-        .map(|n| {
-            Arc::new(Lsa {
-                origin: n,
-                seq: 1,
-                links: adj[n]
+/// A standard normal draw (Box-Muller).
+fn gaussian(rng: &mut Xoshiro256PlusPlus) -> f64 {
+    use rand::RngExt;
+    let u1 = 1.0 - rng.random::<f64>();
+    let u2 = rng.random::<f64>();
+    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+}
+
+/// The links router `view`'s database has up: advertised by both ends.
+fn links_in_view(topo: &Topology, view: &Router) -> Vec<bool> {
+    let mut up = vec![false; topo.links.len()];
+    for a in 0..topo.nodes.len() {
+        let Some(lsa) = view.lsa(a) else { continue };
+        for adj in &lsa.links {
+            let back = view.lsa(adj.neighbour).is_some_and(|l| {
+                l.links
                     .iter()
-                    .map(|&(neighbour, link)| Adjacency {
-                        neighbour,
-                        link,
-                        weight: weights[link],
-                    })
-                    .collect(),
-            })
-        })
-        .collect();
-    (0..topo.nodes.len())
-        .map(|n| {
-            let mut r = Router::new(n, topo.nodes.len());
-            for l in &lsas {
-                r.install(l.clone());
+                    .any(|b| b.neighbour == a && b.link == adj.link)
+            });
+            if back {
+                up[adj.link] = true;
             }
-            r.spf();
-            r
-        })
-        .collect()
+        }
+    }
+    up
 }
 
 /// The directed links from `src` to `dst` by the routers' tables
@@ -201,6 +315,16 @@ pub struct Outcome {
     pub lsas: u64,
     /// SPF computations.
     pub spf_runs: u64,
+    /// CONTRACT: approval requests the controller received.
+    pub approval_requests: u64,
+    /// CONTRACT: states the controller approved.
+    pub approvals: u64,
+    /// CONTRACT: approval messages delivered, hop by hop.
+    pub approval_messages: u64,
+    /// CONTRACT: filter configurations delivered.
+    pub filter_configs: u64,
+    /// CONTRACT: new weights the controller pushed.
+    pub weight_pushes: u64,
 }
 
 #[derive(Debug)]
@@ -214,6 +338,34 @@ enum Kind {
         lsa: Arc<Lsa>,
     },
     Spf(NodeId),
+    /// An approval request reaches the controller.
+    AprReq {
+        from: NodeId,
+        fp: Fingerprint,
+    },
+    /// The controller has evaluated state `fp`.
+    Evaluated(Fingerprint),
+    /// An approval reaches a router (over `link`, or at the controller's
+    /// own).
+    Approval {
+        to: NodeId,
+        link: Option<LinkId>,
+        fp: Fingerprint,
+    },
+    /// The controller's optimisation `generation` is done, unless a later
+    /// one started.
+    Optimised(u64),
+    /// New link weights from the controller reach a router.
+    Weights {
+        to: NodeId,
+        weights: Arc<Vec<u32>>,
+    },
+    /// The controller's filters for a router reach it.
+    Filters {
+        to: NodeId,
+        filters: Vec<(Dir, FlowId)>,
+        fp: Fingerprint,
+    },
     End,
 }
 
@@ -245,8 +397,17 @@ impl Ord for Event {
 pub struct Sim<'a> {
     topo: &'a Topology,
     params: &'a Params,
+    mode: Mode,
+    /// CONTRACT: each router's entries.
+    entries: Vec<Entries>,
+    /// CONTRACT: the controller's router, and what it knows.
+    controller: Controller,
+    /// The smallest propagation delay between routers (the unicast
+    /// messages' delay).
+    unicast_us: Vec<Vec<Micros>>,
     adj: Vec<Vec<(NodeId, LinkId)>>,
-    weights: Vec<u32>,
+    /// The link weights each router advertises its links with.
+    weights: Vec<Arc<Vec<u32>>>,
     link_up: Vec<bool>,
     node_up: Vec<bool>,
     /// Each router's own sequence number.
@@ -257,7 +418,9 @@ pub struct Sim<'a> {
     scheduled: u64,
     now: Micros,
     flows: Vec<Flow>,
-    filters: BTreeSet<(Dir, FlowId)>,
+    /// Each filter: a directed link, the flow it blocks, and the state
+    /// it was made for.
+    filters: BTreeMap<(Dir, FlowId), Fingerprint>,
     paths: Vec<Path>,
     plane: Plane,
     measured: Vec<FlowInterval>,
@@ -269,27 +432,84 @@ pub struct Sim<'a> {
     dirty: bool,
     lsas: u64,
     spf_runs: u64,
+    approval_messages: u64,
+    filter_configs: u64,
+}
+
+/// CONTRACT's controller (Fig. 5.2), at a router whose database it
+/// shares (it takes part in the IGP as a router).
+#[derive(Debug, Clone)]
+struct Controller {
+    at: NodeId,
+    /// The last fingerprint each router reported.
+    table: Vec<Option<Fingerprint>>,
+    /// The state every router started in, approved.
+    start: Fingerprint,
+    /// The last state approved.
+    approved: Fingerprint,
+    /// The state being evaluated.
+    evaluating: Option<Fingerprint>,
+    /// Per router, the approvals it has flooded on.
+    seen: Vec<BTreeSet<Fingerprint>>,
+    requests: u64,
+    approvals: u64,
+    /// Its weights.
+    weights: Vec<u32>,
+    /// Its traffic matrix.
+    demands: Vec<Demand>,
+    /// The links its database had up when it last optimised for them.
+    view: Vec<bool>,
+    /// The optimisations started.
+    generation: u64,
+    /// Weights pushed.
+    pushes: u64,
 }
 
 impl<'a> Sim<'a> {
-    /// A converged network of `topo` carrying `setup`'s traffic.
-    pub fn new(topo: &'a Topology, params: &'a Params, setup: &Setup) -> Sim<'a> {
+    /// A converged network of `topo` carrying `setup`'s traffic, run in
+    /// `mode`.
+    pub fn new(topo: &'a Topology, params: &'a Params, setup: &Setup, mode: Mode) -> Sim<'a> {
         let n = topo.nodes.len();
+        let routers = converged(topo, &setup.weights, &vec![true; topo.links.len()]);
+        let start = Fingerprint::of(&routers[0]);
+        let adj = topo.adjacency();
+        let at = (0..n)
+            .max_by_key(|&r| (adj[r].len(), Reverse(r)))
+            .unwrap_or(0);
         let mut sim = Sim {
             topo,
             params,
-            adj: topo.adjacency(),
-            weights: setup.weights.clone(),
+            mode,
+            entries: vec![Entries::approved(n, start); n],
+            controller: Controller {
+                at,
+                table: vec![Some(start); n],
+                start,
+                approved: start,
+                evaluating: None,
+                seen: vec![BTreeSet::new(); n],
+                requests: 0,
+                approvals: 0,
+                weights: setup.weights.clone(),
+                demands: setup.estimates.clone(),
+                view: vec![true; topo.links.len()],
+                generation: 0,
+                pushes: 0,
+            },
+            unicast_us: min_propagation(topo),
+            adj,
+            // One vector, shared until the controller changes a router's.
+            weights: std::iter::repeat_n(Arc::new(setup.weights.clone()), n).collect(),
             link_up: vec![true; topo.links.len()],
             node_up: vec![true; n],
             seq: vec![1; n],
-            routers: converged(topo, &setup.weights),
+            routers,
             spf_pending: vec![false; n],
             events: BinaryHeap::new(),
             scheduled: 0,
             now: 0,
             flows: setup.flows.clone(),
-            filters: setup.filters.clone(),
+            filters: setup.filters.iter().map(|&k| (k, start)).collect(),
             paths: Vec::new(),
             plane: Plane::new(topo, params.buffer_us),
             measured: vec![FlowInterval::default(); setup.flows.len()],
@@ -299,6 +519,8 @@ impl<'a> Sim<'a> {
             dirty: true,
             lsas: 0,
             spf_runs: 0,
+            approval_messages: 0,
+            filter_configs: 0,
         };
         sim.reroute();
         sim
@@ -325,14 +547,37 @@ impl<'a> Sim<'a> {
         self.spf_pending[n]
     }
 
+    /// CONTRACT: router `n`'s entries' approval state.
+    pub fn entries(&self, n: NodeId) -> &Entries {
+        &self.entries[n]
+    }
+
+    /// CONTRACT: the largest sum of the approvals router `n` has
+    /// received (the start's if none).
+    pub fn approved_upto(&self, n: NodeId) -> u64 {
+        let start = self.controller.start.seq_sum;
+        let seen = self.controller.seen[n].iter().map(|f| f.seq_sum).max();
+        seen.unwrap_or(start).max(start)
+    }
+
+    /// CONTRACT: the router the controller is at.
+    pub fn controller_at(&self) -> NodeId {
+        self.controller.at
+    }
+
     /// The current simulated time.
     pub fn now(&self) -> Micros {
         self.now
     }
 
-    /// The link weights.
-    pub fn weights(&self) -> &[u32] {
-        &self.weights
+    /// Each link's weight, as its `a` end advertises it.
+    pub fn weights(&self) -> Vec<u32> {
+        self.topo
+            .links
+            .iter()
+            .enumerate()
+            .map(|(id, l)| self.weights[l.a][id])
+            .collect()
     }
 
     /// The data plane now.
@@ -406,6 +651,7 @@ impl<'a> Sim<'a> {
                     if self.routers[to].install(lsa.clone()) {
                         self.flood(to, &lsa, Some(link));
                         self.hold_down(to);
+                        self.controller_heard(to);
                     }
                 }
             }
@@ -413,9 +659,38 @@ impl<'a> Sim<'a> {
                 self.spf_pending[n] = false;
                 if self.node_up[n] {
                     self.spf_runs += 1;
-                    if !self.routers[n].spf().is_empty() {
+                    let changed = self.routers[n].spf();
+                    if !changed.is_empty() {
                         self.dirty = true;
                     }
+                    if self.mode == Mode::Contract {
+                        self.adapt(n, &changed);
+                    }
+                }
+            }
+            Kind::AprReq { from, fp } => self.approval_request(from, fp),
+            Kind::Optimised(g) => self.optimised(g),
+            Kind::Weights { to, weights } => {
+                if self.node_up[to] {
+                    self.weights[to] = weights;
+                    self.originate(to);
+                }
+            }
+            Kind::Evaluated(fp) => self.evaluated(fp),
+            Kind::Approval { to, link, fp } => {
+                let alive = link.is_none_or(|l| self.link_up[l]) && self.node_up[to];
+                if alive && self.controller.seen[to].insert(fp) {
+                    self.approval_messages += 1;
+                    if self.entries[to].approve(fp) > 0 {
+                        self.dirty = true;
+                    }
+                    self.flood_approval(to, fp, link);
+                }
+            }
+            Kind::Filters { to, filters, fp } => {
+                if self.node_up[to] {
+                    self.filter_configs += 1;
+                    self.install_filters(to, filters, fp);
                 }
             }
             Kind::End => {}
@@ -452,7 +727,7 @@ impl<'a> Sim<'a> {
             .map(|&(neighbour, link)| Adjacency {
                 neighbour,
                 link,
-                weight: self.weights[link],
+                weight: self.weights[n][link],
             })
             .collect();
         let lsa = Arc::new(Lsa {
@@ -463,15 +738,67 @@ impl<'a> Sim<'a> {
         self.routers[n].install(lsa.clone());
         self.flood(n, &lsa, None);
         self.hold_down(n);
+        self.controller_heard(n);
+    }
+
+    /// Router `n`'s database changed: if it is the controller's and the
+    /// links it has up changed, the controller optimises the weights for
+    /// them (Fig. 5.2, "on receiving new LSAs"), the budget from now.
+    fn controller_heard(&mut self, n: NodeId) {
+        if self.mode != Mode::Contract || n != self.controller.at || self.params.budget_us == 0 {
+            return;
+        }
+        let view = links_in_view(self.topo, &self.routers[n]);
+        if view != self.controller.view {
+            self.controller.view = view;
+            self.controller.generation += 1;
+            let g = self.controller.generation;
+            self.schedule(self.now + self.params.budget_us, Kind::Optimised(g));
+        }
+    }
+
+    /// The controller's optimisation for the links it sees up: if it
+    /// finds better weights, each router at a link whose weight changes
+    /// gets them.
+    fn optimised(&mut self, generation: u64) {
+        let c = self.controller.at;
+        if generation != self.controller.generation || !self.node_up[c] {
+            return;
+        }
+        let p = self.params;
+        let budget = p.budget_us * p.evaluations_per_s / 1_000_000;
+        let mut obj = Objective::new(self.topo, &self.controller.view, &self.controller.demands);
+        let now = obj.score(&self.controller.weights).value();
+        let (best, value) = p.optimiser.run(
+            &mut obj,
+            &self.controller.weights,
+            budget,
+            p.seed ^ generation,
+        );
+        if value >= now {
+            return;
+        }
+        let mut to: BTreeSet<NodeId> = BTreeSet::new();
+        for (id, l) in self.topo.links.iter().enumerate() {
+            if best[id] != self.controller.weights[id] {
+                to.insert(l.a);
+                to.insert(l.b);
+            }
+        }
+        self.controller.weights = best;
+        self.controller.pushes += 1;
+        let weights = Arc::new(self.controller.weights.clone());
+        for r in to {
+            if let Some(at) = self.unicast(c, r) {
+                let weights = weights.clone();
+                self.schedule(at, Kind::Weights { to: r, weights });
+            }
+        }
     }
 
     /// Sends `lsa` from `from` over its live links but `except`.
     fn flood(&mut self, from: NodeId, lsa: &Arc<Lsa>, except: Option<LinkId>) {
-        let out: Vec<(NodeId, LinkId)> = self.adj[from]
-            .iter()
-            .copied()
-            .filter(|&(m, l)| Some(l) != except && self.link_up[l] && self.node_up[m])
-            .collect();
+        let out = self.live_links(from, except);
         for (to, link) in out {
             let at = self.now + self.topo.links[link].delay_us + self.params.lsa_processing_us;
             self.schedule(
@@ -483,6 +810,15 @@ impl<'a> Sim<'a> {
                 },
             );
         }
+    }
+
+    /// Router `from`'s live links to live routers, but `except`.
+    fn live_links(&self, from: NodeId, except: Option<LinkId>) -> Vec<(NodeId, LinkId)> {
+        self.adj[from]
+            .iter()
+            .copied()
+            .filter(|&(m, l)| Some(l) != except && self.link_up[l] && self.node_up[m])
+            .collect()
     }
 
     /// SPF on router `n` a hold-down from now, unless one is due.
@@ -539,16 +875,178 @@ impl<'a> Sim<'a> {
                 break End::NoRoute;
             };
             let dir = self.topo.links[r.link].dir_from(r.link, at);
-            if self.filters.contains(&(dir, f)) {
+            if self.filters.contains_key(&(dir, f)) {
                 break End::Filtered;
             }
             if !self.link_up[r.link] || !self.node_up[r.next] {
                 break End::LinkDown;
             }
-            hops.push((dir, Class::Approved));
+            let class = if self.entries[at].is_approved(flow.dst) {
+                Class::Approved
+            } else {
+                Class::Unapproved
+            };
+            hops.push((dir, class));
             at = r.next;
         };
         Path { hops, end }
+    }
+
+    /// Whether routers `a` and `b` are connected by live links now.
+    fn connected(&self, a: NodeId, b: NodeId) -> bool {
+        let mut seen = vec![false; self.topo.nodes.len()];
+        let mut stack = vec![a];
+        while let Some(n) = stack.pop() {
+            if n == b {
+                return true;
+            }
+            if !std::mem::replace(&mut seen[n], true) && self.node_up[n] {
+                stack.extend(
+                    self.adj[n]
+                        .iter()
+                        .filter(|&&(_, l)| self.link_up[l])
+                        .map(|&(m, _)| m),
+                );
+            }
+        }
+        false
+    }
+
+    /// A unicast message from `a` to `b`: when it arrives, if they are
+    /// connected now.
+    fn unicast(&self, a: NodeId, b: NodeId) -> Option<Micros> {
+        (self.node_up[b] && self.connected(a, b)).then(|| self.now + self.unicast_us[a][b])
+    }
+
+    /// Fig. 5.1 after router `n`'s SPF: its changed entries unapproved,
+    /// its filters moved with their traffic (Fig. 5.3), and an approval
+    /// request to the controller.
+    fn adapt(&mut self, n: NodeId, changed: &[NodeId]) {
+        let fp = Fingerprint::of(&self.routers[n]);
+        self.entries[n].changed(changed, fp);
+        if self.adjust_filters(n) {
+            self.dirty = true;
+        }
+        if let Some(at) = self.unicast(n, self.controller.at) {
+            self.schedule(at, Kind::AprReq { from: n, fp });
+        }
+    }
+
+    /// Fig. 5.3 for router `n`'s filters: each moved to where its
+    /// traffic now arrives, by `n`'s database; whether one moved.
+    fn adjust_filters(&mut self, n: NodeId) -> bool {
+        let fp = Fingerprint::of(&self.routers[n]);
+        let mine: Vec<(Dir, FlowId)> = self
+            .filters
+            .keys()
+            .filter(|(d, _)| self.topo.tail(*d) == n)
+            .copied()
+            .collect();
+        let mut moved = false;
+        for (on, f) in mine {
+            let flow = self.flows[f];
+            let to = adjust_filter(self.topo, &self.routers[n], on, flow.src, flow.dst);
+            if to != on {
+                self.filters.remove(&(on, f));
+                self.filters.insert((to, f), fp);
+                moved = true;
+            }
+        }
+        moved
+    }
+
+    /// Fig. 5.2, the controller on an approval request: once every router
+    /// it can reach reports its own state, it evaluates that state.
+    fn approval_request(&mut self, from: NodeId, fp: Fingerprint) {
+        let c = self.controller.at;
+        if !self.node_up[c] {
+            return;
+        }
+        self.controller.requests += 1;
+        self.controller.table[from] = Some(fp);
+        let own = Fingerprint::of(&self.routers[c]);
+        let consistent = (0..self.topo.nodes.len())
+            .filter(|&r| self.node_up[r] && self.connected(c, r))
+            .all(|r| self.controller.table[r] == Some(own));
+        if consistent && self.controller.approved != own && self.controller.evaluating != Some(own)
+        {
+            self.controller.evaluating = Some(own);
+            self.schedule(self.now + self.params.evaluation_us, Kind::Evaluated(own));
+        }
+    }
+
+    /// The evaluation of state `fp` is done: if it is still the
+    /// controller's state, it is approved (flooded from the controller's
+    /// router) and each router gets the filters for it.
+    fn evaluated(&mut self, fp: Fingerprint) {
+        let c = self.controller.at;
+        self.controller.evaluating = None;
+        if !self.node_up[c] || Fingerprint::of(&self.routers[c]) != fp {
+            return;
+        }
+        self.controller.approved = fp;
+        self.controller.approvals += 1;
+        self.schedule(
+            self.now,
+            Kind::Approval {
+                to: c,
+                link: None,
+                fp,
+            },
+        );
+        // Filters for the approved state: each attack blocked at its
+        // filter hop on the path the controller's database gives; every
+        // router holding a filter now hears, so it drops the old ones.
+        let mut by_router: BTreeMap<NodeId, Vec<(Dir, FlowId)>> = BTreeMap::new();
+        for (d, _) in self.filters.keys() {
+            by_router.entry(self.topo.tail(*d)).or_default();
+        }
+        for (f, flow) in self.flows.iter().enumerate().filter(|(_, f)| f.malicious) {
+            let path = path_in_view(self.topo, &self.routers[c], flow.src, flow.dst);
+            if let Some(&d) = path.get(self.params.filter_hop - 1).or(path.last()) {
+                by_router.entry(self.topo.tail(d)).or_default().push((d, f));
+            }
+        }
+        for (to, filters) in by_router {
+            if let Some(at) = self.unicast(c, to) {
+                self.schedule(at, Kind::Filters { to, filters, fp });
+            }
+        }
+    }
+
+    /// Floods approval `fp` on from router `from` (reliably, hop by hop).
+    fn flood_approval(&mut self, from: NodeId, fp: Fingerprint, except: Option<LinkId>) {
+        let out = self.live_links(from, except);
+        for (to, link) in out {
+            let at = self.now + self.topo.links[link].delay_us + self.params.lsa_processing_us;
+            self.schedule(
+                at,
+                Kind::Approval {
+                    to,
+                    link: Some(link),
+                    fp,
+                },
+            );
+        }
+    }
+
+    /// Fig. 5.4 at router `to`: its filters made for older states go, the
+    /// controller's are installed, then adjusted to its own database.
+    fn install_filters(&mut self, to: NodeId, filters: Vec<(Dir, FlowId)>, fp: Fingerprint) {
+        let old: Vec<(Dir, FlowId)> = self
+            .filters
+            .iter()
+            .filter(|((d, _), made)| self.topo.tail(*d) == to && made.seq_sum < fp.seq_sum)
+            .map(|(&k, _)| k)
+            .collect();
+        for k in old {
+            self.filters.remove(&k);
+        }
+        for k in filters {
+            self.filters.insert(k, fp);
+        }
+        self.adjust_filters(to);
+        self.dirty = true;
     }
 
     fn outcome(&self) -> Outcome {
@@ -591,6 +1089,11 @@ impl<'a> Sim<'a> {
             malicious_leaked: self.leaked.iter().filter(|l| **l).count(),
             lsas: self.lsas,
             spf_runs: self.spf_runs,
+            approval_requests: self.controller.requests,
+            approvals: self.controller.approvals,
+            approval_messages: self.approval_messages,
+            filter_configs: self.filter_configs,
+            weight_pushes: self.controller.pushes,
         }
     }
 }
@@ -623,13 +1126,13 @@ pub fn min_propagation(topo: &Topology) -> Vec<Vec<Micros>> {
         .collect()
 }
 
-/// One run of No Coordination (the routers' IGP alone) on `topo` with
-/// `failure`, from `setup`.
-pub fn no_coordination(
+/// One run in `mode` on `topo` with `failure`, from `setup`.
+pub fn simulate(
     topo: &Topology,
     params: &Params,
     setup: &Setup,
+    mode: Mode,
     failure: Failure,
 ) -> Outcome {
-    Sim::new(topo, params, setup).run(failure, |_| {})
+    Sim::new(topo, params, setup, mode).run(failure, |_| {})
 }

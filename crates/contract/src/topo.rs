@@ -179,6 +179,12 @@ impl Topology {
         }
     }
 
+    /// The router a directed link leaves.
+    pub fn tail(&self, d: Dir) -> NodeId {
+        let l = &self.links[d.link()];
+        if d.0 % 2 == 0 { l.a } else { l.b }
+    }
+
     /// Each router's links: (neighbour, link).
     pub fn adjacency(&self) -> Vec<Vec<(NodeId, LinkId)>> {
         let mut adj = vec![Vec::new(); self.nodes.len()];

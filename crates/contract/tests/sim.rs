@@ -6,7 +6,7 @@
 //! thesis says an uncoordinated IGP does.
 
 use baton_contract::igp::Router;
-use baton_contract::sim::{Failure, Params, Setup, Sim, no_coordination};
+use baton_contract::sim::{Failure, Mode, Params, Setup, Sim, simulate};
 use baton_contract::topo::{Link, Micros, Topology};
 use baton_contract::traffic::End;
 use petgraph::algo::dijkstra;
@@ -98,13 +98,14 @@ proptest! {
     /// since its last SPF routes along cheapest paths of that database;
     /// at the end, every live router routes along the network's.
     #[test]
-    fn routes_are_shortest_paths_after_every_event(n in 4usize..14, extra in 0usize..12, seed in any::<u64>()) {
+    fn routes_are_shortest_paths_after_every_event(n in 4usize..14, extra in 0usize..12, seed in any::<u64>(), contract in any::<bool>()) {
         let (topo, weights, failure) = random_case(n, extra, seed);
+        let mode = if contract { Mode::Contract } else { Mode::NoCoordination };
         let params = small_params(seed);
         let setup = Setup::new(&topo, &params, weights);
         let mut checked = 0;
         let mut last: Option<Vec<Router>> = None;
-        let sim = Sim::new(&topo, &params, &setup);
+        let sim = Sim::new(&topo, &params, &setup, mode);
         sim.run(failure, |s| {
             for r in s.routers() {
                 if s.nodes_up()[r.id] && !s.spf_pending(r.id) {
@@ -126,12 +127,13 @@ proptest! {
     /// What enters each link and class leaves it or is dropped there; what
     /// each flow sends is delivered, lost, or filtered.
     #[test]
-    fn traffic_is_conserved(n in 4usize..14, extra in 0usize..12, seed in any::<u64>()) {
+    fn traffic_is_conserved(n in 4usize..14, extra in 0usize..12, seed in any::<u64>(), contract in any::<bool>()) {
         let (topo, weights, failure) = random_case(n, extra, seed);
+        let mode = if contract { Mode::Contract } else { Mode::NoCoordination };
         let params = small_params(seed);
         let setup = Setup::new(&topo, &params, weights);
         let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0);
-        Sim::new(&topo, &params, &setup).run(failure, |s| {
+        Sim::new(&topo, &params, &setup, mode).run(failure, |s| {
             for l in &s.plane().links {
                 for c in l {
                     assert!(close(c.arrived, c.dropped + c.departed), "{c:?}");
@@ -145,6 +147,73 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Under CONTRACT, after every event, each router's entries are an
+    /// approved state followed by unapproved changes: an unapproved
+    /// entry comes from a later state than the last approval the router
+    /// received, an approved one from that state or an earlier one; and a
+    /// network whose controller's router fails keeps converging on its
+    /// own, approving nothing more.
+    #[test]
+    fn a_router_is_an_approved_state_then_unapproved_changes(n in 4usize..14, extra in 0usize..12, seed in any::<u64>()) {
+        let (topo, weights, failure) = random_case(n, extra, seed);
+        let params = small_params(seed);
+        let setup = Setup::new(&topo, &params, weights);
+        let mut converged = false;
+        Sim::new(&topo, &params, &setup, Mode::Contract).run(failure, |s| {
+            for r in 0..n {
+                let upto = s.approved_upto(r);
+                for e in &s.entries(r).0 {
+                    if e.approved {
+                        assert!(e.fp.seq_sum <= upto, "router {r}: {e:?} approved past {upto}");
+                    } else {
+                        assert!(e.fp.seq_sum > upto, "router {r}: {e:?} unapproved at {upto}");
+                    }
+                }
+            }
+            if s.now() == params.failure_at_us + params.after_us {
+                for r in s.routers().iter().filter(|r| s.nodes_up()[r.id]) {
+                    check_routes(r, &costs_by_network(s, &topo, r.id), "converged");
+                }
+                converged = true;
+            }
+        });
+        prop_assert!(converged);
+    }
+}
+
+#[test]
+fn without_its_controller_the_network_adapts_on_its_own() {
+    let topo = Topology::built_in("ta2", 1e6).unwrap();
+    let params = Params {
+        after_us: 4_000_000,
+        ..Params::default()
+    };
+    let setup = Setup::new(&topo, &params, vec![1; topo.links.len()]);
+    let sim = Sim::new(&topo, &params, &setup, Mode::Contract);
+    let c = sim.controller_at();
+    let mut unapproved = 0;
+    let out = sim.run(Failure::Node(c), |s| {
+        if s.now() == params.failure_at_us + params.after_us {
+            for r in s.routers().iter().filter(|r| s.nodes_up()[r.id]) {
+                check_routes(r, &costs_by_network(s, &topo, r.id), "converged");
+                unapproved += s.entries(r.id).0.iter().filter(|e| !e.approved).count();
+            }
+        }
+    });
+    assert_eq!(out.approvals, 0);
+    assert!(unapproved > 0, "the routes changed and stay unapproved");
+    // With the controller there, the same failure elsewhere is approved.
+    let other = (0..topo.nodes.len()).find(|&n| n != c).unwrap();
+    let out = simulate(&topo, &params, &setup, Mode::Contract, Failure::Node(other));
+    assert!(
+        out.approvals >= 1 && out.approval_requests > 0 && out.filter_configs > 0,
+        "{out:?}"
+    );
+}
+
 #[test]
 fn identical_seeds_give_identical_runs() {
     let topo = Topology::built_in("uninett2010", 1e6).unwrap();
@@ -154,11 +223,18 @@ fn identical_seeds_give_identical_runs() {
     };
     let weights = vec![1; topo.links.len()];
     let setup = Setup::new(&topo, &params, weights.clone());
-    let a = no_coordination(&topo, &params, &setup, Failure::Link(3));
-    let b = no_coordination(
+    let a = simulate(
+        &topo,
+        &params,
+        &setup,
+        Mode::NoCoordination,
+        Failure::Link(3),
+    );
+    let b = simulate(
         &topo,
         &params,
         &Setup::new(&topo, &params, weights.clone()),
+        Mode::NoCoordination,
         Failure::Link(3),
     );
     assert_eq!(a, b);
@@ -211,7 +287,7 @@ fn a_failed_link_loses_traffic_until_the_igp_moves_off_it_and_lets_attacks_past_
     setup.flows = vec![flow(false), flow(true)];
     setup.filters.insert((topo.links[0].dir_from(0, 0), 1));
     let mut ends = Vec::new();
-    let out = Sim::new(&topo, &params, &setup).run(Failure::Link(1), |s| {
+    let out = Sim::new(&topo, &params, &setup, Mode::NoCoordination).run(Failure::Link(1), |s| {
         let e = (s.now(), s.paths()[0].end, s.paths()[1].end);
         if ends
             .last()
