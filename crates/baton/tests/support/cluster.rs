@@ -461,7 +461,15 @@ impl Cluster {
         self.batons
             .iter()
             .enumerate()
-            .filter_map(|(i, b)| Some(format!("--- {}:\n{}", node(i), tail(&b.as_ref()?.stderr()))))
+            .filter_map(|(i, b)| {
+                let b = b.as_ref()?;
+                Some(format!(
+                    "--- {}:\n{}{}",
+                    node(i),
+                    tail(&b.stdout()),
+                    tail(&b.stderr())
+                ))
+            })
             .collect::<Vec<_>>()
             .join("\n")
     }
