@@ -11,7 +11,7 @@
 
 use crate::coord::{Entries, Fingerprint, adjust_filter, path_in_view};
 use crate::igp::{Adjacency, Lsa, Router, converged};
-use crate::optimize::{Demand, Objective, local_search, simplex};
+use crate::optimize::{Demand, Objective, Score, local_search, simplex};
 use crate::topo::{Dir, LinkId, Micros, NodeId, Topology};
 use crate::traffic::{Class, End, Flow, FlowId, FlowInterval, Path, Plane, best_effort};
 use rand::SeedableRng;
@@ -121,12 +121,11 @@ impl Optimiser {
         start: &[u32],
         budget: u64,
         seed: u64,
-    ) -> (Vec<u32>, f64) {
-        let (w, s) = match self {
+    ) -> (Vec<u32>, Score) {
+        match self {
             Optimiser::Simplex => simplex(obj, start, budget),
             Optimiser::LocalSearch => local_search(obj, start, budget, seed),
-        };
-        (w, s.value())
+        }
     }
 }
 
@@ -768,14 +767,16 @@ impl<'a> Sim<'a> {
         let p = self.params;
         let budget = p.budget_us * p.evaluations_per_s / 1_000_000;
         let mut obj = Objective::new(self.topo, &self.controller.view, &self.controller.demands);
-        let now = obj.score(&self.controller.weights).value();
-        let (best, value) = p.optimiser.run(
+        let now = obj.score(&self.controller.weights);
+        let (best, found) = p.optimiser.run(
             &mut obj,
             &self.controller.weights,
             budget,
             p.seed ^ generation,
         );
-        if value >= now {
+        // New weights move traffic again, through the IGP's transient
+        // loops: only worth it if fewer flows are expected to lose.
+        if found.lossy >= now.lossy {
             return;
         }
         let mut to: BTreeSet<NodeId> = BTreeSet::new();
