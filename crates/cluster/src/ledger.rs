@@ -353,14 +353,14 @@ pub fn release(
     .map_err(|e| ReserveError::Unavailable(e.to_string()))
 }
 
-/// This member's copy of the ledger, and a signal when it moves.
+/// This member's replica of the ledger, and a signal when it moves.
 #[derive(Default)]
-struct Copy {
+struct Replica {
     mirror: Mutex<Mirror>,
     moved: Condvar,
 }
 
-impl Copy {
+impl Replica {
     fn now(&self) -> Mirror {
         lock(&self.mirror).clone()
     }
@@ -411,7 +411,7 @@ pub fn start(
     stats: Arc<LedgerStats>,
 ) -> (EtcdLedger, Vec<std::thread::JoinHandle<()>>) {
     let (queue, requests) = std::sync::mpsc::sync_channel(QUEUE);
-    let copy = Arc::new(Copy::default());
+    let copy = Arc::new(Replica::default());
     let spawn = |name: &str, f: Box<dyn FnOnce() + Send>| {
         std::thread::Builder::new()
             .name(name.into())
@@ -432,7 +432,12 @@ pub fn start(
 }
 
 /// Decides the requests in turn.
-fn decide_loop(c: &Context, copy: &Copy, stats: &LedgerStats, requests: &Receiver<LedgerRequest>) {
+fn decide_loop(
+    c: &Context,
+    copy: &Replica,
+    stats: &LedgerStats,
+    requests: &Receiver<LedgerRequest>,
+) {
     while (c.running)() {
         let Ok(request) = requests.recv_timeout(Duration::from_millis(200)) else {
             continue;
@@ -503,7 +508,7 @@ fn decide_loop(c: &Context, copy: &Copy, stats: &LedgerStats, requests: &Receive
 /// Reads the ledger, watches it from that revision on, and publishes it
 /// as the [`Reservations`] view whenever a batch changed it; reads it
 /// again when the watch breaks.
-fn follow_loop(c: &Context, copy: &Copy, stats: &LedgerStats) {
+fn follow_loop(c: &Context, copy: &Replica, stats: &LedgerStats) {
     let net = c.control.publisher(
         "cluster-ledger",
         ViewAccess::none().writes::<Reservations>(),

@@ -789,11 +789,11 @@ impl<'a> Sim<'a> {
         self.controller.weights = best;
         self.controller.pushes += 1;
         let weights = Arc::new(self.controller.weights.clone());
-        for r in to {
-            if let Some(at) = self.unicast(c, r) {
-                let weights = weights.clone();
-                self.schedule(at, Kind::Weights { to: r, weights });
-            }
+        let reachable = self.reachable(c);
+        for r in to.into_iter().filter(|r| reachable[*r]) {
+            let at = self.now + self.unicast_us[c][r];
+            let weights = weights.clone();
+            self.schedule(at, Kind::Weights { to: r, weights });
         }
     }
 
@@ -893,15 +893,12 @@ impl<'a> Sim<'a> {
         Path { hops, end }
     }
 
-    /// Whether routers `a` and `b` are connected by live links now.
-    fn connected(&self, a: NodeId, b: NodeId) -> bool {
+    /// The routers connected to `a` by live links now (`a` too, if up).
+    fn reachable(&self, a: NodeId) -> Vec<bool> {
         let mut seen = vec![false; self.topo.nodes.len()];
         let mut stack = vec![a];
         while let Some(n) = stack.pop() {
-            if n == b {
-                return true;
-            }
-            if !std::mem::replace(&mut seen[n], true) && self.node_up[n] {
+            if self.node_up[n] && !std::mem::replace(&mut seen[n], true) {
                 stack.extend(
                     self.adj[n]
                         .iter()
@@ -910,13 +907,13 @@ impl<'a> Sim<'a> {
                 );
             }
         }
-        false
+        seen
     }
 
     /// A unicast message from `a` to `b`: when it arrives, if they are
     /// connected now.
     fn unicast(&self, a: NodeId, b: NodeId) -> Option<Micros> {
-        (self.node_up[b] && self.connected(a, b)).then(|| self.now + self.unicast_us[a][b])
+        self.reachable(a)[b].then(|| self.now + self.unicast_us[a][b])
     }
 
     /// Fig. 5.1 after router `n`'s SPF: its changed entries unapproved,
@@ -966,8 +963,9 @@ impl<'a> Sim<'a> {
         self.controller.requests += 1;
         self.controller.table[from] = Some(fp);
         let own = Fingerprint::of(&self.routers[c]);
+        let reachable = self.reachable(c);
         let consistent = (0..self.topo.nodes.len())
-            .filter(|&r| self.node_up[r] && self.connected(c, r))
+            .filter(|&r| reachable[r])
             .all(|r| self.controller.table[r] == Some(own));
         if consistent && self.controller.approved != own && self.controller.evaluating != Some(own)
         {
@@ -1008,10 +1006,10 @@ impl<'a> Sim<'a> {
                 by_router.entry(self.topo.tail(d)).or_default().push((d, f));
             }
         }
-        for (to, filters) in by_router {
-            if let Some(at) = self.unicast(c, to) {
-                self.schedule(at, Kind::Filters { to, filters, fp });
-            }
+        let reachable = self.reachable(c);
+        for (to, filters) in by_router.into_iter().filter(|(to, _)| reachable[*to]) {
+            let at = self.now + self.unicast_us[c][to];
+            self.schedule(at, Kind::Filters { to, filters, fp });
         }
     }
 
