@@ -16,6 +16,8 @@
 //!   local adjustment of filters;
 //! - [`optimize`]: the controller's link-weight search (the thesis's
 //!   simplex downhill, and a local search) for its traffic matrix;
+//! - [`controller`]: CONTRACT's controller as baton applications in the
+//!   thesis's two DAGs (Fig. 5.5) on baton's DAG runtime;
 //! - [`sim`]: the events (failures, LSA flooding, SPF after a hold-down),
 //!   the runs, and what they measure (the thesis's Loss-Num and SLA-V).
 //!
@@ -26,9 +28,11 @@
 //! traffic; the controller approves a state once every router it can
 //! reach reports it, floods the approval and pushes filters for it, and
 //! optimises the link weights for the links it sees whenever they change.
-//! The controller is plain code in the simulator so far; moving it onto
-//! baton's DAG runtime (thesis Fig. 5.5) is the next step.
+//! The simulator drives the controller's DAGs the way baton's drivers
+//! drive an application's: it publishes what the controller's router
+//! learns and turns what the DAGs commit into messages.
 
+pub mod controller;
 pub mod coord;
 pub mod igp;
 pub mod optimize;

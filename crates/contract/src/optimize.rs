@@ -17,6 +17,32 @@ use crate::igp::converged;
 use crate::topo::{NodeId, Topology};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
+use serde::Serialize;
+
+/// How the controller looks for link weights .
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Optimiser {
+    /// The thesis's simplex downhill search.
+    Simplex,
+    /// One weight at a time.
+    LocalSearch,
+}
+
+impl Optimiser {
+    /// The best weights from `start` within `budget` evaluations of `obj`.
+    pub fn run(
+        self,
+        obj: &mut Objective<'_>,
+        start: &[u32],
+        budget: u64,
+        seed: u64,
+    ) -> (Vec<u32>, Score) {
+        match self {
+            Optimiser::Simplex => simplex(obj, start, budget),
+            Optimiser::LocalSearch => local_search(obj, start, budget, seed),
+        }
+    }
+}
 
 /// The largest weight the optimisers give.
 pub const MAX_WEIGHT: u32 = 20;

@@ -9,9 +9,10 @@
 //! generator makes the traffic ([`Setup`]), and events at the same time
 //! run in the order they were scheduled.
 
-use crate::coord::{Entries, Fingerprint, adjust_filter, path_in_view};
+use crate::controller::{Controller, Database, FilterConfiguration, Start};
+use crate::coord::{Entries, Fingerprint, adjust_filter};
 use crate::igp::{Adjacency, Lsa, Router, converged};
-use crate::optimize::{Demand, Objective, Score, local_search, simplex};
+use crate::optimize::{Demand, Objective, Optimiser};
 use crate::topo::{Dir, LinkId, Micros, NodeId, Topology};
 use crate::traffic::{Class, End, Flow, FlowId, FlowInterval, Path, Plane, best_effort};
 use rand::SeedableRng;
@@ -100,31 +101,6 @@ impl Default for Params {
             initial_evaluations: 4_000,
             optimiser: Optimiser::Simplex,
             seed: 1,
-        }
-    }
-}
-
-/// How the controller looks for link weights ([`crate::optimize`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum Optimiser {
-    /// The thesis's simplex downhill search.
-    Simplex,
-    /// One weight at a time.
-    LocalSearch,
-}
-
-impl Optimiser {
-    /// The best weights from `start` within `budget` evaluations of `obj`.
-    pub fn run(
-        self,
-        obj: &mut Objective<'_>,
-        start: &[u32],
-        budget: u64,
-        seed: u64,
-    ) -> (Vec<u32>, Score) {
-        match self {
-            Optimiser::Simplex => simplex(obj, start, budget),
-            Optimiser::LocalSearch => local_search(obj, start, budget, seed),
         }
     }
 }
@@ -342,8 +318,12 @@ enum Kind {
         from: NodeId,
         fp: Fingerprint,
     },
-    /// The controller has evaluated state `fp`.
-    Evaluated(Fingerprint),
+    /// The controller's evaluation of state `fp` is done: its approval
+    /// and filters go out, if it is still the controller's state.
+    Evaluated {
+        fp: Fingerprint,
+        filters: Arc<FilterConfiguration>,
+    },
     /// An approval reaches a router (over `link`, or at the controller's
     /// own).
     Approval {
@@ -399,8 +379,10 @@ pub struct Sim<'a> {
     mode: Mode,
     /// CONTRACT: each router's entries.
     entries: Vec<Entries>,
-    /// CONTRACT: the controller's router, and what it knows.
-    controller: Controller,
+    /// CONTRACT: the controller's router, and its DAGs.
+    controller: Driver,
+    /// CONTRACT: per router, the approvals it has flooded on.
+    approvals_seen: Vec<BTreeSet<Fingerprint>>,
     /// The smallest propagation delay between routers (the unicast
     /// messages' delay).
     unicast_us: Vec<Vec<Micros>>,
@@ -435,31 +417,16 @@ pub struct Sim<'a> {
     filter_configs: u64,
 }
 
-/// CONTRACT's controller (Fig. 5.2), at a router whose database it
-/// shares (it takes part in the IGP as a router).
-#[derive(Debug, Clone)]
-struct Controller {
+/// The driver of CONTRACT's controller (Fig. 5.5's "Driver" boxes): the
+/// router it is at, its DAGs ([`crate::controller`]), and what the
+/// messages to and from it counted.
+struct Driver {
     at: NodeId,
-    /// The last fingerprint each router reported.
-    table: Vec<Option<Fingerprint>>,
+    dags: Controller,
     /// The state every router started in, approved.
     start: Fingerprint,
-    /// The last state approved.
-    approved: Fingerprint,
-    /// The state being evaluated.
-    evaluating: Option<Fingerprint>,
-    /// Per router, the approvals it has flooded on.
-    seen: Vec<BTreeSet<Fingerprint>>,
     requests: u64,
     approvals: u64,
-    /// Its weights.
-    weights: Vec<u32>,
-    /// Its traffic matrix.
-    demands: Vec<Demand>,
-    /// The links its database had up when it last optimised for them.
-    view: Vec<bool>,
-    /// The optimisations started.
-    generation: u64,
     /// Weights pushed.
     pushes: u64,
 }
@@ -480,21 +447,45 @@ impl<'a> Sim<'a> {
             params,
             mode,
             entries: vec![Entries::approved(n, start); n],
-            controller: Controller {
+            controller: Driver {
                 at,
-                table: vec![Some(start); n],
+                dags: Controller::new(
+                    Arc::new(topo.clone()),
+                    params.optimiser,
+                    params.budget_us * params.evaluations_per_s / 1_000_000,
+                    params.seed,
+                    params.filter_hop,
+                    Start {
+                        database: Database {
+                            router: Arc::new(routers[at].clone()),
+                            fp: start,
+                        },
+                        connectivity: vec![true; topo.links.len()],
+                        demands: setup.estimates.clone(),
+                        weights: setup.weights.clone(),
+                        attacks: setup
+                            .flows
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, f)| f.malicious)
+                            .map(|(id, f)| (id, f.src, f.dst))
+                            .collect(),
+                        filters: setup
+                            .filters
+                            .iter()
+                            .fold(BTreeMap::new(), |mut m, &(d, f)| {
+                                m.entry(topo.tail(d)).or_insert_with(Vec::new).push((d, f));
+                                m
+                            }),
+                        routers: n,
+                    },
+                ),
                 start,
-                approved: start,
-                evaluating: None,
-                seen: vec![BTreeSet::new(); n],
                 requests: 0,
                 approvals: 0,
-                weights: setup.weights.clone(),
-                demands: setup.estimates.clone(),
-                view: vec![true; topo.links.len()],
-                generation: 0,
                 pushes: 0,
             },
+            approvals_seen: vec![BTreeSet::new(); n],
             unicast_us: min_propagation(topo),
             adj,
             // One vector, shared until the controller changes a router's.
@@ -555,7 +546,7 @@ impl<'a> Sim<'a> {
     /// received (the start's if none).
     pub fn approved_upto(&self, n: NodeId) -> u64 {
         let start = self.controller.start.seq_sum;
-        let seen = self.controller.seen[n].iter().map(|f| f.seq_sum).max();
+        let seen = self.approvals_seen[n].iter().map(|f| f.seq_sum).max();
         seen.unwrap_or(start).max(start)
     }
 
@@ -675,10 +666,10 @@ impl<'a> Sim<'a> {
                     self.originate(to);
                 }
             }
-            Kind::Evaluated(fp) => self.evaluated(fp),
+            Kind::Evaluated { fp, filters } => self.evaluated(fp, &filters),
             Kind::Approval { to, link, fp } => {
                 let alive = link.is_none_or(|l| self.link_up[l]) && self.node_up[to];
-                if alive && self.controller.seen[to].insert(fp) {
+                if alive && self.approvals_seen[to].insert(fp) {
                     self.approval_messages += 1;
                     if self.entries[to].approve(fp) > 0 {
                         self.dirty = true;
@@ -740,55 +731,44 @@ impl<'a> Sim<'a> {
         self.controller_heard(n);
     }
 
-    /// Router `n`'s database changed: if it is the controller's and the
-    /// links it has up changed, the controller optimises the weights for
-    /// them (Fig. 5.2, "on receiving new LSAs"), the budget from now.
+    /// Router `n`'s database changed: if it is the controller's, its
+    /// views change, and if the links up in it changed the top DAG runs
+    /// when its budget from now is spent (Fig. 5.2, "on receiving new
+    /// LSAs").
     fn controller_heard(&mut self, n: NodeId) {
-        if self.mode != Mode::Contract || n != self.controller.at || self.params.budget_us == 0 {
+        if self.mode != Mode::Contract || n != self.controller.at {
             return;
         }
         let view = links_in_view(self.topo, &self.routers[n]);
-        if view != self.controller.view {
-            self.controller.view = view;
-            self.controller.generation += 1;
-            let g = self.controller.generation;
+        if self.controller.dags.heard(&self.routers[n], view) && self.params.budget_us > 0 {
+            let g = self.controller.dags.connectivity_version();
             self.schedule(self.now + self.params.budget_us, Kind::Optimised(g));
         }
     }
 
-    /// The controller's optimisation for the links it sees up: if it
-    /// finds better weights, each router at a link whose weight changes
-    /// gets them.
+    /// The controller's optimisation for connectivity version
+    /// `generation` (the top DAG): if it finds better weights, each
+    /// router at a link whose weight changes gets them.
     fn optimised(&mut self, generation: u64) {
         let c = self.controller.at;
-        if generation != self.controller.generation || !self.node_up[c] {
+        let dags = &self.controller.dags;
+        if generation != dags.connectivity_version() || !self.node_up[c] {
             return;
         }
-        let p = self.params;
-        let budget = p.budget_us * p.evaluations_per_s / 1_000_000;
-        let mut obj = Objective::new(self.topo, &self.controller.view, &self.controller.demands);
-        let now = obj.score(&self.controller.weights);
-        let (best, found) = p.optimiser.run(
-            &mut obj,
-            &self.controller.weights,
-            budget,
-            p.seed ^ generation,
-        );
-        // New weights move traffic again, through the IGP's transient
-        // loops: only worth it if fewer flows are expected to lose.
-        if found.lossy >= now.lossy {
-            return;
-        }
+        let before = dags.weights();
+        let weights = match dags.optimise() {
+            Ok(Some(w)) => w,
+            Ok(None) => return,
+            Err(e) => panic!("the link-weight DAG failed: {e}"),
+        };
         let mut to: BTreeSet<NodeId> = BTreeSet::new();
         for (id, l) in self.topo.links.iter().enumerate() {
-            if best[id] != self.controller.weights[id] {
+            if weights[id] != before.0[id] {
                 to.insert(l.a);
                 to.insert(l.b);
             }
         }
-        self.controller.weights = best;
         self.controller.pushes += 1;
-        let weights = Arc::new(self.controller.weights.clone());
         let reachable = self.reachable(c);
         for r in to.into_iter().filter(|r| reachable[*r]) {
             let at = self.now + self.unicast_us[c][r];
@@ -953,37 +933,34 @@ impl<'a> Sim<'a> {
         moved
     }
 
-    /// Fig. 5.2, the controller on an approval request: once every router
-    /// it can reach reports its own state, it evaluates that state.
+    /// Fig. 5.2, the controller on an approval request: the bottom DAG
+    /// runs on it; if it approved the controller's state, the approval
+    /// and the filters go out when the evaluation is done.
     fn approval_request(&mut self, from: NodeId, fp: Fingerprint) {
         let c = self.controller.at;
         if !self.node_up[c] {
             return;
         }
         self.controller.requests += 1;
-        self.controller.table[from] = Some(fp);
-        let own = Fingerprint::of(&self.routers[c]);
         let reachable = self.reachable(c);
-        let consistent = (0..self.topo.nodes.len())
-            .filter(|&r| reachable[r])
-            .all(|r| self.controller.table[r] == Some(own));
-        if consistent && self.controller.approved != own && self.controller.evaluating != Some(own)
-        {
-            self.controller.evaluating = Some(own);
-            self.schedule(self.now + self.params.evaluation_us, Kind::Evaluated(own));
+        match self.controller.dags.request(from, fp, reachable) {
+            Ok(Some((fp, filters))) => {
+                let at = self.now + self.params.evaluation_us;
+                self.schedule(at, Kind::Evaluated { fp, filters });
+            }
+            Ok(None) => {}
+            Err(e) => panic!("the approval DAG failed: {e}"),
         }
     }
 
     /// The evaluation of state `fp` is done: if it is still the
-    /// controller's state, it is approved (flooded from the controller's
-    /// router) and each router gets the filters for it.
-    fn evaluated(&mut self, fp: Fingerprint) {
+    /// controller's state, the approval is flooded from the controller's
+    /// router and each router in `filters` gets its filters.
+    fn evaluated(&mut self, fp: Fingerprint, filters: &FilterConfiguration) {
         let c = self.controller.at;
-        self.controller.evaluating = None;
-        if !self.node_up[c] || Fingerprint::of(&self.routers[c]) != fp {
+        if !self.node_up[c] || self.controller.dags.own() != fp {
             return;
         }
-        self.controller.approved = fp;
         self.controller.approvals += 1;
         self.schedule(
             self.now,
@@ -993,22 +970,10 @@ impl<'a> Sim<'a> {
                 fp,
             },
         );
-        // Filters for the approved state: each attack blocked at its
-        // filter hop on the path the controller's database gives; every
-        // router holding a filter now hears, so it drops the old ones.
-        let mut by_router: BTreeMap<NodeId, Vec<(Dir, FlowId)>> = BTreeMap::new();
-        for (d, _) in self.filters.keys() {
-            by_router.entry(self.topo.tail(*d)).or_default();
-        }
-        for (f, flow) in self.flows.iter().enumerate().filter(|(_, f)| f.malicious) {
-            let path = path_in_view(self.topo, &self.routers[c], flow.src, flow.dst);
-            if let Some(&d) = path.get(self.params.filter_hop - 1).or(path.last()) {
-                by_router.entry(self.topo.tail(d)).or_default().push((d, f));
-            }
-        }
         let reachable = self.reachable(c);
-        for (to, filters) in by_router.into_iter().filter(|(to, _)| reachable[*to]) {
+        for (&to, list) in filters.by_router.iter().filter(|(to, _)| reachable[**to]) {
             let at = self.now + self.unicast_us[c][to];
+            let filters = list.clone();
             self.schedule(at, Kind::Filters { to, filters, fp });
         }
     }
