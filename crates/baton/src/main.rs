@@ -4,6 +4,8 @@
 //! switch (`baton switch`). Everything it does is a library call; this
 //! file only parses flags and waits for a signal.
 
+mod contract;
+
 use baton_operator::client::{self, AppAction, Client, Output, Show};
 use baton_operator::config::{
     self, Addr, ApiLayer, ApiListen, ClusterLayer, Layer, LogFilter, Parsed, Settings, Source,
@@ -46,6 +48,9 @@ enum Command {
     Show(ShowArgs),
     /// Stop, start or configure an application of a running controller.
     App(AppArgs),
+    /// CONTRACT (Maestro thesis ch. 5) in simulation: a controller
+    /// coordinated with a link-state IGP, against the IGP alone.
+    Contract(contract::ContractArgs),
 }
 
 #[derive(Subcommand)]
@@ -370,6 +375,7 @@ fn main() {
         } => config_check(&file),
         Command::Show(args) => show(args),
         Command::App(args) => app(args),
+        Command::Contract(args) => contract::main(args),
     };
     std::process::exit(code);
 }

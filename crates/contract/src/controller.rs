@@ -37,8 +37,10 @@ use crate::topo::{Dir, NodeId, Topology};
 use crate::traffic::FlowId;
 use baton_runtime::dag::{Concurrency, Dag, DagApp, Dags, Local, Trigger};
 use baton_runtime::env::{Environment, View, ViewAccess};
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// The controller's router's link-state database and its fingerprint.
 #[derive(Debug)]
@@ -270,6 +272,8 @@ pub struct Controller {
     runs: Dags,
     link_weights: Arc<Dag>,
     approval: Arc<Dag>,
+    /// Wall-clock time in each DAG's runs, µs.
+    busy_us: [Cell<u64>; 2],
 }
 
 /// What the controller starts from.
@@ -355,12 +359,29 @@ impl Controller {
             runs: Dags::new(Concurrency::Queue),
             link_weights: Arc::new(link_weights),
             approval: Arc::new(approval),
+            busy_us: Default::default(),
         }
     }
 
     /// The DAGs, for their statistics.
     pub fn dags(&self) -> [&Arc<Dag>; 2] {
         [&self.link_weights, &self.approval]
+    }
+
+    /// Wall-clock time in each DAG's runs so far (link weights,
+    /// approval), µs.
+    pub fn busy_us(&self) -> [u64; 2] {
+        [self.busy_us[0].get(), self.busy_us[1].get()]
+    }
+
+    /// Runs DAG `which` (0: link weights, 1: approval), timed.
+    fn run(&self, which: usize) -> Result<(), Failed> {
+        let dag = [&self.link_weights, &self.approval][which];
+        let t0 = Instant::now();
+        let r = self.runs.run(dag, &self.env, &[], |_, _| {});
+        let cell = &self.busy_us[which];
+        cell.set(cell.get() + t0.elapsed().as_micros() as u64);
+        r.map(|_| ())
     }
 
     /// The controller's router's database changed: a new [`Database`],
@@ -394,8 +415,7 @@ impl Controller {
     /// The top DAG: the new link weights, if it found better ones.
     pub fn optimise(&self) -> Result<Option<Arc<Vec<u32>>>, Failed> {
         let before = self.env.read::<LinkWeights>().map_or(0, |w| w.version());
-        self.runs
-            .run(&self.link_weights, &self.env, &[], |_, _| {})?;
+        self.run(0)?;
         Ok(self
             .env
             .read::<LinkWeights>()
@@ -436,7 +456,7 @@ impl Controller {
             })
         });
         let before = self.env.read::<Approval>().map_or(0, |a| a.version());
-        self.runs.run(&self.approval, &self.env, &[], |_, _| {})?;
+        self.run(1)?;
         let approval = self.env.read::<Approval>().expect("published at the start");
         if approval.version() == before {
             return Ok(None);

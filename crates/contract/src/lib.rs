@@ -19,7 +19,9 @@
 //! - [`controller`]: CONTRACT's controller as baton applications in the
 //!   thesis's two DAGs (Fig. 5.5) on baton's DAG runtime;
 //! - [`sim`]: the events (failures, LSA flooding, SPF after a hold-down),
-//!   the runs, and what they measure (the thesis's Loss-Num and SLA-V).
+//!   the runs, and what they measure (the thesis's Loss-Num and SLA-V);
+//! - [`sweep`]: the thesis's grid of failures under both modes, over
+//!   several seeds in parallel, summarised with intervals.
 //!
 //! A run is either the IGP alone (the thesis's "No Coordination") or
 //! CONTRACT: routers stamp their changed entries with the database's
@@ -37,5 +39,6 @@ pub mod coord;
 pub mod igp;
 pub mod optimize;
 pub mod sim;
+pub mod sweep;
 pub mod topo;
 pub mod traffic;

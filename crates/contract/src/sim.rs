@@ -21,6 +21,7 @@ use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
 
 /// The experiment's settings (the thesis's defaults, §5.4.3).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -300,6 +301,13 @@ pub struct Outcome {
     pub filter_configs: u64,
     /// CONTRACT: new weights the controller pushed.
     pub weight_pushes: u64,
+    /// CONTRACT: runs of the controller's DAGs committed (link weights,
+    /// approval).
+    pub dag_runs: [u64; 2],
+    /// CONTRACT: wall-clock time in the controller's DAG runs (link
+    /// weights, approval), µs: measured, so it differs between identical
+    /// runs (everything else in an outcome does not).
+    pub controller_us: [u64; 2],
 }
 
 #[derive(Debug)]
@@ -1058,6 +1066,12 @@ impl<'a> Sim<'a> {
             approval_messages: self.approval_messages,
             filter_configs: self.filter_configs,
             weight_pushes: self.controller.pushes,
+            dag_runs: self
+                .controller
+                .dags
+                .dags()
+                .map(|d| d.stats.commits.load(Relaxed)),
+            controller_us: self.controller.dags.busy_us(),
         }
     }
 }
