@@ -75,6 +75,9 @@ pub struct Params {
     pub initial_evaluations: u64,
     /// The optimiser.
     pub optimiser: Optimiser,
+    /// CONTRACT: when the controller stops and when it is back, if it
+    /// does (its router keeps forwarding and taking part in the IGP).
+    pub controller_outage_us: Option<(Micros, Micros)>,
     /// The traffic's seed.
     pub seed: u64,
 }
@@ -101,6 +104,7 @@ impl Default for Params {
             evaluations_per_s: 500,
             initial_evaluations: 4_000,
             optimiser: Optimiser::Simplex,
+            controller_outage_us: None,
             seed: 1,
         }
     }
@@ -339,6 +343,11 @@ enum Kind {
         link: Option<LinkId>,
         fp: Fingerprint,
     },
+    /// The controller stops.
+    ControllerDown,
+    /// The controller is back: it reads its router's database, and every
+    /// router it reaches, seeing it in the IGP again, reports its state.
+    ControllerUp,
     /// The controller's optimisation `generation` is done, unless a later
     /// one started.
     Optimised(u64),
@@ -430,6 +439,8 @@ pub struct Sim<'a> {
 /// messages to and from it counted.
 struct Driver {
     at: NodeId,
+    /// Whether the controller runs (see [`Params::controller_outage_us`]).
+    up: bool,
     dags: Controller,
     /// The state every router started in, approved.
     start: Fingerprint,
@@ -457,6 +468,7 @@ impl<'a> Sim<'a> {
             entries: vec![Entries::approved(n, start); n],
             controller: Driver {
                 at,
+                up: true,
                 dags: Controller::new(
                     Arc::new(topo.clone()),
                     params.optimiser,
@@ -563,6 +575,22 @@ impl<'a> Sim<'a> {
         self.controller.at
     }
 
+    /// The filters in place: a directed link (held by the router it
+    /// leaves) and the flow it blocks.
+    pub fn filters(&self) -> impl Iterator<Item = (Dir, FlowId)> + '_ {
+        self.filters.keys().copied()
+    }
+
+    /// The flows, best-effort first, then the malicious ones.
+    pub fn flows(&self) -> &[Flow] {
+        &self.flows
+    }
+
+    /// CONTRACT: whether the controller runs now.
+    pub fn controller_up(&self) -> bool {
+        self.controller.up && self.node_up[self.controller.at]
+    }
+
     /// The current simulated time.
     pub fn now(&self) -> Micros {
         self.now
@@ -608,6 +636,10 @@ impl<'a> Sim<'a> {
         let p = self.params;
         self.schedule(p.failure_at_us, Kind::Fail(failure));
         self.schedule(p.failure_at_us + p.after_us, Kind::End);
+        if let Some((down, back)) = p.controller_outage_us {
+            self.schedule(down, Kind::ControllerDown);
+            self.schedule(back, Kind::ControllerUp);
+        }
         while let Some(Reverse(ev)) = self.events.pop() {
             if ev.at > self.now {
                 // Before the failure the queues move but nothing counts.
@@ -668,6 +700,8 @@ impl<'a> Sim<'a> {
             }
             Kind::AprReq { from, fp } => self.approval_request(from, fp),
             Kind::Optimised(g) => self.optimised(g),
+            Kind::ControllerDown => self.controller.up = false,
+            Kind::ControllerUp => self.controller_back(),
             Kind::Weights { to, weights } => {
                 if self.node_up[to] {
                     self.weights[to] = weights;
@@ -744,7 +778,7 @@ impl<'a> Sim<'a> {
     /// when its budget from now is spent (Fig. 5.2, "on receiving new
     /// LSAs").
     fn controller_heard(&mut self, n: NodeId) {
-        if self.mode != Mode::Contract || n != self.controller.at {
+        if self.mode != Mode::Contract || n != self.controller.at || !self.controller.up {
             return;
         }
         let view = links_in_view(self.topo, &self.routers[n]);
@@ -760,7 +794,7 @@ impl<'a> Sim<'a> {
     fn optimised(&mut self, generation: u64) {
         let c = self.controller.at;
         let dags = &self.controller.dags;
-        if generation != dags.connectivity_version() || !self.node_up[c] {
+        if generation != dags.connectivity_version() || !self.node_up[c] || !self.controller.up {
             return;
         }
         let before = dags.weights();
@@ -782,6 +816,24 @@ impl<'a> Sim<'a> {
             let at = self.now + self.unicast_us[c][r];
             let weights = weights.clone();
             self.schedule(at, Kind::Weights { to: r, weights });
+        }
+    }
+
+    /// The controller is back (Survivability, §5.3.3): it catches up with
+    /// its router's database, and each router it reaches reports the
+    /// state of its own.
+    fn controller_back(&mut self) {
+        let c = self.controller.at;
+        if self.mode != Mode::Contract || !self.node_up[c] {
+            return;
+        }
+        self.controller.up = true;
+        self.controller_heard(c);
+        let reachable = self.reachable(c);
+        for r in (0..self.topo.nodes.len()).filter(|&r| reachable[r]) {
+            let fp = Fingerprint::of(&self.routers[r]);
+            let at = self.now + self.unicast_us[r][c];
+            self.schedule(at, Kind::AprReq { from: r, fp });
         }
     }
 
@@ -946,7 +998,7 @@ impl<'a> Sim<'a> {
     /// and the filters go out when the evaluation is done.
     fn approval_request(&mut self, from: NodeId, fp: Fingerprint) {
         let c = self.controller.at;
-        if !self.node_up[c] {
+        if !self.node_up[c] || !self.controller.up {
             return;
         }
         self.controller.requests += 1;
@@ -966,7 +1018,7 @@ impl<'a> Sim<'a> {
     /// router and each router in `filters` gets its filters.
     fn evaluated(&mut self, fp: Fingerprint, filters: &FilterConfiguration) {
         let c = self.controller.at;
-        if !self.node_up[c] || self.controller.dags.own() != fp {
+        if !self.node_up[c] || !self.controller.up || self.controller.dags.own() != fp {
             return;
         }
         self.controller.approvals += 1;
