@@ -59,6 +59,13 @@ struct Experiment {
     /// The link-weight search: simplex (the thesis's) or local-search.
     #[arg(long, default_value = "simplex", value_parser = parse_optimiser)]
     optimiser: Optimiser,
+    /// How many times a failed link changes state, the failure included
+    /// (1: it stays down; the thesis toggles it 10 times).
+    #[arg(long, default_value_t = 1)]
+    toggles: u32,
+    /// The time between two changes of a toggling link, ms.
+    #[arg(long, default_value_t = 100)]
+    toggle_every: u64,
     /// Write every figure as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
@@ -96,6 +103,10 @@ struct SweepArgs {
     /// How many seeds, from --seed on.
     #[arg(long, default_value_t = 1)]
     seeds: u64,
+    /// Only N failures of each scenario, drawn from the first seed (for
+    /// the larger networks).
+    #[arg(long, value_name = "N")]
+    sample: Option<usize>,
 }
 
 fn parse_optimiser(s: &str) -> Result<Optimiser, String> {
@@ -122,9 +133,15 @@ pub fn main(args: ContractArgs) -> i32 {
 }
 
 impl Experiment {
-    fn params(&self, seed: u64) -> Result<Params, String> {
+    fn params(&self, seed: u64, scenarios: &[Scenario]) -> Result<Params, String> {
         if !(self.load > 0.0 && self.pareto_k > 1.0 && self.noise >= 0.0) {
             return Err("--load must be above 0, --pareto-k above 1, --noise at least 0".into());
+        }
+        if self.toggles == 0 || (self.toggles > 1 && scenarios.contains(&Scenario::NodeFailure)) {
+            return Err(
+                "--toggles must be at least 1, and only links toggle (--scenario link-failure)"
+                    .into(),
+            );
         }
         Ok(Params {
             load: self.load,
@@ -133,6 +150,8 @@ impl Experiment {
             budget_us: self.budget * 1000,
             hold_down_us: self.hold_down * 1000,
             optimiser: self.optimiser,
+            toggles: self.toggles,
+            toggle_every_us: self.toggle_every * 1000,
             seed,
             ..Params::default()
         })
@@ -150,7 +169,7 @@ impl Experiment {
 }
 
 fn simulate(a: SimulateArgs) -> Result<(), String> {
-    let params = a.experiment.params(a.seed)?;
+    let params = a.experiment.params(a.seed, &[a.scenario])?;
     let topo = a.experiment.topology(&params)?;
     let count = sweep::Scenario::failures(a.scenario, &topo).len();
     // The default failure: one drawn from the seed, the same every time.
@@ -255,6 +274,12 @@ fn print_pair(p: &Pair) {
     );
     row("weight pushes", c.weight_pushes.to_string(), "-".into());
     row(
+        "last approval after the failure, ms",
+        c.approved_after_us
+            .map_or("-".into(), |t| format!("{:.0}", t as f64 / 1e3)),
+        "-".into(),
+    );
+    row(
         "controller DAG runs (weights, approval)",
         format!("{} , {}", c.dag_runs[0], c.dag_runs[1]),
         "-".into(),
@@ -274,9 +299,9 @@ fn run_sweep(a: SweepArgs) -> Result<(), String> {
     if a.seeds == 0 {
         return Err("--seeds must be at least 1".into());
     }
-    let params = a.experiment.params(a.seed)?;
-    let topo = a.experiment.topology(&params)?;
     let scenarios: Vec<Scenario> = a.scenario.map_or(Scenario::ALL.to_vec(), |s| vec![s]);
+    let params = a.experiment.params(a.seed, &scenarios)?;
+    let topo = a.experiment.topology(&params)?;
     let seeds: Vec<u64> = (a.seed..a.seed + a.seeds).collect();
     let t0 = Instant::now();
     let tty = std::io::stderr().is_terminal();
@@ -285,7 +310,7 @@ fn run_sweep(a: SweepArgs) -> Result<(), String> {
             eprint!("\r{done}/{total} runs, {:.0} s", t0.elapsed().as_secs_f64());
         }
     };
-    let s = sweep::sweep(&topo, &params, &scenarios, &seeds, &progress);
+    let s = sweep::sweep(&topo, &params, &scenarios, &seeds, a.sample, &progress);
     if tty {
         eprintln!();
     }
@@ -325,6 +350,7 @@ fn run_sweep(a: SweepArgs) -> Result<(), String> {
 
 fn show(e: &Estimate, decimals: usize) -> String {
     match e.interval {
+        _ if e.samples == 0 => "-".into(),
         Some(_) => format!("{:.*} ± {:.*}", decimals, e.mean, decimals, e.half_width()),
         None => format!("{:.*}", decimals, e.mean),
     }
@@ -337,6 +363,13 @@ fn print_sides(c: &Side, n: &Side) {
     };
     row("best-effort flows", &c.flows, &n.flows, 1);
     row("Loss-Num", &c.loss_num, &n.loss_num, 2);
+    let range = |s: &Side| format!("{} - {}", s.loss_num_range.0, s.loss_num_range.1);
+    println!(
+        "{:<34} {:>18} {:>18}",
+        "  smallest - largest of a run",
+        range(c),
+        range(n)
+    );
     row(
         "  lost to congestion",
         &c.lost_to_congestion,
@@ -366,6 +399,12 @@ fn print_sides(c: &Side, n: &Side) {
         0,
     );
     row("approvals", &c.approvals, &n.approvals, 2);
+    row(
+        "last approval after failure, ms",
+        &c.approved_after_ms,
+        &n.approved_after_ms,
+        0,
+    );
     row(
         "controller time, ms (measured)",
         &c.controller_ms,

@@ -119,6 +119,8 @@ fn sweep_runs_every_failure_of_its_scenario_for_each_seed() {
         "node-failure",
         "--seeds",
         "2",
+        "--sample",
+        "4",
         "--load",
         "0.3",
         "--budget",
@@ -128,13 +130,22 @@ fn sweep_runs_every_failure_of_its_scenario_for_each_seed() {
     ]);
     assert!(out.status.success(), "{out:?}");
     let said = String::from_utf8_lossy(&out.stdout);
-    assert!(said.contains("node-failure: 6 failures per seed"), "{said}");
+    assert!(said.contains("node-failure: 4 failures per seed"), "{said}");
     assert!(
         said.contains("Loss-Num, CONTRACT minus No Coord."),
         "{said}"
     );
     let v = json(&out_json);
-    assert_eq!(v["runs"].as_array().expect("runs").len(), 12);
+    let runs = v["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 8);
+    // The same four routers for both seeds.
+    let failed = |seed: u64| -> Vec<&serde_json::Value> {
+        runs.iter()
+            .filter(|r| r["seed"] == seed)
+            .map(|r| &r["failure"])
+            .collect()
+    };
+    assert_eq!(failed(1), failed(2));
     assert_eq!(v["seeds"], serde_json::json!([1, 2]));
     let s = &v["summaries"][0];
     assert_eq!(s["scenario"], "node-failure");
@@ -153,6 +164,19 @@ fn a_failure_or_scenario_that_does_not_exist_is_refused_with_a_reason() {
     assert_eq!(out.status.code(), Some(2));
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("no scenario \"flood\""), "{said}");
+    let out = baton(&[
+        "contract",
+        "sweep",
+        "--topology",
+        &topo,
+        "--scenario",
+        "node-failure",
+        "--toggles",
+        "4",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("only links toggle"), "{said}");
     let out = baton(&["contract", "simulate", "--topology", "atlantis"]);
     assert_eq!(out.status.code(), Some(1));
 }

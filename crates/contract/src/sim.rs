@@ -55,6 +55,12 @@ pub struct Params {
     pub failure_at_us: Micros,
     /// How long the run goes on after it (10 s).
     pub after_us: Micros,
+    /// A failed link's changes of state, the failure included (1: it
+    /// stays down; 10: down, up, down, ... as the thesis's change
+    /// frequency study, §5.4.4).
+    pub toggles: u32,
+    /// The time between two changes of a toggling link.
+    pub toggle_every_us: Micros,
     /// The SLA thresholds, as multiples of a flow's smallest
     /// propagation delay.
     pub sla_factors: Vec<f64>,
@@ -97,6 +103,8 @@ impl Default for Params {
             buffer_us: 50_000,
             failure_at_us: 1_000_000,
             after_us: 10_000_000,
+            toggles: 1,
+            toggle_every_us: 100_000,
             sla_factors: vec![1.5, 2.0, 3.0, 4.0, 5.0],
             evaluation_us: 40_000,
             noise: 0.05,
@@ -305,6 +313,9 @@ pub struct Outcome {
     pub filter_configs: u64,
     /// CONTRACT: new weights the controller pushed.
     pub weight_pushes: u64,
+    /// CONTRACT: how long after the failure the controller approved its
+    /// last state (the time CONTRACT took to converge), µs.
+    pub approved_after_us: Option<Micros>,
     /// CONTRACT: runs of the controller's DAGs committed (link weights,
     /// approval).
     pub dag_runs: [u64; 2],
@@ -343,6 +354,8 @@ enum Kind {
         link: Option<LinkId>,
         fp: Fingerprint,
     },
+    /// A toggling link changes state.
+    Toggle(LinkId),
     /// The controller stops.
     ControllerDown,
     /// The controller is back: it reads its router's database, and every
@@ -446,6 +459,8 @@ struct Driver {
     start: Fingerprint,
     requests: u64,
     approvals: u64,
+    /// When it last approved a state.
+    last_approval: Option<Micros>,
     /// Weights pushed.
     pushes: u64,
 }
@@ -503,6 +518,7 @@ impl<'a> Sim<'a> {
                 start,
                 requests: 0,
                 approvals: 0,
+                last_approval: None,
                 pushes: 0,
             },
             approvals_seen: vec![BTreeSet::new(); n],
@@ -636,6 +652,11 @@ impl<'a> Sim<'a> {
         let p = self.params;
         self.schedule(p.failure_at_us, Kind::Fail(failure));
         self.schedule(p.failure_at_us + p.after_us, Kind::End);
+        if let Failure::Link(l) = failure {
+            for i in 1..u64::from(p.toggles) {
+                self.schedule(p.failure_at_us + i * p.toggle_every_us, Kind::Toggle(l));
+            }
+        }
         if let Some((down, back)) = p.controller_outage_us {
             self.schedule(down, Kind::ControllerDown);
             self.schedule(back, Kind::ControllerUp);
@@ -700,6 +721,7 @@ impl<'a> Sim<'a> {
             }
             Kind::AprReq { from, fp } => self.approval_request(from, fp),
             Kind::Optimised(g) => self.optimised(g),
+            Kind::Toggle(l) => self.set_link(l, !self.link_up[l]),
             Kind::ControllerDown => self.controller.up = false,
             Kind::ControllerUp => self.controller_back(),
             Kind::Weights { to, weights } => {
@@ -739,12 +761,17 @@ impl<'a> Sim<'a> {
             }
         };
         for l in links {
-            self.link_up[l] = false;
-            let link = self.topo.links[l];
-            for end in [link.a, link.b] {
-                if self.node_up[end] {
-                    self.schedule(self.now, Kind::Detect(end));
-                }
+            self.set_link(l, false);
+        }
+    }
+
+    /// Link `l` goes up or down: its live ends notice and advertise it.
+    fn set_link(&mut self, l: LinkId, up: bool) {
+        self.link_up[l] = up;
+        let link = self.topo.links[l];
+        for end in [link.a, link.b] {
+            if self.node_up[end] {
+                self.schedule(self.now, Kind::Detect(end));
             }
         }
         self.dirty = true;
@@ -1022,6 +1049,7 @@ impl<'a> Sim<'a> {
             return;
         }
         self.controller.approvals += 1;
+        self.controller.last_approval = Some(self.now);
         self.schedule(
             self.now,
             Kind::Approval {
@@ -1118,6 +1146,10 @@ impl<'a> Sim<'a> {
             approval_messages: self.approval_messages,
             filter_configs: self.filter_configs,
             weight_pushes: self.controller.pushes,
+            approved_after_us: self
+                .controller
+                .last_approval
+                .map(|t| t.saturating_sub(self.params.failure_at_us)),
             dag_runs: self
                 .controller
                 .dags

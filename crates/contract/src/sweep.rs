@@ -12,6 +12,8 @@
 
 use crate::sim::{Failure, Mode, Outcome, Params, Setup, simulate};
 use crate::topo::Topology;
+use rand::SeedableRng;
+use rand::rngs::Xoshiro256PlusPlus;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -151,6 +153,8 @@ pub struct Side {
     pub flows: Estimate,
     /// Loss-Num.
     pub loss_num: Estimate,
+    /// The smallest and largest Loss-Num of any run.
+    pub loss_num_range: (usize, usize),
     /// ... to congestion.
     pub lost_to_congestion: Estimate,
     /// ... for want of a route.
@@ -166,6 +170,9 @@ pub struct Side {
     pub contract_messages: Estimate,
     /// States approved.
     pub approvals: Estimate,
+    /// How long after the failure the last state was approved, ms (over
+    /// the runs that approved one).
+    pub approved_after_ms: Estimate,
     /// Controller time per run, ms (both DAGs; measured).
     pub controller_ms: Estimate,
 }
@@ -202,16 +209,31 @@ pub struct Sweep {
     pub runs: Vec<Pair>,
 }
 
-/// Every failure of `scenarios` on `topo` under both modes, for each of
-/// `seeds`, in parallel; `progress` hears how many runs of how many are
-/// done after each.
+/// Every failure of `scenarios` on `topo` (or `sample` of each, drawn
+/// once from the first seed, as the thesis does on its larger networks)
+/// under both modes, for each of `seeds`, in parallel; `progress` hears
+/// how many runs of how many are done after each.
 pub fn sweep(
     topo: &Topology,
     params: &Params,
     scenarios: &[Scenario],
     seeds: &[u64],
+    sample: Option<usize>,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Sweep {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seeds.first().copied().unwrap_or(0));
+    let failures: Vec<(Scenario, Vec<Failure>)> = scenarios
+        .iter()
+        .map(|&sc| {
+            let all = sc.failures(topo);
+            let Some(k) = sample.filter(|&k| k < all.len()) else {
+                return (sc, all);
+            };
+            let mut some = rand::seq::index::sample(&mut rng, all.len(), k).into_vec();
+            some.sort_unstable();
+            (sc, some.into_iter().map(|i| all[i]).collect())
+        })
+        .collect();
     let setups: Vec<(Params, Setup)> = seeds
         .par_iter()
         .map(|&seed| {
@@ -225,9 +247,9 @@ pub fn sweep(
         .collect();
     let jobs: Vec<(usize, Scenario, Failure, Mode)> = (0..seeds.len())
         .flat_map(|s| {
-            scenarios.iter().flat_map(move |&sc| {
-                sc.failures(topo).into_iter().flat_map(move |f| {
-                    [Mode::Contract, Mode::NoCoordination].map(move |m| (s, sc, f, m))
+            failures.iter().flat_map(move |(sc, fs)| {
+                fs.iter().flat_map(move |&f| {
+                    [Mode::Contract, Mode::NoCoordination].map(move |m| (s, *sc, f, m))
                 })
             })
         })
@@ -279,20 +301,31 @@ pub fn sweep(
 /// One scenario's runs summarised: each figure's mean over the failures
 /// of a seed, estimated over the seeds.
 fn summarise(scenario: Scenario, seeds: &[u64], runs: &[&Pair], sla: &[f64]) -> Summary {
-    let per_seed = |seed: u64, f: &dyn Fn(&Pair) -> f64| -> f64 {
+    // A seed's mean over its runs that have the figure.
+    let per_seed = |seed: u64, f: &dyn Fn(&Pair) -> Option<f64>| -> Option<f64> {
         let of: Vec<f64> = runs
             .iter()
             .filter(|r| r.seed == seed)
-            .map(|r| f(r))
+            .filter_map(|r| f(r))
             .collect();
-        of.iter().sum::<f64>() / of.len().max(1) as f64
+        (!of.is_empty()).then(|| of.iter().sum::<f64>() / of.len() as f64)
     };
-    let estimate = |f: &dyn Fn(&Pair) -> f64| {
-        Estimate::of(&seeds.iter().map(|&s| per_seed(s, f)).collect::<Vec<_>>())
+    let estimate_some = |f: &dyn Fn(&Pair) -> Option<f64>| {
+        Estimate::of(
+            &seeds
+                .iter()
+                .filter_map(|&s| per_seed(s, f))
+                .collect::<Vec<_>>(),
+        )
     };
+    let estimate = |f: &dyn Fn(&Pair) -> f64| estimate_some(&|r| Some(f(r)));
     let side = |o: &dyn Fn(&Pair) -> &Outcome| Side {
         flows: estimate(&|r| o(r).flows as f64),
         loss_num: estimate(&|r| o(r).loss_num as f64),
+        loss_num_range: (
+            runs.iter().map(|r| o(r).loss_num).min().unwrap_or(0),
+            runs.iter().map(|r| o(r).loss_num).max().unwrap_or(0),
+        ),
         lost_to_congestion: estimate(&|r| o(r).lost_to_congestion as f64),
         lost_to_routing: estimate(&|r| o(r).lost_to_routing as f64),
         sla_violations: sla
@@ -307,6 +340,7 @@ fn summarise(scenario: Scenario, seeds: &[u64], runs: &[&Pair], sla: &[f64]) -> 
             (o.approval_requests + o.approval_messages + o.filter_configs + o.weight_pushes) as f64
         }),
         approvals: estimate(&|r| o(r).approvals as f64),
+        approved_after_ms: estimate_some(&|r| o(r).approved_after_us.map(|t| t as f64 / 1e3)),
         controller_ms: estimate(&|r| o(r).controller_us.iter().sum::<u64>() as f64 / 1e3),
     };
     Summary {

@@ -310,3 +310,56 @@ fn a_failed_link_loses_traffic_until_the_igp_moves_off_it_and_lets_attacks_past_
     assert_eq!(out.lost_to_routing, 1);
     assert!(out.lsas > 0);
 }
+
+#[test]
+fn a_link_toggled_back_up_carries_the_routes_again() {
+    let topo = ring();
+    let params = Params {
+        flows_per_pair: 0.5,
+        toggles: 4,
+        toggle_every_us: 300_000,
+        hold_down_us: 100_000,
+        after_us: 3_000_000,
+        ..Params::default()
+    };
+    let setup = Setup::new(&topo, &params, vec![1; 4]);
+    for mode in [Mode::NoCoordination, Mode::Contract] {
+        let mut downs = Vec::new();
+        let out = Sim::new(&topo, &params, &setup, mode).run(Failure::Link(0), |s| {
+            if downs.last() != Some(&!s.links_up()[0]) {
+                downs.push(!s.links_up()[0]);
+            }
+            if s.now() == params.failure_at_us + params.after_us {
+                assert!(s.links_up()[0]);
+                for r in s.routers() {
+                    check_routes(r, &costs_by_network(s, &topo, r.id), "after the toggles");
+                    assert!(r.id == 1 || r.route(1).is_some());
+                }
+            }
+        });
+        // Down, up, down, up: four changes (the first event is the failure).
+        assert_eq!(downs, [true, false, true, false]);
+        let once = simulate(
+            &topo,
+            &Params {
+                toggles: 1,
+                ..params.clone()
+            },
+            &setup,
+            mode,
+            Failure::Link(0),
+        );
+        assert!(
+            out.lsas > once.lsas,
+            "{} LSAs against {}",
+            out.lsas,
+            once.lsas
+        );
+        if mode == Mode::Contract {
+            assert!(
+                out.approvals >= 1 && out.approved_after_us.is_some(),
+                "{out:?}"
+            );
+        }
+    }
+}

@@ -22,10 +22,17 @@ fn a_sweep_runs_every_failure_under_both_modes_and_summarises_the_seeds_means() 
     };
     let seeds = [1, 2, 3];
     let calls = AtomicUsize::new(0);
-    let s = sweep(&topo, &params, &Scenario::ALL, &seeds, &|done, total| {
-        calls.fetch_add(1, Ordering::Relaxed);
-        assert!(done <= total);
-    });
+    let s = sweep(
+        &topo,
+        &params,
+        &Scenario::ALL,
+        &seeds,
+        None,
+        &|done, total| {
+            calls.fetch_add(1, Ordering::Relaxed);
+            assert!(done <= total);
+        },
+    );
     let failures = topo.links.len() + topo.nodes.len();
     assert_eq!(s.runs.len(), seeds.len() * failures);
     assert_eq!(calls.load(Ordering::Relaxed), 2 * s.runs.len());
