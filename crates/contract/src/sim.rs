@@ -297,7 +297,8 @@ pub struct Outcome {
     /// SLA-V: per threshold factor, the fraction of best-effort flows
     /// whose delivered traffic was delayed beyond it at some moment.
     pub sla_violations: Vec<(f64, f64)>,
-    /// Malicious flows that got past their filters at some moment.
+    /// Malicious flows carried over a link, and not stopped by a filter,
+    /// at some moment.
     pub malicious_leaked: usize,
     /// LSAs delivered (control messages).
     pub lsas: u64,
@@ -913,7 +914,9 @@ impl<'a> Sim<'a> {
         self.plane.route(&self.flows, &self.paths, &capacity);
         if self.now >= self.params.failure_at_us {
             for (i, (f, p)) in self.flows.iter().zip(&self.paths).enumerate() {
-                if f.malicious && p.end != End::Filtered && p.end != End::Gone {
+                // Carried over a link and not stopped by a filter (an
+                // attack whose source has no route leaks nothing).
+                if f.malicious && p.end != End::Filtered && !p.hops.is_empty() {
                     self.leaked[i] = true;
                 }
             }
