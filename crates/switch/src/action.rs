@@ -5,16 +5,21 @@
 //! switch (ports, groups, meters, extensions, tables) and answering the
 //! error the spec names when one is wrong.
 //!
-//! 1.0 actions become a program with only an apply list. MPLS and PBB
-//! actions (and the TTL copies, which only mean something with MPLS) are
-//! refused with `OFPBAC_BAD_TYPE`, since the packet parser does not read
-//! those headers; a group action inside a group bucket is refused with
-//! `OFPGMFC_CHAINING_UNSUPPORTED`, as Open vSwitch does.
+//! 1.0 actions become a program with only an apply list. The MPLS
+//! actions (push, pop, set and decrement the TTL, set-field on the label,
+//! TC and BoS) work on the outermost label stack entry; those that need
+//! an MPLS packet need a match (or an earlier push in the same list) that
+//! guarantees one, else `OFPBAC_MATCH_INCONSISTENT`, as Open vSwitch
+//! checks them. PBB actions and the TTL copies are refused with
+//! `OFPBAC_BAD_TYPE`, since the packet parser does not read PBB headers
+//! and the switch does not copy TTLs between MPLS and IP; a group action
+//! inside a group bucket is refused with `OFPGMFC_CHAINING_UNSUPPORTED`,
+//! as Open vSwitch does.
 
 use crate::error::OfError;
 use crate::ext::Extensions;
-use crate::key::{FlowMatch, slot};
-use crate::match13::{prereq_ok, vlan_present};
+use crate::key::{FlowMatch, is_mpls, slot};
+use crate::match13::{mpls_present, prereq_ok, vlan_present};
 use crate::port::Ports;
 use baton_openflow::Version;
 use baton_openflow::types::{MacAddr, PortNo};
@@ -76,10 +81,16 @@ pub enum SetField {
     Ipv6Dst(Ipv6Addr),
     /// IPv6 flow label (20 bits).
     Ipv6Flabel(u32),
+    /// MPLS label of the outermost entry (20 bits).
+    MplsLabel(u32),
+    /// MPLS traffic class of the outermost entry (3 bits).
+    MplsTc(u8),
+    /// MPLS bottom-of-stack bit of the outermost entry.
+    MplsBos(u8),
 }
 
 /// Number of distinct [`SetField`] kinds (slots of an action set).
-pub const SET_FIELD_KINDS: usize = 20;
+pub const SET_FIELD_KINDS: usize = 23;
 
 impl SetField {
     /// The kind's index, for the action set's one-per-kind rule.
@@ -106,6 +117,9 @@ impl SetField {
             S::Ipv6Src(_) => 17,
             S::Ipv6Dst(_) => 18,
             S::Ipv6Flabel(_) => 19,
+            S::MplsLabel(_) => 20,
+            S::MplsTc(_) => 21,
+            S::MplsBos(_) => 22,
         }
     }
 }
@@ -142,6 +156,14 @@ pub enum Act {
     SetNwTtl(u8),
     /// Decrement the IPv4 TTL / IPv6 hop limit.
     DecNwTtl,
+    /// Push an MPLS label stack entry; the frame gets this ethertype.
+    PushMpls(u16),
+    /// Pop the outermost MPLS entry; the frame gets this ethertype.
+    PopMpls(u16),
+    /// Set the outermost MPLS entry's TTL.
+    SetMplsTtl(u8),
+    /// Decrement the outermost MPLS entry's TTL.
+    DecMplsTtl,
     /// An action of a registered extension.
     Ext {
         /// Index of the extension in the switch's registry.
@@ -199,12 +221,21 @@ impl Program {
 }
 
 /// The 1.3 action set: at most one action of each type, executed in the
-/// order of 1.3.5 §5.10 (pop, push, TTL, set-field, queue, group, output).
+/// order of 1.3.5 §5.10: pop (VLAN, then MPLS), push-MPLS, push-VLAN,
+/// decrement TTL (MPLS, then the IP TTL action), set (`SET_MPLS_TTL`,
+/// then set-field), queue, group, output. Open vSwitch orders them the
+/// same way. The spec's other stages (copy TTL inwards first, push-PBB
+/// between the pushes, copy TTL outwards after them) have no slot: those
+/// actions are refused when compiled.
 #[derive(Debug, Clone, Default)]
 pub struct ActionSet {
     pop_vlan: bool,
+    pop_mpls: Option<u16>,
+    push_mpls: Option<u16>,
     push_vlan: Option<u16>,
+    dec_mpls_ttl: bool,
     ttl: Option<Act>,
+    set_mpls_ttl: Option<u8>,
     sets: [Option<SetField>; SET_FIELD_KINDS],
     ext: Option<Act>,
     queue: Option<u32>,
@@ -221,8 +252,12 @@ impl ActionSet {
     /// True when the set holds nothing.
     pub fn is_empty(&self) -> bool {
         !self.pop_vlan
+            && self.pop_mpls.is_none()
+            && self.push_mpls.is_none()
             && self.push_vlan.is_none()
+            && !self.dec_mpls_ttl
             && self.ttl.is_none()
+            && self.set_mpls_ttl.is_none()
             && self.sets.iter().all(Option::is_none)
             && self.ext.is_none()
             && self.queue.is_none()
@@ -244,6 +279,10 @@ impl ActionSet {
                 Act::Group(g) => self.group = Some(*g),
                 Act::PushVlan(t) => self.push_vlan = Some(*t),
                 Act::PopVlan => self.pop_vlan = true,
+                Act::PushMpls(t) => self.push_mpls = Some(*t),
+                Act::PopMpls(t) => self.pop_mpls = Some(*t),
+                Act::SetMplsTtl(t) => self.set_mpls_ttl = Some(*t),
+                Act::DecMplsTtl => self.dec_mpls_ttl = true,
                 Act::Set(s) => self.sets[s.kind()] = Some(*s),
                 Act::SetNwTtl(_) | Act::DecNwTtl => self.ttl = Some(a.clone()),
                 Act::Ext { .. } => self.ext = Some(a.clone()),
@@ -256,8 +295,12 @@ impl ActionSet {
     pub fn for_each(&self, mut f: impl FnMut(&Act) -> bool) {
         let head = [
             self.pop_vlan.then_some(Act::PopVlan),
+            self.pop_mpls.map(Act::PopMpls),
+            self.push_mpls.map(Act::PushMpls),
             self.push_vlan.map(Act::PushVlan),
+            self.dec_mpls_ttl.then_some(Act::DecMplsTtl),
             self.ttl.clone(),
+            self.set_mpls_ttl.map(Act::SetMplsTtl),
         ];
         let sets = self.sets.iter().flatten().map(|s| Act::Set(*s));
         let tail = [self.ext.clone(), self.queue.map(Act::SetQueue)];
@@ -300,8 +343,9 @@ pub struct Context<'a> {
     pub ext: &'a Extensions,
     /// Number of flow tables.
     pub n_tables: u8,
-    /// The flow's match, for set-field prerequisites (none for
-    /// packet-outs and group buckets).
+    /// The flow's match, for set-field and MPLS prerequisites (none for
+    /// packet-outs and group buckets, whose packets the actions meet
+    /// unchecked: an MPLS action on a packet without MPLS does nothing).
     pub flow_match: Option<&'a FlowMatch>,
     /// Checking a PACKET_OUT (output to `OFPP_TABLE` allowed).
     pub packet_out: bool,
@@ -381,10 +425,22 @@ pub fn compile10(ctx: &Context<'_>, actions: &[v10::Action]) -> Result<Vec<Act>,
 }
 
 /// Compiles a 1.3 action list (1.3.5 §7.2.5).
+///
+/// Prerequisites are checked against the flow's match as the actions
+/// before have changed it, as Open vSwitch does: a push or pop of MPLS
+/// gives the packet the action's ethertype, so `pop_mpls(0x0800)` on an
+/// MPLS match may be followed by an IPv4 set-field, and an IPv4
+/// set-field after `push_mpls` is `OFPBAC_MATCH_INCONSISTENT`.
 pub fn compile13(ctx: &Context<'_>, actions: &[v13::Action]) -> Result<Vec<Act>, OfError> {
     use v13::Action as A;
     let mut out = Vec::with_capacity(actions.len());
     let mut vlan_pushed = false;
+    // The flow's match as the packet has become after the actions so far.
+    let mut m = ctx.flow_match.copied();
+    let need_mpls = |m: &Option<FlowMatch>| match m {
+        Some(m) if !mpls_present(m) => Err(OfError::MatchInconsistent),
+        _ => Ok(()),
+    };
     for a in actions {
         out.push(match a {
             A::Output { port, max_len } => {
@@ -412,29 +468,74 @@ pub fn compile13(ctx: &Context<'_>, actions: &[v13::Action]) -> Result<Vec<Act>,
             }
             A::SetNwTtl(t) => Act::SetNwTtl(*t),
             A::DecNwTtl => Act::DecNwTtl,
-            A::SetField(o) => Act::Set(set_field(ctx, o, vlan_pushed)?),
+            A::SetField(o) => Act::Set(set_field(m.as_ref(), o, vlan_pushed)?),
             A::Experimenter { experimenter, data } => ctx.ext_action(*experimenter, data)?,
-            A::CopyTtlOut
-            | A::CopyTtlIn
-            | A::SetMplsTtl(_)
-            | A::DecMplsTtl
-            | A::PushMpls(_)
-            | A::PopMpls(_)
-            | A::PushPbb(_)
-            | A::PopPbb => return Err(OfError::BadActionType),
+            A::PushMpls(t) => {
+                if !is_mpls(*t) {
+                    return Err(OfError::BadArgument);
+                }
+                if let Some(m) = &mut m {
+                    now_carries(m, *t);
+                }
+                Act::PushMpls(*t)
+            }
+            A::PopMpls(t) => {
+                need_mpls(&m)?;
+                if let Some(m) = &mut m {
+                    now_carries(m, *t);
+                }
+                Act::PopMpls(*t)
+            }
+            A::SetMplsTtl(t) => {
+                need_mpls(&m)?;
+                Act::SetMplsTtl(*t)
+            }
+            A::DecMplsTtl => {
+                need_mpls(&m)?;
+                Act::DecMplsTtl
+            }
+            A::CopyTtlOut | A::CopyTtlIn | A::PushPbb(_) | A::PopPbb => {
+                return Err(OfError::BadActionType);
+            }
         });
     }
     Ok(out)
 }
 
+/// After a push or pop of MPLS the packet has ethertype `t` and none of
+/// the fields the match fixed below the Ethernet header and VLAN tags:
+/// what the match said of them no longer holds.
+fn now_carries(m: &mut FlowMatch, t: u16) {
+    for s in [
+        slot::IP_PROTO,
+        slot::IP_DSCP,
+        slot::IP_ECN,
+        slot::ARP_OP,
+        slot::ND_LL,
+    ] {
+        m.mask.set(s, 0);
+        m.key.set(s, 0);
+    }
+    for w in [3, 4].into_iter().chain(slot::IPV6_SRC..slot::IPV6_SRC + 6) {
+        m.mask.w[w] = 0;
+        m.key.w[w] = 0;
+    }
+    m.exact(slot::ETH_TYPE, u64::from(t));
+}
+
 /// A set-field action: the field must be settable, its value in range and
-/// its prerequisites in the flow's match (`OFPBAC_MATCH_INCONSISTENT`).
-fn set_field(ctx: &Context<'_>, o: &Oxm, vlan_pushed: bool) -> Result<SetField, OfError> {
+/// its prerequisites in `flow_match`, the flow's match as the actions
+/// before left the packet (`OFPBAC_MATCH_INCONSISTENT`).
+fn set_field(
+    flow_match: Option<&FlowMatch>,
+    o: &Oxm,
+    vlan_pushed: bool,
+) -> Result<SetField, OfError> {
     if o.has_mask() {
         return Err(OfError::BadSetArgument);
     }
     let field = o.field().ok_or(OfError::BadSetType)?;
-    if let Some(m) = ctx.flow_match {
+    if let Some(m) = flow_match {
         let ok = match field {
             OxmField::VlanVid | OxmField::VlanPcp => vlan_pushed || vlan_present(m),
             OxmField::EthType => true,
@@ -477,7 +578,16 @@ fn set_field(ctx: &Context<'_>, o: &Oxm, vlan_pushed: bool) -> Result<SetField, 
         Oxm::Ipv6Src { value, .. } => S::Ipv6Src(value),
         Oxm::Ipv6Dst { value, .. } => S::Ipv6Dst(value),
         Oxm::Ipv6Flabel { value, .. } if value <= 0xf_ffff => S::Ipv6Flabel(value),
-        Oxm::VlanPcp(_) | Oxm::IpDscp(_) | Oxm::IpEcn(_) | Oxm::Ipv6Flabel { .. } => {
+        Oxm::MplsLabel(l) if l <= 0xf_ffff => S::MplsLabel(l),
+        Oxm::MplsTc(t) if t <= 7 => S::MplsTc(t),
+        Oxm::MplsBos(b) if b <= 1 => S::MplsBos(b),
+        Oxm::VlanPcp(_)
+        | Oxm::IpDscp(_)
+        | Oxm::IpEcn(_)
+        | Oxm::Ipv6Flabel { .. }
+        | Oxm::MplsLabel(_)
+        | Oxm::MplsTc(_)
+        | Oxm::MplsBos(_) => {
             return Err(OfError::BadSetArgument);
         }
         _ => return Err(OfError::BadSetType),
@@ -564,11 +674,7 @@ mod tests {
             },
             Act::Set(SetField::EthDst(MacAddr([2; 6]))),
         ]);
-        let mut seen = Vec::new();
-        s.for_each(|a| {
-            seen.push(a.clone());
-            true
-        });
+        let seen = in_order(&s);
         assert_eq!(
             seen,
             vec![
@@ -590,5 +696,62 @@ mod tests {
         assert_eq!(last, Some(Act::Group(7)));
         s.clear();
         assert!(s.is_empty());
+    }
+
+    /// The actions of `s` in the order it runs them.
+    fn in_order(s: &ActionSet) -> Vec<Act> {
+        let mut seen = Vec::new();
+        s.for_each(|a| {
+            seen.push(a.clone());
+            true
+        });
+        seen
+    }
+
+    #[test]
+    fn action_set_orders_mpls_as_the_spec_does() {
+        let mut s = ActionSet::default();
+        // Written in reverse of 1.3.5 §5.10's order.
+        s.write(&[
+            Act::Set(SetField::MplsLabel(5)),
+            Act::SetMplsTtl(9),
+            Act::DecNwTtl,
+            Act::DecMplsTtl,
+            Act::PushVlan(0x8100),
+            Act::PushMpls(0x8847),
+            Act::PopMpls(0x0800),
+            Act::PopVlan,
+        ]);
+        let seen = in_order(&s);
+        assert_eq!(
+            seen,
+            vec![
+                Act::PopVlan,
+                Act::PopMpls(0x0800),
+                Act::PushMpls(0x8847),
+                Act::PushVlan(0x8100),
+                Act::DecMplsTtl,
+                Act::DecNwTtl,
+                Act::SetMplsTtl(9),
+                Act::Set(SetField::MplsLabel(5)),
+            ]
+        );
+        // One of each: a later write replaces.
+        s.write(&[Act::PushMpls(0x8848), Act::Set(SetField::MplsLabel(6))]);
+        let mut pushes = Vec::new();
+        s.for_each(|a| {
+            if matches!(a, Act::PushMpls(_) | Act::Set(_)) {
+                pushes.push(a.clone());
+            }
+            true
+        });
+        assert_eq!(
+            pushes,
+            vec![Act::PushMpls(0x8848), Act::Set(SetField::MplsLabel(6))]
+        );
+        s.clear();
+        assert!(s.is_empty());
+        s.write(&[Act::DecMplsTtl]);
+        assert!(!s.is_empty());
     }
 }

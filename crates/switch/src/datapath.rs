@@ -350,9 +350,22 @@ impl Datapath {
             Act::SetNwTtl(t) => rewrite::set_ttl(frame, *t),
             Act::DecNwTtl => {
                 if !rewrite::dec_ttl(frame) {
-                    if self.config_flags & CONFIG_INVALID_TTL_TO_CONTROLLER != 0 {
-                        self.packet_in(now, st, PacketInReason::InvalidTtl, 0xffff, frame);
-                    }
+                    self.ttl_expired(now, st, frame);
+                    return false;
+                }
+            }
+            Act::PushMpls(t) => {
+                rewrite::push_mpls(frame, *t);
+                st.dirty = true;
+            }
+            Act::PopMpls(t) => {
+                rewrite::pop_mpls(frame, *t);
+                st.dirty = true;
+            }
+            Act::SetMplsTtl(t) => rewrite::set_mpls_ttl(frame, *t),
+            Act::DecMplsTtl => {
+                if !rewrite::dec_mpls_ttl(frame) {
+                    self.ttl_expired(now, st, frame);
                     return false;
                 }
             }
@@ -374,6 +387,15 @@ impl Datapath {
             }
         }
         true
+    }
+
+    /// A decrement found a TTL of 0 or 1: the packet is dropped, and sent
+    /// to the controllers with reason `OFPR_INVALID_TTL` if they asked
+    /// (`OFPC_INVALID_TTL_TO_CONTROLLER`, 1.3.5 §7.3.2).
+    fn ttl_expired(&mut self, now: Instant, st: &PacketState, frame: &[u8]) {
+        if self.config_flags & CONFIG_INVALID_TTL_TO_CONTROLLER != 0 {
+            self.packet_in(now, st, PacketInReason::InvalidTtl, 0xffff, frame);
+        }
     }
 
     /// Executes an action list in order.
@@ -412,7 +434,7 @@ impl Datapath {
     ) {
         let hash = {
             let k = st.refresh(frame);
-            let mut key = Key::of_packet(self.version, k, 0);
+            let mut key = Key::of_frame(self.version, k, frame, 0);
             key.w[crate::key::slot::METADATA.word] = 0;
             key_hash(&key)
         };

@@ -8,17 +8,18 @@
 //! lets fields that can never be present in the same packet share bits
 //! (IPv4 and ARP protocol addresses; the IPv6 flow label and IPv4
 //! addresses; IPv6 addresses and ARP hardware addresses; TCP, UDP, SCTP
-//! ports and ICMP type/code): every match that names such a field also
-//! matches its prerequisite (`eth_type`, `ip_proto`), which tells the
-//! sharers apart. 1.0 matches are normalised so that they obey the same
-//! rule (1.0.0 §5.2.3, as Open vSwitch does).
+//! ports and ICMP type/code; the MPLS label stack entry and the IPv4 and
+//! ARP addresses): every match that names such a field also matches its
+//! prerequisite (`eth_type`, `ip_proto`), which tells the sharers apart.
+//! 1.0 matches are normalised so that they obey the same rule (1.0.0
+//! §5.2.3, as Open vSwitch does).
 //!
 //! | word | bits 63..48 | 47..32 | 31..16 | 15..0 |
 //! |---|---|---|---|---|
 //! | 0 | `in_port` (32) | | `eth_type` | `vlan` |
 //! | 1 | `eth_dst` (48) | | | `vlan_pcp` (8), `ip_proto` (8) |
 //! | 2 | `eth_src` (48) | | | `ip_dscp` (8), `ip_ecn` (8) |
-//! | 3 | `nw_src` / `arp_spa` / `ipv6_flabel` (32) | | `nw_dst` / `arp_tpa` (32) | |
+//! | 3 | `nw_src` / `arp_spa` / `ipv6_flabel` (32); `mpls_label` (20, bits 51..32) | | `nw_dst` / `arp_tpa` (32); `mpls_tc` (8, bits 23..16), `mpls_bos` (8, bits 7..0) | |
 //! | 4 | `tp_src` / ICMP type | `tp_dst` / ICMP code | `arp_op` | |
 //! | 5 | `metadata` (64) | | | |
 //! | 6, 7 | `ipv6_src` (128); `arp_sha` in word 6's top 48 | | | |
@@ -30,6 +31,14 @@
 //! untagged frame) in a 1.0 switch and 1.3's `VLAN_VID`
 //! (`OFPVID_PRESENT | vid`, or 0) in a 1.3 switch; 1.0 puts the low byte
 //! of an ARP opcode in `ip_proto`, as its `nw_proto` does.
+//!
+//! An MPLS frame (`eth_type` 0x8847 or 0x8848, after at most one VLAN
+//! tag, as the codec's parser reads the ethertype) has its outermost
+//! label stack entry's label, traffic class and bottom-of-stack bit in
+//! word 3 (1.3 only), and nothing of the payload under the stack: as in
+//! Open vSwitch, an MPLS packet has no network or transport fields, so
+//! word 3 is free of IPv4 and ARP addresses, and every match on an MPLS
+//! field fixes an MPLS `eth_type` (1.3.5 §7.2.3.6).
 
 use baton_openflow::Version;
 use baton_openflow::packet::{FlowKey, Network, Transport};
@@ -112,6 +121,12 @@ pub mod slot {
     pub const IPV6_FLABEL: Slot = Slot::new(3, 32, 32);
     /// IPv4 destination or ARP target protocol address.
     pub const NW_DST: Slot = Slot::new(3, 0, 32);
+    /// MPLS label of the outermost label stack entry (MPLS frames only).
+    pub const MPLS_LABEL: Slot = Slot::new(3, 32, 20);
+    /// MPLS traffic class (3 bits; MPLS frames only).
+    pub const MPLS_TC: Slot = Slot::new(3, 16, 8);
+    /// MPLS bottom-of-stack bit (MPLS frames only).
+    pub const MPLS_BOS: Slot = Slot::new(3, 0, 8);
     /// Transport source port, or ICMP type.
     pub const TP_SRC: Slot = Slot::new(4, 48, 16);
     /// Transport destination port, or ICMP code.
@@ -172,7 +187,8 @@ impl Key {
     }
 
     /// The key of a packet as a switch of `version` sees it, with pipeline
-    /// `metadata` (0 in 1.0).
+    /// `metadata` (0 in 1.0), without the MPLS fields, which `fk` lacks
+    /// ([`Key::of_frame`] adds them).
     pub fn of_packet(version: Version, fk: &FlowKey, metadata: u64) -> Key {
         let mut k = Key::default();
         k.set(slot::IN_PORT, u64::from(fk.in_port.0));
@@ -368,9 +384,53 @@ impl FlowMatch {
     }
 }
 
+impl Key {
+    /// The key of `frame`, whose parsed fields are `fk`: [`Key::of_packet`]
+    /// plus, in 1.3, the outermost MPLS label stack entry, which the
+    /// codec's parser does not read.
+    #[inline]
+    pub fn of_frame(version: Version, fk: &FlowKey, frame: &[u8], metadata: u64) -> Key {
+        let mut k = Key::of_packet(version, fk, metadata);
+        if version == Version::V13 && is_mpls(fk.eth_type) {
+            if let Some(lse) = mpls_lse(fk, frame) {
+                k.set(slot::MPLS_LABEL, u64::from(lse >> 12));
+                k.set(slot::MPLS_TC, u64::from((lse >> 9) & 7));
+                k.set(slot::MPLS_BOS, u64::from((lse >> 8) & 1));
+            }
+        }
+        k
+    }
+}
+
+/// True for the MPLS ethertypes (unicast 0x8847, multicast 0x8848).
+#[inline]
+pub fn is_mpls(eth_type: u16) -> bool {
+    eth_type == 0x8847 || eth_type == 0x8848
+}
+
+/// The outermost MPLS label stack entry of `frame` (label 20 bits, TC 3,
+/// BoS 1, TTL 8, RFC 3032 §2.1), when `fk` (its parse) says it is MPLS
+/// and the entry is there: right after the ethertype, which the parser
+/// read after the Ethernet header and at most one VLAN tag.
+#[inline]
+pub fn mpls_lse(fk: &FlowKey, frame: &[u8]) -> Option<u32> {
+    if !is_mpls(fk.eth_type) {
+        return None;
+    }
+    let at = if fk.vlan.is_some() { 18 } else { 14 };
+    // The ethertype just before the entry must be the MPLS one (not an
+    // LLC/SNAP header's, whose entry would be elsewhere).
+    match frame.get(at - 2..at + 4)? {
+        &[t0, t1, a, b, c, d] if u16::from_be_bytes([t0, t1]) == fk.eth_type => {
+            Some(u32::from_be_bytes([a, b, c, d]))
+        }
+        _ => None,
+    }
+}
+
 /// The key of a packet arriving on `in_port` with bytes `frame`.
 pub fn packet_key(version: Version, in_port: PortNo, frame: &[u8], metadata: u64) -> Key {
-    Key::of_packet(version, &FlowKey::extract(in_port, frame), metadata)
+    Key::of_frame(version, &FlowKey::extract(in_port, frame), frame, metadata)
 }
 
 #[cfg(test)]
@@ -394,6 +454,29 @@ mod tests {
             mac_of(mac(MacAddr([1, 2, 3, 4, 5, 6]))),
             MacAddr([1, 2, 3, 4, 5, 6])
         );
+    }
+
+    #[test]
+    fn the_mpls_entry_is_read_after_at_most_one_vlan_tag() {
+        let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x81, 0x00, 0, 5];
+        f.extend_from_slice(&[0x88, 0x48]);
+        // Label 0x12345, TC 6, BoS 1, TTL 9.
+        f.extend_from_slice(&((0x12345u32 << 12) | (6 << 9) | (1 << 8) | 9).to_be_bytes());
+        let k = packet_key(Version::V13, PortNo(1), &f, 0);
+        assert_eq!(k.get(slot::ETH_TYPE), 0x8848);
+        assert_eq!(k.get(slot::MPLS_LABEL), 0x12345);
+        assert_eq!(k.get(slot::MPLS_TC), 6);
+        assert_eq!(k.get(slot::MPLS_BOS), 1);
+        // The MPLS fields share word 3 with the IPv4 and ARP addresses
+        // (told apart by eth_type) and with nothing else.
+        let mut all = Key::default();
+        for s in [slot::MPLS_LABEL, slot::MPLS_TC, slot::MPLS_BOS] {
+            assert_eq!(s.word, 3);
+            assert_eq!(all.get(s), 0, "{s:?} overlaps another MPLS field");
+            all.set(s, u64::MAX);
+        }
+        let fk = FlowKey::extract(PortNo(1), &f[..19]);
+        assert_eq!(mpls_lse(&fk, &f[..19]), None);
     }
 
     #[test]

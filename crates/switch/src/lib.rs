@@ -31,7 +31,7 @@
 //!   selection, filters).
 //! - [`action`]: actions, instructions and the 1.3 action set in one
 //!   form for both versions, and their compilers and checks.
-//! - [`rewrite`]: rewriting frames in place (set-field, VLAN, TTL) with
+//! - [`rewrite`]: rewriting frames in place (set-field, VLAN, MPLS, TTL) with
 //!   checksum updates.
 //! - [`group`], [`meter`]: the 1.3 group and meter tables.
 //! - [`port`], [`buffer`]: ports with state and counters; the bounded pool

@@ -3,12 +3,16 @@
 //! their mask (`OFPBMC_BAD_WILDCARDS`), values out of range
 //! (`OFPBMC_BAD_VALUE`), fields without their prerequisites
 //! (`OFPBMC_BAD_PREREQ`, §7.2.3.6) and fields this switch cannot match
-//! (`OFPBMC_BAD_FIELD`: MPLS, PBB, tunnel id, IPv6 extension headers and
+//! (`OFPBMC_BAD_FIELD`: PBB, tunnel id, IPv6 extension headers and
 //! non-basic classes, which the packet parser does not extract).
-//! Duplicate fields are rejected by the codec.
+//! Duplicate fields are rejected by the codec, and so are masks on the
+//! fields that 1.3.5 table 12 says cannot be masked (the MPLS fields
+//! among them: `Oxm::MplsLabel` and its kin carry no mask).
+//! The MPLS fields (label, TC, BoS of the outermost label stack entry)
+//! need an MPLS `eth_type`, 0x8847 or 0x8848.
 
 use crate::error::OfError;
-use crate::key::{FlowMatch, Slot, ip4, ip6, mac, slot};
+use crate::key::{FlowMatch, Slot, ip4, ip6, is_mpls, mac, slot};
 use baton_openflow::packet::consts::*;
 use baton_openflow::v13::oxm::{Match13, OFPVID_PRESENT, Oxm, OxmField};
 
@@ -119,20 +123,20 @@ fn add(f: &mut FlowMatch, o: &Oxm) -> Result<(), OfError> {
         }
         Oxm::Ipv6NdTarget(t) => masked128(f, slot::ND_TARGET, ip6(t), None),
         Oxm::Ipv6NdSll(m) | Oxm::Ipv6NdTll(m) => masked(f, slot::ND_LL, mac(m), None),
-        Oxm::MplsLabel(_)
-        | Oxm::MplsTc(_)
-        | Oxm::MplsBos(_)
-        | Oxm::PbbIsid { .. }
-        | Oxm::TunnelId { .. }
-        | Oxm::Ipv6Exthdr { .. }
-        | Oxm::Other { .. } => Err(OfError::BadField),
+        Oxm::MplsLabel(l) => exact(f, slot::MPLS_LABEL, l.into(), 0xf_ffff),
+        Oxm::MplsTc(t) => exact(f, slot::MPLS_TC, t.into(), 7),
+        Oxm::MplsBos(b) => exact(f, slot::MPLS_BOS, b.into(), 1),
+        Oxm::PbbIsid { .. } | Oxm::TunnelId { .. } | Oxm::Ipv6Exthdr { .. } | Oxm::Other { .. } => {
+            Err(OfError::BadField)
+        }
     }
 }
 
 /// True when `m` fixes the prerequisites of `field` (1.3.5 §7.2.3.6,
 /// table 12): the ethertype for network fields, the IP protocol for
 /// transport fields, the ICMPv6 type for neighbour discovery fields, a
-/// present VLAN tag for `VLAN_PCP`.
+/// present VLAN tag for `VLAN_PCP`, an MPLS ethertype for the MPLS
+/// fields.
 pub fn prereq_ok(field: OxmField, m: &FlowMatch) -> bool {
     use OxmField as F;
     let et = m.exact_value(slot::ETH_TYPE).map(|v| v as u16);
@@ -159,8 +163,16 @@ pub fn prereq_ok(field: OxmField, m: &FlowMatch) -> bool {
         }
         F::Ipv6NdSll => icmpv6 && icmpv6_type == Some(ICMPV6_ND_SOLICIT),
         F::Ipv6NdTll => icmpv6 && icmpv6_type == Some(ICMPV6_ND_ADVERT),
+        F::MplsLabel | F::MplsTc | F::MplsBos => mpls_present(m),
         _ => true,
     }
+}
+
+/// True when `m` only matches MPLS frames (its `eth_type` is 0x8847 or
+/// 0x8848).
+pub fn mpls_present(m: &FlowMatch) -> bool {
+    m.exact_value(slot::ETH_TYPE)
+        .is_some_and(|t| is_mpls(t as u16))
 }
 
 /// True when `m` only matches frames with a VLAN tag.
@@ -230,7 +242,42 @@ mod tests {
             Err(OfError::BadWildcards)
         );
         assert_eq!(compile(&m(vec![Oxm::IpDscp(64)])), Err(OfError::BadValue));
-        assert_eq!(compile(&m(vec![Oxm::MplsTc(1)])), Err(OfError::BadField));
+        assert_eq!(
+            compile(&m(vec![Oxm::PbbIsid {
+                value: 1,
+                mask: None
+            }])),
+            Err(OfError::BadField)
+        );
+    }
+
+    #[test]
+    fn mpls_fields_need_an_mpls_ethertype_and_values_in_range() {
+        for o in [Oxm::MplsLabel(5), Oxm::MplsTc(1), Oxm::MplsBos(1)] {
+            assert_eq!(compile(&m(vec![o.clone()])), Err(OfError::BadPrereq));
+            assert_eq!(
+                compile(&m(vec![Oxm::EthType(0x0800), o.clone()])),
+                Err(OfError::BadPrereq)
+            );
+            for et in [0x8847, 0x8848] {
+                assert!(compile(&m(vec![o.clone(), Oxm::EthType(et)])).is_ok());
+            }
+        }
+        let mpls = Oxm::EthType(0x8847);
+        for bad in [Oxm::MplsLabel(0x10_0000), Oxm::MplsTc(8), Oxm::MplsBos(2)] {
+            assert_eq!(compile(&m(vec![mpls.clone(), bad])), Err(OfError::BadValue));
+        }
+        let f = compile(&m(vec![
+            mpls,
+            Oxm::MplsLabel(0xf_ffff),
+            Oxm::MplsTc(7),
+            Oxm::MplsBos(1),
+        ]))
+        .unwrap();
+        assert_eq!(f.exact_value(slot::MPLS_LABEL), Some(0xf_ffff));
+        assert_eq!(f.exact_value(slot::MPLS_TC), Some(7));
+        assert_eq!(f.exact_value(slot::MPLS_BOS), Some(1));
+        assert!(mpls_present(&f));
     }
 
     #[test]

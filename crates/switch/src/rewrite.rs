@@ -1,4 +1,5 @@
-//! Rewriting a frame in place: set-field, VLAN push and pop, TTL.
+//! Rewriting a frame in place: set-field, VLAN push and pop, MPLS push
+//! and pop, TTLs.
 //!
 //! etherparse reads headers but has no in-place writers with incremental
 //! checksum updates, so the writes are done here by hand: each field is
@@ -7,7 +8,12 @@
 //! pseudo-header covers the IP addresses); SCTP's CRC32c is recomputed.
 //! etherparse finds where the IPv6 payload starts after extension headers.
 //! A field the frame does not have is left alone; nothing allocates except
-//! a VLAN push into a buffer without 4 bytes of spare capacity.
+//! a VLAN or MPLS push into a buffer without 4 bytes of spare capacity.
+//!
+//! The MPLS actions work on the label stack entry right after the
+//! Ethernet header and every VLAN tag (1.3.5 §7.2.5: a pushed entry goes
+//! "after any existing VLAN tags"); a frame whose ethertype there is not
+//! 0x8847 or 0x8848 has no MPLS fields to set, pop or decrement.
 
 use crate::action::SetField;
 use baton_openflow::packet::consts::*;
@@ -206,6 +212,7 @@ pub fn set_field(f: &mut Vec<u8>, s: &SetField) {
     let Some(mut lay) = layout(f) else { return };
     use SetField as S;
     match *s {
+        S::MplsLabel(_) | S::MplsTc(_) | S::MplsBos(_) => set_mpls_field(f, s),
         S::EthDst(m) => f[0..6].copy_from_slice(&m.0),
         S::EthSrc(m) => f[6..12].copy_from_slice(&m.0),
         S::VlanVid { push: true, .. } | S::VlanPcp { push: true, .. } if !lay.tagged => {
@@ -353,6 +360,110 @@ pub fn dec_ttl(f: &mut [u8]) -> bool {
     true
 }
 
+/// Offset of the ethertype after the Ethernet header and every VLAN
+/// tag (802.1Q or 802.1ad), if the frame has one there.
+fn inner_type_at(f: &[u8]) -> Option<usize> {
+    let mut at = 12;
+    loop {
+        let t = u16::from_be_bytes([*f.get(at)?, *f.get(at + 1)?]);
+        if t != ETH_TYPE_VLAN && t != ETH_TYPE_VLAN_8021AD {
+            return Some(at);
+        }
+        at += 4;
+    }
+}
+
+/// Offset of the outermost MPLS label stack entry, if the frame is MPLS
+/// and has the whole entry.
+fn mpls_at(f: &[u8]) -> Option<usize> {
+    let at = inner_type_at(f)?;
+    let t = be16(f, at);
+    (crate::key::is_mpls(t) && f.len() >= at + 6).then_some(at + 2)
+}
+
+fn lse(f: &[u8], at: usize) -> u32 {
+    u32::from_be_bytes([f[at], f[at + 1], f[at + 2], f[at + 3]])
+}
+
+/// The TTL a pushed label stack entry gets on a frame without MPLS: the
+/// IPv4 TTL or IPv6 hop limit when the frame is IP and it is not 0,
+/// else 64 (Open vSwitch's `flow_push_mpls` does the same).
+const DEFAULT_MPLS_TTL: u8 = 64;
+
+/// Pushes an MPLS label stack entry with ethertype `ethertype` (0x8847
+/// or 0x8848) after the Ethernet header and any VLAN tags (1.3.5 §7.2.5
+/// `OFPAT_PUSH_MPLS`). On an MPLS frame the new entry copies the label,
+/// TC and TTL of the old outermost one, with BoS 0; otherwise it is
+/// label 0, TC 0 (not derived from the IP DSCP), BoS 1, and the IPv4 TTL
+/// or IPv6 hop limit, or 64 when the frame is not IP or that is 0.
+pub fn push_mpls(f: &mut Vec<u8>, ethertype: u16) {
+    let Some(at) = inner_type_at(f) else { return };
+    let inner = at + 2;
+    let old = be16(f, at);
+    let entry = if crate::key::is_mpls(old) {
+        if f.len() < inner + 4 {
+            return;
+        }
+        lse(f, inner) & !0x100
+    } else {
+        let ip_ttl = match old {
+            ETH_TYPE_IPV4 if f.len() >= inner + 20 => f[inner + 8],
+            ETH_TYPE_IPV6 if f.len() >= inner + 40 => f[inner + 7],
+            _ => 0,
+        };
+        let ttl = if ip_ttl == 0 {
+            DEFAULT_MPLS_TTL
+        } else {
+            ip_ttl
+        };
+        0x100 | u32::from(ttl)
+    };
+    f[at..inner].copy_from_slice(&ethertype.to_be_bytes());
+    f.splice(inner..inner, entry.to_be_bytes());
+}
+
+/// Pops the outermost MPLS label stack entry and sets the ethertype to
+/// `ethertype` (1.3.5 §7.2.5 `OFPAT_POP_MPLS`); a frame without MPLS is
+/// left alone.
+pub fn pop_mpls(f: &mut Vec<u8>, ethertype: u16) {
+    let Some(at) = mpls_at(f) else { return };
+    f[at - 2..at].copy_from_slice(&ethertype.to_be_bytes());
+    f.drain(at..at + 4);
+}
+
+/// Writes the label, TC or BoS of the outermost MPLS entry.
+fn set_mpls_field(f: &mut [u8], s: &SetField) {
+    let Some(at) = mpls_at(f) else { return };
+    let (mask, val) = match *s {
+        SetField::MplsLabel(l) => (0xffff_f000, l << 12),
+        SetField::MplsTc(t) => (0xe00, u32::from(t) << 9),
+        SetField::MplsBos(b) => (0x100, u32::from(b) << 8),
+        _ => return,
+    };
+    let v = (lse(f, at) & !mask) | (val & mask);
+    f[at..at + 4].copy_from_slice(&v.to_be_bytes());
+}
+
+/// Sets the TTL of the outermost MPLS entry (`OFPAT_SET_MPLS_TTL`).
+pub fn set_mpls_ttl(f: &mut [u8], ttl: u8) {
+    if let Some(at) = mpls_at(f) {
+        f[at + 3] = ttl;
+    }
+}
+
+/// Decrements the TTL of the outermost MPLS entry
+/// (`OFPAT_DEC_MPLS_TTL`); false when it was 0 or 1, as [`dec_ttl`].
+/// Frames without MPLS pass.
+pub fn dec_mpls_ttl(f: &mut [u8]) -> bool {
+    let Some(at) = mpls_at(f) else { return true };
+    let ttl = f[at + 3];
+    if ttl <= 1 {
+        return false;
+    }
+    f[at + 3] = ttl - 1;
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -462,6 +573,38 @@ mod tests {
         assert_eq!(g, plain);
         set_field(&mut g, &SetField::EthSrc(MacAddr([9; 6])));
         assert_eq!(&g[6..12], &[9; 6]);
+    }
+
+    #[test]
+    fn mpls_push_goes_after_every_vlan_tag() {
+        let plain = udp_frame([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], 53);
+        // 802.1ad outer tag, 802.1Q inner tag.
+        let mut qinq = with_vlan(&with_vlan(&plain, 7, 1), 9, 2);
+        qinq[12..14].copy_from_slice(&[0x88, 0xa8]);
+        let mut f = qinq.clone();
+        push_mpls(&mut f, 0x8847);
+        assert_eq!(&f[..20], &qinq[..20]);
+        assert_eq!(&f[20..22], &[0x88, 0x47]);
+        // Label 0, TC 0, BoS 1, the IP TTL (64).
+        assert_eq!(&f[22..26], &[0, 0, 1, 64]);
+        assert_eq!(&f[26..], &qinq[22..]);
+        assert!(dec_mpls_ttl(&mut f));
+        assert_eq!(f[25], 63);
+        pop_mpls(&mut f, 0x0800);
+        assert_eq!(f, qinq);
+        // Short frames are left alone.
+        let mut short = vec![0u8; 13];
+        push_mpls(&mut short, 0x8847);
+        pop_mpls(&mut short, 0x0800);
+        assert_eq!(short, vec![0u8; 13]);
+        let mut cut = plain[..14].to_vec();
+        cut[12..14].copy_from_slice(&[0x88, 0x47]);
+        cut.extend_from_slice(&[1, 2, 3]);
+        let before = cut.clone();
+        push_mpls(&mut cut, 0x8847);
+        pop_mpls(&mut cut, 0x0800);
+        assert!(dec_mpls_ttl(&mut cut));
+        assert_eq!(cut, before);
     }
 
     #[test]

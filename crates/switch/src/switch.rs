@@ -185,7 +185,7 @@ impl Switch {
         let mut table_id = 0u8;
         loop {
             let metadata = st.metadata;
-            let key = Key::of_packet(version, st.refresh(frame), metadata);
+            let key = Key::of_frame(version, st.refresh(frame), frame, metadata);
             let Some(table) = self.tables.get_mut(usize::from(table_id)) else {
                 return;
             };

@@ -1,8 +1,8 @@
 //! The forwarding path allocates nothing per packet once warmed up: frames
-//! through 1.0 flows with rewrites and through a 1.3 pipeline with
-//! goto-table, the action set, a select group and an all group are
-//! counted by an allocator that counts the allocations of the thread that
-//! forwards: the test harness's main thread allocates while the test runs
+//! through 1.0 flows with rewrites, through a 1.3 pipeline with
+//! goto-table, the action set, a select group and an all group, and
+//! through MPLS push, set, decrement and pop are counted by an allocator
+//! that counts the allocations of the thread that forwards: the test harness's main thread allocates while the test runs
 //! (its table of running tests), and counting it made the test fail about
 //! one run in ten.
 
@@ -223,4 +223,31 @@ fn forwarding_allocates_nothing_per_packet() {
         .map(|i| tcp_frame([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 1, 2], 1000 + i, 80))
         .collect();
     assert_eq!(count(&mut sw, &frames), 0, "1.3 pipeline allocated");
+
+    // MPLS: push, set and decrement in table 0, match the label and pop
+    // in table 1 (each push and pop re-keys the packet).
+    let msgs = vec![
+        flow(
+            0,
+            vec![Oxm::EthType(0x0800)],
+            vec![
+                v13::Instruction::ApplyActions(vec![
+                    v13::Action::PushMpls(0x8847),
+                    v13::Action::SetField(Oxm::MplsLabel(5)),
+                    v13::Action::DecMplsTtl,
+                ]),
+                v13::Instruction::GotoTable(1),
+            ],
+        ),
+        flow(
+            1,
+            vec![Oxm::EthType(0x8847), Oxm::MplsLabel(5)],
+            vec![
+                v13::Instruction::ApplyActions(vec![v13::Action::PopMpls(0x0800)]),
+                v13::Instruction::WriteActions(vec![out(2)]),
+            ],
+        ),
+    ];
+    let mut sw = configured(Version::V13, msgs);
+    assert_eq!(count(&mut sw, &frames), 0, "1.3 MPLS pipeline allocated");
 }

@@ -15,49 +15,14 @@ use baton_openflow::v13::multipart::{
 };
 use baton_openflow::v13::oxm::{Match13, OFPVID_PRESENT, Oxm};
 use baton_openflow::v13::{
-    Action, Bucket, ControllerRole, ErrorMsg, FlowMod, FlowModCommand, FlowModHead, GroupMod,
+    Action, Bucket, ControllerRole, FlowMod, FlowModCommand, FlowModHead, GroupMod,
     GroupModCommand, GroupType, Instruction, Message, MeterMod, MeterModCommand, PacketOut, Role,
 };
 use baton_switch::switch::Config;
 use baton_switch::testutil::{tcp_frame, udp_frame};
+use common::of13::*;
 use common::*;
 use std::time::Duration;
-
-fn out(port: u32) -> Action {
-    Action::Output {
-        port: PortNo(port),
-        max_len: 0xffff,
-    }
-}
-
-fn add(table_id: u8, priority: u16, fields: Vec<Oxm>, instructions: Vec<Instruction>) -> Message {
-    Message::FlowMod(FlowMod::from_parts(
-        FlowModHead {
-            table_id,
-            priority,
-            cookie: Cookie(priority.into()),
-            ..FlowModHead::default()
-        },
-        Match13 { fields },
-        instructions,
-    ))
-}
-
-fn apply(a: Vec<Action>) -> Instruction {
-    Instruction::ApplyActions(a)
-}
-
-fn errors(replies: &[Message]) -> Vec<(ErrorType, u16)> {
-    replies
-        .iter()
-        .filter_map(|m| match m {
-            Message::Error(ErrorMsg::Standard {
-                error_type, code, ..
-            }) => Some((*error_type, *code)),
-            _ => None,
-        })
-        .collect()
-}
 
 fn multipart(h: &mut Harness, body: MultipartRequestBody) -> Vec<MultipartReplyBody> {
     h.send13(Message::MultipartRequest(MultipartRequest::new(body)))
@@ -225,7 +190,15 @@ fn match_errors_name_the_problem() {
         [(ErrorType::BadMatch, 9)]
     );
     assert_eq!(
-        errors(&h.send13(add(0, 1, vec![Oxm::MplsTc(1)], vec![]))),
+        errors(&h.send13(add(
+            0,
+            1,
+            vec![Oxm::TunnelId {
+                value: 1,
+                mask: None
+            }],
+            vec![]
+        ))),
         [(ErrorType::BadMatch, 6)]
     );
     // Set-field without its prerequisite in the match.
@@ -248,13 +221,13 @@ fn match_errors_name_the_problem() {
         errors(&h.send13(add(254, 1, vec![], vec![]))),
         [(ErrorType::FlowModFailed, 2)]
     );
-    // A MPLS action is not supported.
+    // A PBB action is not supported.
     assert_eq!(
         errors(&h.send13(add(
             0,
             1,
             vec![],
-            vec![apply(vec![Action::PopMpls(0x0800)])]
+            vec![apply(vec![Action::PushPbb(0x88e7)])]
         ))),
         [(ErrorType::BadAction, 0)]
     );

@@ -14,7 +14,7 @@ use baton_openflow::v13::table_features::{
 
 /// Fields every table matches (with their maskability from the codec's
 /// table, 1.3.5 table 12).
-const MATCH: [OxmField; 30] = {
+const MATCH: [OxmField; 33] = {
     use OxmField as F;
     [
         F::InPort,
@@ -47,11 +47,14 @@ const MATCH: [OxmField; 30] = {
         F::Ipv6Dst,
         F::Ipv6Flabel,
         F::Icmpv6Type,
+        F::MplsLabel,
+        F::MplsTc,
+        F::MplsBos,
     ]
 };
 
 /// Fields a set-field action may write (see `action::set_field`).
-const SET: [OxmField; 22] = {
+const SET: [OxmField; 25] = {
     use OxmField as F;
     [
         F::EthDst,
@@ -76,14 +79,21 @@ const SET: [OxmField; 22] = {
         F::ArpSha,
         F::ArpTha,
         F::Ipv6Src,
+        F::MplsLabel,
+        F::MplsTc,
+        F::MplsBos,
     ]
 };
 
 /// Actions the switch executes.
-const ACTIONS: [ActionType; 8] = [
+const ACTIONS: [ActionType; 12] = [
     ActionType::Output,
     ActionType::PushVlan,
     ActionType::PopVlan,
+    ActionType::PushMpls,
+    ActionType::PopMpls,
+    ActionType::SetMplsTtl,
+    ActionType::DecMplsTtl,
     ActionType::SetQueue,
     ActionType::Group,
     ActionType::SetNwTtl,

@@ -264,9 +264,20 @@ pub(super) fn multipart(
 }
 
 /// Bit `1 << OFPAT_*` for each 1.3 action the switch executes: output,
-/// push/pop VLAN, set queue, group, set/dec NW TTL, set field.
-const ACTIONS: u32 =
-    (1 << 0) | (1 << 17) | (1 << 18) | (1 << 21) | (1 << 22) | (1 << 23) | (1 << 24) | (1 << 25);
+/// set/dec MPLS TTL, push/pop VLAN, push/pop MPLS, set queue, group,
+/// set/dec NW TTL, set field.
+const ACTIONS: u32 = (1 << 0)
+    | (1 << 15)
+    | (1 << 16)
+    | (1 << 17)
+    | (1 << 18)
+    | (1 << 19)
+    | (1 << 20)
+    | (1 << 21)
+    | (1 << 22)
+    | (1 << 23)
+    | (1 << 24)
+    | (1 << 25);
 
 /// The flows a flow or aggregate request names, by table then priority.
 fn flows(sw: &Switch, now: Instant, r: &FlowStatsRequest) -> Result<Vec<FlowStats>, OfError> {

@@ -164,3 +164,56 @@ impl Harness {
 pub const H1: [u8; 6] = [2, 0, 0, 0, 0, 1];
 pub const H2: [u8; 6] = [2, 0, 0, 0, 0, 2];
 pub const H3: [u8; 6] = [2, 0, 0, 0, 0, 3];
+
+/// OpenFlow 1.3 flow-mods and replies, shortly.
+pub mod of13 {
+    use baton_openflow::types::{Cookie, PortNo};
+    use baton_openflow::v13::messages::ErrorType;
+    use baton_openflow::v13::oxm::{Match13, Oxm};
+    use baton_openflow::v13::{Action, ErrorMsg, FlowMod, FlowModHead, Instruction, Message};
+
+    /// Output to `port`, whole packets.
+    pub fn out(port: u32) -> Action {
+        Action::Output {
+            port: PortNo(port),
+            max_len: 0xffff,
+        }
+    }
+
+    /// Adds a flow to `table_id` at `priority` (its cookie too).
+    pub fn add(
+        table_id: u8,
+        priority: u16,
+        fields: Vec<Oxm>,
+        instructions: Vec<Instruction>,
+    ) -> Message {
+        Message::FlowMod(FlowMod::from_parts(
+            FlowModHead {
+                table_id,
+                priority,
+                cookie: Cookie(priority.into()),
+                ..FlowModHead::default()
+            },
+            Match13 { fields },
+            instructions,
+        ))
+    }
+
+    /// An apply-actions instruction.
+    pub fn apply(a: Vec<Action>) -> Instruction {
+        Instruction::ApplyActions(a)
+    }
+
+    /// The standard errors among `replies`: type and code.
+    pub fn errors(replies: &[Message]) -> Vec<(ErrorType, u16)> {
+        replies
+            .iter()
+            .filter_map(|m| match m {
+                Message::Error(ErrorMsg::Standard {
+                    error_type, code, ..
+                }) => Some((*error_type, *code)),
+                _ => None,
+            })
+            .collect()
+    }
+}
