@@ -10,11 +10,15 @@
 //! TC and BoS) work on the outermost label stack entry; those that need
 //! an MPLS packet need a match (or an earlier push in the same list) that
 //! guarantees one, else `OFPBAC_MATCH_INCONSISTENT`, as Open vSwitch
-//! checks them. PBB actions and the TTL copies are refused with
-//! `OFPBAC_BAD_TYPE`, since the packet parser does not read PBB headers
-//! and the switch does not copy TTLs between MPLS and IP; a group action
-//! inside a group bucket is refused with `OFPGMFC_CHAINING_UNSUPPORTED`,
-//! as Open vSwitch does.
+//! checks them. The TTL copies (`copy_ttl_out`, `copy_ttl_in`), which
+//! Open vSwitch does not implement, are held to the same rule; they copy
+//! between the outermost entry and the next one, or the IP header under
+//! the last entry when its first nibble is 4 or 6. Set-field also writes
+//! the pipeline's `tunnel_id` and the neighbour discovery target and
+//! link-layer address options. PBB actions are refused with
+//! `OFPBAC_BAD_TYPE`, since the packet parser does not read PBB headers;
+//! a group action inside a group bucket is refused with
+//! `OFPGMFC_CHAINING_UNSUPPORTED`, as Open vSwitch does.
 
 use crate::error::OfError;
 use crate::ext::Extensions;
@@ -87,10 +91,20 @@ pub enum SetField {
     MplsTc(u8),
     /// MPLS bottom-of-stack bit of the outermost entry.
     MplsBos(u8),
+    /// The pipeline's tunnel id (1.3): later tables match the new value;
+    /// the frame does not change.
+    TunnelId(u64),
+    /// Target address of an ICMPv6 neighbour solicitation or
+    /// advertisement.
+    Ipv6NdTarget(Ipv6Addr),
+    /// Source link-layer address option of a neighbour solicitation.
+    Ipv6NdSll(MacAddr),
+    /// Target link-layer address option of a neighbour advertisement.
+    Ipv6NdTll(MacAddr),
 }
 
 /// Number of distinct [`SetField`] kinds (slots of an action set).
-pub const SET_FIELD_KINDS: usize = 23;
+pub const SET_FIELD_KINDS: usize = 27;
 
 impl SetField {
     /// The kind's index, for the action set's one-per-kind rule.
@@ -120,6 +134,10 @@ impl SetField {
             S::MplsLabel(_) => 20,
             S::MplsTc(_) => 21,
             S::MplsBos(_) => 22,
+            S::TunnelId(_) => 23,
+            S::Ipv6NdTarget(_) => 24,
+            S::Ipv6NdSll(_) => 25,
+            S::Ipv6NdTll(_) => 26,
         }
     }
 }
@@ -164,6 +182,12 @@ pub enum Act {
     SetMplsTtl(u8),
     /// Decrement the outermost MPLS entry's TTL.
     DecMplsTtl,
+    /// Copy the TTL of the next-to-outermost header to the outermost
+    /// MPLS entry.
+    CopyTtlOut,
+    /// Copy the outermost MPLS entry's TTL to the next-to-outermost
+    /// header.
+    CopyTtlIn,
     /// An action of a registered extension.
     Ext {
         /// Index of the extension in the switch's registry.
@@ -221,14 +245,16 @@ impl Program {
 }
 
 /// The 1.3 action set: at most one action of each type, executed in the
-/// order of 1.3.5 §5.10: pop (VLAN, then MPLS), push-MPLS, push-VLAN,
-/// decrement TTL (MPLS, then the IP TTL action), set (`SET_MPLS_TTL`,
-/// then set-field), queue, group, output. Open vSwitch orders them the
-/// same way. The spec's other stages (copy TTL inwards first, push-PBB
-/// between the pushes, copy TTL outwards after them) have no slot: those
-/// actions are refused when compiled.
+/// order of 1.3.5 §5.10: copy TTL inwards, pop (VLAN, then MPLS),
+/// push-MPLS, push-VLAN, copy TTL outwards, decrement TTL (MPLS, then
+/// the IP TTL action), set (`SET_MPLS_TTL`, then set-field), queue,
+/// group, output. Open vSwitch orders the ones it has the same way. The
+/// spec's push-PBB stage (between the pushes) has no slot: PBB actions
+/// are refused when compiled.
 #[derive(Debug, Clone, Default)]
 pub struct ActionSet {
+    copy_ttl_in: bool,
+    copy_ttl_out: bool,
     pop_vlan: bool,
     pop_mpls: Option<u16>,
     push_mpls: Option<u16>,
@@ -251,7 +277,9 @@ impl ActionSet {
 
     /// True when the set holds nothing.
     pub fn is_empty(&self) -> bool {
-        !self.pop_vlan
+        !self.copy_ttl_in
+            && !self.copy_ttl_out
+            && !self.pop_vlan
             && self.pop_mpls.is_none()
             && self.push_mpls.is_none()
             && self.push_vlan.is_none()
@@ -283,6 +311,8 @@ impl ActionSet {
                 Act::PopMpls(t) => self.pop_mpls = Some(*t),
                 Act::SetMplsTtl(t) => self.set_mpls_ttl = Some(*t),
                 Act::DecMplsTtl => self.dec_mpls_ttl = true,
+                Act::CopyTtlIn => self.copy_ttl_in = true,
+                Act::CopyTtlOut => self.copy_ttl_out = true,
                 Act::Set(s) => self.sets[s.kind()] = Some(*s),
                 Act::SetNwTtl(_) | Act::DecNwTtl => self.ttl = Some(a.clone()),
                 Act::Ext { .. } => self.ext = Some(a.clone()),
@@ -294,10 +324,12 @@ impl ActionSet {
     /// action hides the output action (1.3.5 §5.10).
     pub fn for_each(&self, mut f: impl FnMut(&Act) -> bool) {
         let head = [
+            self.copy_ttl_in.then_some(Act::CopyTtlIn),
             self.pop_vlan.then_some(Act::PopVlan),
             self.pop_mpls.map(Act::PopMpls),
             self.push_mpls.map(Act::PushMpls),
             self.push_vlan.map(Act::PushVlan),
+            self.copy_ttl_out.then_some(Act::CopyTtlOut),
             self.dec_mpls_ttl.then_some(Act::DecMplsTtl),
             self.ttl.clone(),
             self.set_mpls_ttl.map(Act::SetMplsTtl),
@@ -494,7 +526,18 @@ pub fn compile13(ctx: &Context<'_>, actions: &[v13::Action]) -> Result<Vec<Act>,
                 need_mpls(&m)?;
                 Act::DecMplsTtl
             }
-            A::CopyTtlOut | A::CopyTtlIn | A::PushPbb(_) | A::PopPbb => {
+            // Open vSwitch does not implement the TTL copies; like
+            // dec_mpls_ttl they need a packet that is MPLS by the match
+            // as the actions before left it.
+            A::CopyTtlOut => {
+                need_mpls(&m)?;
+                Act::CopyTtlOut
+            }
+            A::CopyTtlIn => {
+                need_mpls(&m)?;
+                Act::CopyTtlIn
+            }
+            A::PushPbb(_) | A::PopPbb => {
                 return Err(OfError::BadActionType);
             }
         });
@@ -581,6 +624,10 @@ fn set_field(
         Oxm::MplsLabel(l) if l <= 0xf_ffff => S::MplsLabel(l),
         Oxm::MplsTc(t) if t <= 7 => S::MplsTc(t),
         Oxm::MplsBos(b) if b <= 1 => S::MplsBos(b),
+        Oxm::TunnelId { value, .. } => S::TunnelId(value),
+        Oxm::Ipv6NdTarget(a) => S::Ipv6NdTarget(a),
+        Oxm::Ipv6NdSll(m) => S::Ipv6NdSll(m),
+        Oxm::Ipv6NdTll(m) => S::Ipv6NdTll(m),
         Oxm::VlanPcp(_)
         | Oxm::IpDscp(_)
         | Oxm::IpEcn(_)
@@ -752,6 +799,36 @@ mod tests {
         s.clear();
         assert!(s.is_empty());
         s.write(&[Act::DecMplsTtl]);
+        assert!(!s.is_empty());
+    }
+
+    #[test]
+    fn action_set_copies_ttl_in_first_and_out_after_the_pushes() {
+        let mut s = ActionSet::default();
+        s.write(&[
+            Act::DecMplsTtl,
+            Act::CopyTtlOut,
+            Act::PushVlan(0x8100),
+            Act::PushMpls(0x8847),
+            Act::PopVlan,
+            Act::CopyTtlIn,
+        ]);
+        assert_eq!(
+            in_order(&s),
+            vec![
+                Act::CopyTtlIn,
+                Act::PopVlan,
+                Act::PushMpls(0x8847),
+                Act::PushVlan(0x8100),
+                Act::CopyTtlOut,
+                Act::DecMplsTtl,
+            ]
+        );
+        s.clear();
+        s.write(&[Act::CopyTtlOut]);
+        assert!(!s.is_empty());
+        s.clear();
+        s.write(&[Act::CopyTtlIn]);
         assert!(!s.is_empty());
     }
 }

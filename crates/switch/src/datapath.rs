@@ -10,7 +10,7 @@
 //! bucket's clone) come from a pool of reused buffers, so forwarding
 //! allocates nothing once warmed up.
 
-use crate::action::{Act, ActionSet};
+use crate::action::{Act, ActionSet, SetField};
 use crate::buffer::BufferPool;
 use crate::classifier::key_hash;
 use crate::ext::{Extensions, PacketContext, Verdict};
@@ -66,6 +66,8 @@ pub struct PacketIn {
     pub cookie: Cookie,
     /// The pipeline metadata then.
     pub metadata: u64,
+    /// The pipeline tunnel id then (1.3).
+    pub tunnel_id: u64,
     /// The frame, or its first bytes when buffered.
     pub data: Vec<u8>,
 }
@@ -117,6 +119,9 @@ pub struct PacketState {
     pub dirty: bool,
     /// Pipeline metadata.
     pub metadata: u64,
+    /// Pipeline tunnel id (1.3 `OFPXMT_OFB_TUNNEL_ID`): 0 on arrival,
+    /// since no port of this switch is a tunnel; a set-field changes it.
+    pub tunnel_id: u64,
     /// The table being executed.
     pub table_id: u8,
     /// The cookie of the flow being executed (all ones outside flows).
@@ -133,6 +138,7 @@ impl PacketState {
             key,
             dirty: false,
             metadata: 0,
+            tunnel_id: 0,
             table_id: 0,
             cookie: Cookie(u64::MAX),
             miss_flow: false,
@@ -316,6 +322,7 @@ impl Datapath {
             table_id: st.table_id,
             cookie: st.cookie,
             metadata: st.metadata,
+            tunnel_id: st.tunnel_id,
             data: frame[..len].to_vec(),
         }));
     }
@@ -343,6 +350,8 @@ impl Datapath {
                 rewrite::pop_vlan(frame);
                 st.dirty = true;
             }
+            // A pipeline field: the frame does not change.
+            Act::Set(SetField::TunnelId(id)) => st.tunnel_id = *id,
             Act::Set(s) => {
                 rewrite::set_field(frame, s);
                 st.dirty = true;
@@ -363,6 +372,8 @@ impl Datapath {
                 st.dirty = true;
             }
             Act::SetMplsTtl(t) => rewrite::set_mpls_ttl(frame, *t),
+            Act::CopyTtlOut => rewrite::copy_ttl_out(frame),
+            Act::CopyTtlIn => rewrite::copy_ttl_in(frame),
             Act::DecMplsTtl => {
                 if !rewrite::dec_mpls_ttl(frame) {
                     self.ttl_expired(now, st, frame);

@@ -26,6 +26,7 @@
 //! | 8, 9 | `ipv6_dst` (128); `arp_tha` in word 8's top 48 | | | |
 //! | 10, 11 | `ipv6_nd_target` (128) | | | |
 //! | 12 | `ipv6_nd_sll` / `ipv6_nd_tll` (48) | | | |
+//! | 13 | `tunnel_id` (64) | | | |
 //!
 //! The `vlan` slot holds 1.0's `dl_vlan` (a VLAN id, or `0xffff` for an
 //! untagged frame) in a 1.0 switch and 1.3's `VLAN_VID`
@@ -39,6 +40,13 @@
 //! Open vSwitch, an MPLS packet has no network or transport fields, so
 //! word 3 is free of IPv4 and ARP addresses, and every match on an MPLS
 //! field fixes an MPLS `eth_type` (1.3.5 §7.2.3.6).
+//!
+//! `tunnel_id` (1.3 only) is, like `metadata`, a pipeline field: not read
+//! from the frame but carried beside it, and changed only by a set-field
+//! action. This switch has no tunnel ports (1.3.5 §4.4's logical ports
+//! that would set it on arrival), so every packet enters the pipeline
+//! with `tunnel_id` 0; it has a word of its own because it can be
+//! present together with any other field.
 
 use baton_openflow::Version;
 use baton_openflow::packet::{FlowKey, Network, Transport};
@@ -46,7 +54,7 @@ use baton_openflow::types::{MacAddr, PortNo};
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 /// Number of 64-bit words in a [`Key`].
-pub const KEY_WORDS: usize = 13;
+pub const KEY_WORDS: usize = 14;
 
 /// A packet's fields, or a mask over them, packed as the module docs lay
 /// out.
@@ -135,6 +143,9 @@ pub mod slot {
     pub const ARP_OP: Slot = Slot::new(4, 16, 16);
     /// Pipeline metadata (1.3).
     pub const METADATA: Slot = Slot::new(5, 0, 64);
+    /// Pipeline tunnel id (1.3; 0 on arrival, as the switch has no
+    /// tunnel ports).
+    pub const TUNNEL_ID: Slot = Slot::new(13, 0, 64);
     /// ARP sender hardware address (1.3).
     pub const ARP_SHA: Slot = Slot::new(6, 16, 48);
     /// ARP target hardware address (1.3).
@@ -188,7 +199,9 @@ impl Key {
 
     /// The key of a packet as a switch of `version` sees it, with pipeline
     /// `metadata` (0 in 1.0), without the MPLS fields, which `fk` lacks
-    /// ([`Key::of_frame`] adds them).
+    /// ([`Key::of_frame`] adds them), and with `tunnel_id` 0, as every
+    /// packet has when it arrives on one of this switch's ports (none is
+    /// a tunnel); the pipeline sets the value a set-field gave it.
     pub fn of_packet(version: Version, fk: &FlowKey, metadata: u64) -> Key {
         let mut k = Key::default();
         k.set(slot::IN_PORT, u64::from(fk.in_port.0));
@@ -450,6 +463,13 @@ mod tests {
         assert_eq!(k.get(slot::VLAN), 0x1005);
         assert_eq!(k.get(slot::ETH_DST), 0x0102_0304_0506);
         assert_eq!(k.get(slot::IP_PROTO), 6);
+        // tunnel_id has a word of its own.
+        let before = k;
+        k.set(slot::TUNNEL_ID, u64::MAX);
+        assert_eq!(k.get(slot::TUNNEL_ID), u64::MAX);
+        k.set(slot::TUNNEL_ID, 0);
+        assert_eq!(k, before);
+        assert_eq!(slot::TUNNEL_ID.word, KEY_WORDS - 1);
         assert_eq!(
             mac_of(mac(MacAddr([1, 2, 3, 4, 5, 6]))),
             MacAddr([1, 2, 3, 4, 5, 6])

@@ -20,7 +20,10 @@
 //!
 //! ## What each module owns
 //! - [`key`]: the packed lookup key of a packet and a flow's match as
-//!   value and mask over it ([`key::FlowMatch`]), shared by both versions.
+//!   value and mask over it ([`key::FlowMatch`]), shared by both versions;
+//!   it holds the pipeline fields `metadata` and `tunnel_id` beside the
+//!   packet's (`tunnel_id` is 0 on arrival: the switch has no tunnel
+//!   ports).
 //! - [`match10`], [`match13`]: compiling each version's match into a
 //!   [`key::FlowMatch`], with 1.0 normalisation and 1.3's checks
 //!   (prerequisites, masks, values).
@@ -31,8 +34,9 @@
 //!   selection, filters).
 //! - [`action`]: actions, instructions and the 1.3 action set in one
 //!   form for both versions, and their compilers and checks.
-//! - [`rewrite`]: rewriting frames in place (set-field, VLAN, MPLS, TTL) with
-//!   checksum updates.
+//! - [`rewrite`]: rewriting frames in place (set-field, neighbour
+//!   discovery fields among them; VLAN; MPLS; TTLs and their copies
+//!   between MPLS and IP) with checksum updates. PBB is refused.
 //! - [`group`], [`meter`]: the 1.3 group and meter tables.
 //! - [`port`], [`buffer`]: ports with state and counters; the bounded pool
 //!   of frames sent to controllers.

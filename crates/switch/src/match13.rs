@@ -3,8 +3,10 @@
 //! their mask (`OFPBMC_BAD_WILDCARDS`), values out of range
 //! (`OFPBMC_BAD_VALUE`), fields without their prerequisites
 //! (`OFPBMC_BAD_PREREQ`, §7.2.3.6) and fields this switch cannot match
-//! (`OFPBMC_BAD_FIELD`: PBB, tunnel id, IPv6 extension headers and
-//! non-basic classes, which the packet parser does not extract).
+//! (`OFPBMC_BAD_FIELD`: PBB, IPv6 extension headers and non-basic
+//! classes, which the packet parser does not extract). `tunnel_id` is a
+//! pipeline field, maskable, without prerequisites, 0 for every packet
+//! until a set-field changes it (the switch has no tunnel ports).
 //! Duplicate fields are rejected by the codec, and so are masks on the
 //! fields that 1.3.5 table 12 says cannot be masked (the MPLS fields
 //! among them: `Oxm::MplsLabel` and its kin carry no mask).
@@ -126,9 +128,8 @@ fn add(f: &mut FlowMatch, o: &Oxm) -> Result<(), OfError> {
         Oxm::MplsLabel(l) => exact(f, slot::MPLS_LABEL, l.into(), 0xf_ffff),
         Oxm::MplsTc(t) => exact(f, slot::MPLS_TC, t.into(), 7),
         Oxm::MplsBos(b) => exact(f, slot::MPLS_BOS, b.into(), 1),
-        Oxm::PbbIsid { .. } | Oxm::TunnelId { .. } | Oxm::Ipv6Exthdr { .. } | Oxm::Other { .. } => {
-            Err(OfError::BadField)
-        }
+        Oxm::TunnelId { value, mask } => masked(f, slot::TUNNEL_ID, value, mask),
+        Oxm::PbbIsid { .. } | Oxm::Ipv6Exthdr { .. } | Oxm::Other { .. } => Err(OfError::BadField),
     }
 }
 

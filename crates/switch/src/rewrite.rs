@@ -1,5 +1,5 @@
 //! Rewriting a frame in place: set-field, VLAN push and pop, MPLS push
-//! and pop, TTLs.
+//! and pop, TTLs and their copies between MPLS and IP.
 //!
 //! etherparse reads headers but has no in-place writers with incremental
 //! checksum updates, so the writes are done here by hand: each field is
@@ -7,6 +7,8 @@
 //! RFC 1624's incremental update (IPv4 header; TCP, UDP and ICMP, whose
 //! pseudo-header covers the IP addresses); SCTP's CRC32c is recomputed.
 //! etherparse finds where the IPv6 payload starts after extension headers.
+//! The neighbour discovery target and link-layer address options are
+//! written inside the ICMPv6 message, whose checksum covers them.
 //! A field the frame does not have is left alone; nothing allocates except
 //! a VLAN or MPLS push into a buffer without 4 bytes of spare capacity.
 //!
@@ -166,14 +168,15 @@ fn write_l3_bits(f: &mut [u8], lay: &Layout, at: usize, mask: u8, val: u8) {
     write_l3(f, lay, base, &w, false);
 }
 
-/// Writes `new` at `at` inside the transport header and fixes its
-/// checksum (or SCTP's CRC).
+/// Writes `new` (at most 16 bytes, 16-bit aligned within the transport
+/// message) at `at` inside the transport message and fixes its checksum
+/// (or SCTP's CRC).
 fn write_l4(f: &mut [u8], lay: &Layout, at: usize, new: &[u8]) {
     let end = at + new.len();
-    if end > f.len() {
+    if end > f.len() || new.len() > 16 {
         return;
     }
-    let mut old = [0u8; 2];
+    let mut old = [0u8; 16];
     let old = &mut old[..new.len()];
     old.copy_from_slice(&f[at..end]);
     f[at..end].copy_from_slice(new);
@@ -287,6 +290,11 @@ pub fn set_field(f: &mut Vec<u8>, s: &SetField) {
                 write_l4(f, &lay, l4, &w);
             }
         }
+        S::Ipv6NdTarget(_) | S::Ipv6NdSll(_) | S::Ipv6NdTll(_)
+            if lay.eth_type == ETH_TYPE_IPV6 && lay.proto == IP_PROTO_ICMPV6 =>
+        {
+            set_nd_field(f, &lay, s)
+        }
         S::ArpOp(_) | S::ArpSha(_) | S::ArpSpa(_) | S::ArpTha(_) | S::ArpTpa(_)
             if lay.eth_type == ETH_TYPE_ARP && f.len() >= lay.l3 + 28 =>
         {
@@ -301,6 +309,47 @@ pub fn set_field(f: &mut Vec<u8>, s: &SetField) {
             }
         }
         _ => {}
+    }
+}
+
+/// Writes the target address or the link-layer address option of an
+/// ICMPv6 neighbour solicitation or advertisement (RFC 4861 §4.3, §4.4),
+/// read as the packet parser reads it: code 0, the target after 4
+/// reserved bytes, then options of `len * 8` bytes; the source
+/// link-layer option (type 1) of a solicitation, the target link-layer
+/// option (type 2) of an advertisement, 8 bytes long. The first such
+/// option is written, as Open vSwitch's `packet_set_nd` does; a message
+/// without one, or with a malformed option list before it, is left
+/// alone. The ICMPv6 checksum, which covers the whole message, is
+/// updated incrementally.
+fn set_nd_field(f: &mut [u8], lay: &Layout, s: &SetField) {
+    let Some(l4) = lay.l4 else { return };
+    // The ICMPv6 message ends where the IPv6 payload does (the frame may
+    // be padded).
+    let end = (lay.l3 + 40 + usize::from(be16(f, lay.l3 + 4))).min(f.len());
+    if end < l4 + 24 {
+        return;
+    }
+    let (icmp_type, code) = (f[l4], f[l4 + 1]);
+    if code != 0 || (icmp_type != ICMPV6_ND_SOLICIT && icmp_type != ICMPV6_ND_ADVERT) {
+        return;
+    }
+    let (opt_type, mac) = match *s {
+        SetField::Ipv6NdTarget(a) => return write_l4(f, lay, l4 + 8, &a.octets()),
+        SetField::Ipv6NdSll(m) if icmp_type == ICMPV6_ND_SOLICIT => (1, m),
+        SetField::Ipv6NdTll(m) if icmp_type == ICMPV6_ND_ADVERT => (2, m),
+        _ => return,
+    };
+    let mut at = l4 + 24;
+    while at + 2 <= end {
+        let len = usize::from(f[at + 1]) * 8;
+        if len == 0 || at + len > end {
+            return;
+        }
+        if f[at] == opt_type && len == 8 {
+            return write_l4(f, lay, at + 2, &mac.0);
+        }
+        at += len;
     }
 }
 
@@ -462,6 +511,57 @@ pub fn dec_mpls_ttl(f: &mut [u8]) -> bool {
     }
     f[at + 3] = ttl - 1;
     true
+}
+
+/// Where the TTL of the header under the outermost label stack entry at
+/// `at` is: the next entry's, when the outer one is not the bottom of the
+/// stack; else that of the IPv4 or IPv6 header the stack carries, when
+/// the payload's first nibble says it is one (as Open vSwitch guesses)
+/// and the header is whole. The second value says whether the TTL is an
+/// IPv4 one (under a header checksum).
+fn inner_ttl_at(f: &[u8], at: usize) -> Option<(usize, bool)> {
+    let below = at + 4;
+    if lse(f, at) & 0x100 == 0 {
+        return (f.len() >= below + 4).then_some((below + 3, false));
+    }
+    match f.get(below)? >> 4 {
+        4 if f.len() >= below + 20 => Some((below + 8, true)),
+        6 if f.len() >= below + 40 => Some((below + 7, false)),
+        _ => None,
+    }
+}
+
+/// Copies the TTL of the next-to-outermost header to the outermost
+/// label stack entry (`OFPAT_COPY_TTL_OUT`, 1.3.5 §7.2.5): from the next
+/// entry, or from the IPv4 TTL or IPv6 hop limit under the last entry. A
+/// frame without MPLS, or whose inner header is not known, is left
+/// alone.
+pub fn copy_ttl_out(f: &mut [u8]) {
+    let Some(at) = mpls_at(f) else { return };
+    if let Some((inner, _)) = inner_ttl_at(f, at) {
+        f[at + 3] = f[inner];
+    }
+}
+
+/// Copies the TTL of the outermost label stack entry to the
+/// next-to-outermost header (`OFPAT_COPY_TTL_IN`, 1.3.5 §7.2.5): to the
+/// next entry, or to the IPv4 TTL (fixing the header checksum) or IPv6
+/// hop limit under the last entry. A frame without MPLS, or whose inner
+/// header is not known, is left alone.
+pub fn copy_ttl_in(f: &mut [u8]) {
+    let Some(at) = mpls_at(f) else { return };
+    let Some((inner, ipv4)) = inner_ttl_at(f, at) else {
+        return;
+    };
+    let ttl = f[at + 3];
+    if ipv4 {
+        // The TTL and protocol bytes form one 16-bit word of the header.
+        let old = [f[inner], f[inner + 1]];
+        f[inner] = ttl;
+        fix(f, inner + 2, &old, &[ttl, old[1]], false);
+    } else {
+        f[inner] = ttl;
+    }
 }
 
 #[cfg(test)]

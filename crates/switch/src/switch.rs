@@ -185,7 +185,8 @@ impl Switch {
         let mut table_id = 0u8;
         loop {
             let metadata = st.metadata;
-            let key = Key::of_frame(version, st.refresh(frame), frame, metadata);
+            let mut key = Key::of_frame(version, st.refresh(frame), frame, metadata);
+            key.set(crate::key::slot::TUNNEL_ID, st.tunnel_id);
             let Some(table) = self.tables.get_mut(usize::from(table_id)) else {
                 return;
             };

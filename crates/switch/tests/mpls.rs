@@ -12,7 +12,6 @@ use baton_openflow::switch_config::SwitchConfig;
 use baton_openflow::types::PortNo;
 use baton_openflow::v13::action::ActionType;
 use baton_openflow::v13::messages::{AsyncConfig, ErrorType};
-use baton_openflow::v13::multipart::{MultipartReplyBody, MultipartRequest, MultipartRequestBody};
 use baton_openflow::v13::oxm::{OFPVID_PRESENT, Oxm, OxmField, OxmHeader};
 use baton_openflow::v13::table_features::{ActionId, TableFeatureProp};
 use baton_openflow::v13::{
@@ -630,9 +629,21 @@ fn mpls_flow_mods_without_prerequisites_are_refused() {
             vec![Action::SetField(Oxm::MplsBos(2))],
             Some(bad_set_argument),
         ),
+        // The TTL copies need an MPLS packet, as dec_mpls_ttl does.
+        (ipv4(), vec![Action::CopyTtlIn], Some(inconsistent)),
+        (ipv4(), vec![Action::CopyTtlOut], Some(inconsistent)),
+        (mpls(), vec![Action::CopyTtlIn, Action::CopyTtlOut], None),
+        (
+            ipv4(),
+            vec![Action::PushMpls(MPLS), Action::CopyTtlOut],
+            None,
+        ),
+        (
+            mpls(),
+            vec![Action::PopMpls(0x0800), Action::CopyTtlIn],
+            Some(inconsistent),
+        ),
         // Still unsupported.
-        (mpls(), vec![Action::CopyTtlIn], Some(bad_type)),
-        (mpls(), vec![Action::CopyTtlOut], Some(bad_type)),
         (vec![], vec![Action::PopPbb], Some(bad_type)),
     ];
     for (i, (fields, actions, want)) in cases.into_iter().enumerate() {
@@ -652,19 +663,7 @@ fn mpls_flow_mods_without_prerequisites_are_refused() {
 #[test]
 fn table_features_list_the_mpls_fields_and_actions() {
     let mut h = Harness::new(Version::V13, 1);
-    let replies = h.send13(Message::MultipartRequest(MultipartRequest::new(
-        MultipartRequestBody::TableFeatures(vec![]),
-    )));
-    let mut tables = Vec::new();
-    for m in replies {
-        match m {
-            Message::MultipartReply(r) => match r.body {
-                MultipartReplyBody::TableFeatures(t) => tables.extend(t),
-                other => panic!("{other:?}"),
-            },
-            other => panic!("{other:?}"),
-        }
-    }
+    let tables = table_features(&mut h);
     assert!(!tables.is_empty());
     let mpls_fields = [OxmField::MplsLabel, OxmField::MplsTc, OxmField::MplsBos];
     for t in &tables {

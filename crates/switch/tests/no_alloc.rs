@@ -224,8 +224,9 @@ fn forwarding_allocates_nothing_per_packet() {
         .collect();
     assert_eq!(count(&mut sw, &frames), 0, "1.3 pipeline allocated");
 
-    // MPLS: push, set and decrement in table 0, match the label and pop
-    // in table 1 (each push and pop re-keys the packet).
+    // MPLS: push, set, decrement and copy the TTL in, and set the tunnel
+    // id, in table 0; match the label and tunnel id, copy the TTL out and
+    // pop in table 1 (each push and pop re-keys the packet).
     let msgs = vec![
         flow(
             0,
@@ -235,16 +236,31 @@ fn forwarding_allocates_nothing_per_packet() {
                     v13::Action::PushMpls(0x8847),
                     v13::Action::SetField(Oxm::MplsLabel(5)),
                     v13::Action::DecMplsTtl,
+                    v13::Action::CopyTtlIn,
+                    v13::Action::SetField(Oxm::TunnelId {
+                        value: 9,
+                        mask: None,
+                    }),
                 ]),
                 v13::Instruction::GotoTable(1),
             ],
         ),
         flow(
             1,
-            vec![Oxm::EthType(0x8847), Oxm::MplsLabel(5)],
             vec![
-                v13::Instruction::ApplyActions(vec![v13::Action::PopMpls(0x0800)]),
-                v13::Instruction::WriteActions(vec![out(2)]),
+                Oxm::EthType(0x8847),
+                Oxm::MplsLabel(5),
+                Oxm::TunnelId {
+                    value: 9,
+                    mask: Some(0xff),
+                },
+            ],
+            vec![
+                v13::Instruction::ApplyActions(vec![
+                    v13::Action::CopyTtlOut,
+                    v13::Action::PopMpls(0x0800),
+                ]),
+                v13::Instruction::WriteActions(vec![v13::Action::CopyTtlIn, out(2)]),
             ],
         ),
     ];

@@ -193,7 +193,7 @@ fn match_errors_name_the_problem() {
         errors(&h.send13(add(
             0,
             1,
-            vec![Oxm::TunnelId {
+            vec![Oxm::PbbIsid {
                 value: 1,
                 mask: None
             }],

@@ -14,7 +14,7 @@ use baton_openflow::v13::table_features::{
 
 /// Fields every table matches (with their maskability from the codec's
 /// table, 1.3.5 table 12).
-const MATCH: [OxmField; 33] = {
+const MATCH: [OxmField; 38] = {
     use OxmField as F;
     [
         F::InPort,
@@ -47,14 +47,19 @@ const MATCH: [OxmField; 33] = {
         F::Ipv6Dst,
         F::Ipv6Flabel,
         F::Icmpv6Type,
+        F::Icmpv6Code,
+        F::Ipv6NdTarget,
+        F::Ipv6NdSll,
+        F::Ipv6NdTll,
         F::MplsLabel,
         F::MplsTc,
         F::MplsBos,
+        F::TunnelId,
     ]
 };
 
 /// Fields a set-field action may write (see `action::set_field`).
-const SET: [OxmField; 25] = {
+const SET: [OxmField; 33] = {
     use OxmField as F;
     [
         F::EthDst,
@@ -79,14 +84,22 @@ const SET: [OxmField; 25] = {
         F::ArpSha,
         F::ArpTha,
         F::Ipv6Src,
+        F::Ipv6Dst,
+        F::Ipv6Flabel,
+        F::Icmpv6Type,
+        F::Icmpv6Code,
+        F::Ipv6NdTarget,
+        F::Ipv6NdSll,
+        F::Ipv6NdTll,
         F::MplsLabel,
         F::MplsTc,
         F::MplsBos,
+        F::TunnelId,
     ]
 };
 
 /// Actions the switch executes.
-const ACTIONS: [ActionType; 12] = [
+const ACTIONS: [ActionType; 14] = [
     ActionType::Output,
     ActionType::PushVlan,
     ActionType::PopVlan,
@@ -94,6 +107,8 @@ const ACTIONS: [ActionType; 12] = [
     ActionType::PopMpls,
     ActionType::SetMplsTtl,
     ActionType::DecMplsTtl,
+    ActionType::CopyTtlOut,
+    ActionType::CopyTtlIn,
     ActionType::SetQueue,
     ActionType::Group,
     ActionType::SetNwTtl,

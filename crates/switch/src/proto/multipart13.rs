@@ -264,9 +264,11 @@ pub(super) fn multipart(
 }
 
 /// Bit `1 << OFPAT_*` for each 1.3 action the switch executes: output,
-/// set/dec MPLS TTL, push/pop VLAN, push/pop MPLS, set queue, group,
-/// set/dec NW TTL, set field.
+/// copy TTL out/in, set/dec MPLS TTL, push/pop VLAN, push/pop MPLS, set
+/// queue, group, set/dec NW TTL, set field.
 const ACTIONS: u32 = (1 << 0)
+    | (1 << 11)
+    | (1 << 12)
     | (1 << 15)
     | (1 << 16)
     | (1 << 17)

@@ -263,6 +263,13 @@ pub(super) fn deliver(c: &mut Connection, ev: &Event, xid: Xid, role: usize) {
                     mask: None,
                 });
             }
+            // 1.3.5 §7.4.1: the match holds the pipeline fields.
+            if p.tunnel_id != 0 {
+                fields.push(Oxm::TunnelId {
+                    value: p.tunnel_id,
+                    mask: None,
+                });
+            }
             Message::PacketIn(v13::PacketIn {
                 buffer_id: p.buffer_id,
                 total_len: p.total_len,

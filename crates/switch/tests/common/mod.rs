@@ -204,6 +204,29 @@ pub mod of13 {
         Instruction::ApplyActions(a)
     }
 
+    /// Every table's features, as the switch of `h` reports them.
+    pub fn table_features(
+        h: &mut super::Harness,
+    ) -> Vec<baton_openflow::v13::table_features::TableFeatures> {
+        use baton_openflow::v13::multipart::{
+            MultipartReplyBody, MultipartRequest, MultipartRequestBody,
+        };
+        let replies = h.send13(Message::MultipartRequest(MultipartRequest::new(
+            MultipartRequestBody::TableFeatures(vec![]),
+        )));
+        let mut tables = Vec::new();
+        for m in replies {
+            match m {
+                Message::MultipartReply(r) => match r.body {
+                    MultipartReplyBody::TableFeatures(t) => tables.extend(t),
+                    other => panic!("{other:?}"),
+                },
+                other => panic!("{other:?}"),
+            }
+        }
+        tables
+    }
+
     /// The standard errors among `replies`: type and code.
     pub fn errors(replies: &[Message]) -> Vec<(ErrorType, u16)> {
         replies
