@@ -15,15 +15,22 @@
 //! between the outermost entry and the next one, or the IP header under
 //! the last entry when its first nibble is 4 or 6. Set-field also writes
 //! the pipeline's `tunnel_id` and the neighbour discovery target and
-//! link-layer address options. PBB actions are refused with
-//! `OFPBAC_BAD_TYPE`, since the packet parser does not read PBB headers;
-//! a group action inside a group bucket is refused with
-//! `OFPGMFC_CHAINING_UNSUPPORTED`, as Open vSwitch does.
+//! link-layer address options. The PBB actions (IEEE 802.1ah) push an
+//! I-TAG and a new outer Ethernet header around the whole frame, pop
+//! them, and set the outer I-TAG's I-SID (see [`crate::rewrite::push_pbb`]
+//! for what a push writes); `pop_pbb` and the I-SID set-field need a
+//! packet that is PBB by the match as the actions before left it, as the
+//! MPLS ones do. Every 1.3 action type compiles; set-field is refused
+//! on `in_port`, `in_phy_port`, `metadata` (written by its instruction),
+//! `eth_type` and `ipv6_exthdr` (`OFPBAC_BAD_SET_TYPE`), and on
+//! `ip_proto` in a flow (`OFPBAC_MATCH_INCONSISTENT`, see
+//! `field_prereq_of_set`). A group action inside a group bucket is
+//! refused with `OFPGMFC_CHAINING_UNSUPPORTED`, as Open vSwitch does.
 
 use crate::error::OfError;
 use crate::ext::Extensions;
-use crate::key::{FlowMatch, is_mpls, slot};
-use crate::match13::{mpls_present, prereq_ok, vlan_present};
+use crate::key::{ETH_TYPE_PBB, FlowMatch, ISID_MASK, is_mpls, slot};
+use crate::match13::{mpls_present, pbb_present, prereq_ok, vlan_present};
 use crate::port::Ports;
 use baton_openflow::Version;
 use baton_openflow::types::{MacAddr, PortNo};
@@ -101,10 +108,12 @@ pub enum SetField {
     Ipv6NdSll(MacAddr),
     /// Target link-layer address option of a neighbour advertisement.
     Ipv6NdTll(MacAddr),
+    /// I-SID of the outer PBB I-TAG (24 bits).
+    PbbIsid(u32),
 }
 
 /// Number of distinct [`SetField`] kinds (slots of an action set).
-pub const SET_FIELD_KINDS: usize = 27;
+pub const SET_FIELD_KINDS: usize = 28;
 
 impl SetField {
     /// The kind's index, for the action set's one-per-kind rule.
@@ -138,6 +147,7 @@ impl SetField {
             S::Ipv6NdTarget(_) => 24,
             S::Ipv6NdSll(_) => 25,
             S::Ipv6NdTll(_) => 26,
+            S::PbbIsid(_) => 27,
         }
     }
 }
@@ -188,6 +198,11 @@ pub enum Act {
     /// Copy the outermost MPLS entry's TTL to the next-to-outermost
     /// header.
     CopyTtlIn,
+    /// Push a PBB I-TAG and a new outer Ethernet header with this
+    /// ethertype (0x88e7).
+    PushPbb(u16),
+    /// Pop the outer Ethernet header, B-TAG and I-TAG of a PBB frame.
+    PopPbb,
     /// An action of a registered extension.
     Ext {
         /// Index of the extension in the switch's registry.
@@ -245,19 +260,24 @@ impl Program {
 }
 
 /// The 1.3 action set: at most one action of each type, executed in the
-/// order of 1.3.5 §5.10: copy TTL inwards, pop (VLAN, then MPLS),
-/// push-MPLS, push-VLAN, copy TTL outwards, decrement TTL (MPLS, then
-/// the IP TTL action), set (`SET_MPLS_TTL`, then set-field), queue,
-/// group, output. Open vSwitch orders the ones it has the same way. The
-/// spec's push-PBB stage (between the pushes) has no slot: PBB actions
-/// are refused when compiled.
+/// order of 1.3.5 §5.10: copy TTL inwards, pop (VLAN, then PBB, then
+/// MPLS), push-MPLS, push-PBB, push-VLAN, copy TTL outwards, decrement
+/// TTL (MPLS, then the IP TTL action), set (`SET_MPLS_TTL`, then
+/// set-field), queue, group, output. Open vSwitch orders the ones it has
+/// the same way. The spec says only "apply all tag pop actions" for the
+/// pop stage; the pops run in the reverse of the push stages' order, so
+/// each takes off the header its push would have put outermost: the
+/// outer VLAN tag (a B-TAG on a PBB frame), then the PBB encapsulation,
+/// then the MPLS entry of the frame under it.
 #[derive(Debug, Clone, Default)]
 pub struct ActionSet {
     copy_ttl_in: bool,
     copy_ttl_out: bool,
     pop_vlan: bool,
+    pop_pbb: bool,
     pop_mpls: Option<u16>,
     push_mpls: Option<u16>,
+    push_pbb: Option<u16>,
     push_vlan: Option<u16>,
     dec_mpls_ttl: bool,
     ttl: Option<Act>,
@@ -280,8 +300,10 @@ impl ActionSet {
         !self.copy_ttl_in
             && !self.copy_ttl_out
             && !self.pop_vlan
+            && !self.pop_pbb
             && self.pop_mpls.is_none()
             && self.push_mpls.is_none()
+            && self.push_pbb.is_none()
             && self.push_vlan.is_none()
             && !self.dec_mpls_ttl
             && self.ttl.is_none()
@@ -313,6 +335,8 @@ impl ActionSet {
                 Act::DecMplsTtl => self.dec_mpls_ttl = true,
                 Act::CopyTtlIn => self.copy_ttl_in = true,
                 Act::CopyTtlOut => self.copy_ttl_out = true,
+                Act::PushPbb(t) => self.push_pbb = Some(*t),
+                Act::PopPbb => self.pop_pbb = true,
                 Act::Set(s) => self.sets[s.kind()] = Some(*s),
                 Act::SetNwTtl(_) | Act::DecNwTtl => self.ttl = Some(a.clone()),
                 Act::Ext { .. } => self.ext = Some(a.clone()),
@@ -326,8 +350,10 @@ impl ActionSet {
         let head = [
             self.copy_ttl_in.then_some(Act::CopyTtlIn),
             self.pop_vlan.then_some(Act::PopVlan),
+            self.pop_pbb.then_some(Act::PopPbb),
             self.pop_mpls.map(Act::PopMpls),
             self.push_mpls.map(Act::PushMpls),
+            self.push_pbb.map(Act::PushPbb),
             self.push_vlan.map(Act::PushVlan),
             self.copy_ttl_out.then_some(Act::CopyTtlOut),
             self.dec_mpls_ttl.then_some(Act::DecMplsTtl),
@@ -462,7 +488,10 @@ pub fn compile10(ctx: &Context<'_>, actions: &[v10::Action]) -> Result<Vec<Act>,
 /// before have changed it, as Open vSwitch does: a push or pop of MPLS
 /// gives the packet the action's ethertype, so `pop_mpls(0x0800)` on an
 /// MPLS match may be followed by an IPv4 set-field, and an IPv4
-/// set-field after `push_mpls` is `OFPBAC_MATCH_INCONSISTENT`.
+/// set-field after `push_mpls` is `OFPBAC_MATCH_INCONSISTENT`. A PBB
+/// push leaves an untagged PBB packet with the same Ethernet addresses;
+/// a PBB pop leaves a packet the match says nothing of (the customer
+/// frame), so only the pipeline fields stay known.
 pub fn compile13(ctx: &Context<'_>, actions: &[v13::Action]) -> Result<Vec<Act>, OfError> {
     use v13::Action as A;
     let mut out = Vec::with_capacity(actions.len());
@@ -471,6 +500,10 @@ pub fn compile13(ctx: &Context<'_>, actions: &[v13::Action]) -> Result<Vec<Act>,
     let mut m = ctx.flow_match.copied();
     let need_mpls = |m: &Option<FlowMatch>| match m {
         Some(m) if !mpls_present(m) => Err(OfError::MatchInconsistent),
+        _ => Ok(()),
+    };
+    let need_pbb = |m: &Option<FlowMatch>| match m {
+        Some(m) if !pbb_present(m) => Err(OfError::MatchInconsistent),
         _ => Ok(()),
     };
     for a in actions {
@@ -537,17 +570,40 @@ pub fn compile13(ctx: &Context<'_>, actions: &[v13::Action]) -> Result<Vec<Act>,
                 need_mpls(&m)?;
                 Act::CopyTtlIn
             }
-            A::PushPbb(_) | A::PopPbb => {
-                return Err(OfError::BadActionType);
+            A::PushPbb(t) => {
+                if *t != ETH_TYPE_PBB {
+                    return Err(OfError::BadArgument);
+                }
+                if let Some(m) = &mut m {
+                    now_carries(m, *t);
+                    // The VLAN tags are inside now, and the I-SID may be
+                    // a copy of the old one.
+                    m.exact(slot::VLAN, 0);
+                    for s in [slot::VLAN_PCP, slot::PBB_ISID] {
+                        m.mask.set(s, 0);
+                        m.key.set(s, 0);
+                    }
+                }
+                vlan_pushed = false;
+                Act::PushPbb(*t)
+            }
+            A::PopPbb => {
+                need_pbb(&m)?;
+                if let Some(m) = &mut m {
+                    only_pipeline_known(m);
+                }
+                vlan_pushed = false;
+                Act::PopPbb
             }
         });
     }
     Ok(out)
 }
 
-/// After a push or pop of MPLS the packet has ethertype `t` and none of
-/// the fields the match fixed below the Ethernet header and VLAN tags:
-/// what the match said of them no longer holds.
+/// After a push or pop of MPLS, or a push of PBB, the packet has
+/// ethertype `t` and none of the fields the match fixed below the
+/// Ethernet header and VLAN tags: what the match said of them no longer
+/// holds.
 fn now_carries(m: &mut FlowMatch, t: u16) {
     for s in [
         slot::IP_PROTO,
@@ -564,6 +620,18 @@ fn now_carries(m: &mut FlowMatch, t: u16) {
         m.key.w[w] = 0;
     }
     m.exact(slot::ETH_TYPE, u64::from(t));
+}
+
+/// After a PBB pop the packet is the customer frame, of which the match
+/// said nothing: only the pipeline fields (`in_port`, `metadata`,
+/// `tunnel_id`) still hold.
+fn only_pipeline_known(m: &mut FlowMatch) {
+    let keep = [slot::IN_PORT, slot::METADATA, slot::TUNNEL_ID];
+    let mut kept = FlowMatch::ALL;
+    for s in keep {
+        kept.set(s, m.key.get(s), m.mask.get(s));
+    }
+    *m = kept;
 }
 
 /// A set-field action: the field must be settable, its value in range and
@@ -628,13 +696,15 @@ fn set_field(
         Oxm::Ipv6NdTarget(a) => S::Ipv6NdTarget(a),
         Oxm::Ipv6NdSll(m) => S::Ipv6NdSll(m),
         Oxm::Ipv6NdTll(m) => S::Ipv6NdTll(m),
+        Oxm::PbbIsid { value, .. } if value <= ISID_MASK => S::PbbIsid(value),
         Oxm::VlanPcp(_)
         | Oxm::IpDscp(_)
         | Oxm::IpEcn(_)
         | Oxm::Ipv6Flabel { .. }
         | Oxm::MplsLabel(_)
         | Oxm::MplsTc(_)
-        | Oxm::MplsBos(_) => {
+        | Oxm::MplsBos(_)
+        | Oxm::PbbIsid { .. } => {
             return Err(OfError::BadSetArgument);
         }
         _ => return Err(OfError::BadSetType),
@@ -800,6 +870,56 @@ mod tests {
         assert!(s.is_empty());
         s.write(&[Act::DecMplsTtl]);
         assert!(!s.is_empty());
+    }
+
+    #[test]
+    fn pbb_isid_set_field_is_24_bits_of_a_pbb_packet() {
+        let mut pbb = FlowMatch::ALL;
+        pbb.exact(slot::ETH_TYPE, u64::from(ETH_TYPE_PBB));
+        let o = |value| Oxm::PbbIsid { value, mask: None };
+        assert_eq!(
+            set_field(Some(&pbb), &o(0xff_ffff), false),
+            Ok(SetField::PbbIsid(0xff_ffff))
+        );
+        assert_eq!(
+            set_field(Some(&pbb), &o(1 << 24), false),
+            Err(OfError::BadSetArgument)
+        );
+        assert_eq!(
+            set_field(Some(&FlowMatch::ALL), &o(1), false),
+            Err(OfError::MatchInconsistent)
+        );
+    }
+
+    #[test]
+    fn action_set_pops_pbb_between_vlan_and_mpls_and_pushes_it_between_them() {
+        let mut s = ActionSet::default();
+        s.write(&[
+            Act::Set(SetField::PbbIsid(7)),
+            Act::PushVlan(0x88a8),
+            Act::PushPbb(0x88e7),
+            Act::PushMpls(0x8847),
+            Act::PopMpls(0x0800),
+            Act::PopPbb,
+            Act::PopVlan,
+        ]);
+        assert_eq!(
+            in_order(&s),
+            vec![
+                Act::PopVlan,
+                Act::PopPbb,
+                Act::PopMpls(0x0800),
+                Act::PushMpls(0x8847),
+                Act::PushPbb(0x88e7),
+                Act::PushVlan(0x88a8),
+                Act::Set(SetField::PbbIsid(7)),
+            ]
+        );
+        for a in [Act::PushPbb(0x88e7), Act::PopPbb] {
+            s.clear();
+            s.write(&[a]);
+            assert!(!s.is_empty());
+        }
     }
 
     #[test]

@@ -371,6 +371,14 @@ impl Datapath {
                 rewrite::pop_mpls(frame, *t);
                 st.dirty = true;
             }
+            Act::PushPbb(t) => {
+                rewrite::push_pbb(frame, *t);
+                st.dirty = true;
+            }
+            Act::PopPbb => {
+                rewrite::pop_pbb(frame);
+                st.dirty = true;
+            }
             Act::SetMplsTtl(t) => rewrite::set_mpls_ttl(frame, *t),
             Act::CopyTtlOut => rewrite::copy_ttl_out(frame),
             Act::CopyTtlIn => rewrite::copy_ttl_in(frame),

@@ -9,7 +9,8 @@
 //! (IPv4 and ARP protocol addresses; the IPv6 flow label and IPv4
 //! addresses; IPv6 addresses and ARP hardware addresses; TCP, UDP, SCTP
 //! ports and ICMP type/code; the MPLS label stack entry and the IPv4 and
-//! ARP addresses): every match that names such a field also matches its
+//! ARP addresses; the PBB I-SID and the transport ports and ARP opcode):
+//! every match that names such a field also matches its
 //! prerequisite (`eth_type`, `ip_proto`), which tells the sharers apart.
 //! 1.0 matches are normalised so that they obey the same rule (1.0.0
 //! §5.2.3, as Open vSwitch does).
@@ -20,7 +21,7 @@
 //! | 1 | `eth_dst` (48) | | | `vlan_pcp` (8), `ip_proto` (8) |
 //! | 2 | `eth_src` (48) | | | `ip_dscp` (8), `ip_ecn` (8) |
 //! | 3 | `nw_src` / `arp_spa` / `ipv6_flabel` (32); `mpls_label` (20, bits 51..32) | | `nw_dst` / `arp_tpa` (32); `mpls_tc` (8, bits 23..16), `mpls_bos` (8, bits 7..0) | |
-//! | 4 | `tp_src` / ICMP type | `tp_dst` / ICMP code | `arp_op` | |
+//! | 4 | `tp_src` / ICMP type; `pbb_isid` (24, bits 55..32) | `tp_dst` / ICMP code | `arp_op` | |
 //! | 5 | `metadata` (64) | | | |
 //! | 6, 7 | `ipv6_src` (128); `arp_sha` in word 6's top 48 | | | |
 //! | 8, 9 | `ipv6_dst` (128); `arp_tha` in word 8's top 48 | | | |
@@ -40,6 +41,14 @@
 //! Open vSwitch, an MPLS packet has no network or transport fields, so
 //! word 3 is free of IPv4 and ARP addresses, and every match on an MPLS
 //! field fixes an MPLS `eth_type` (1.3.5 §7.2.3.6).
+//!
+//! A PBB frame (IEEE 802.1ah: `eth_type` 0x88e7 after at most one VLAN
+//! tag, the B-TAG, as the parser reads it) has the I-SID of its I-TAG in
+//! word 4 (1.3 only). The parser reads nothing under the I-TAG (the
+//! customer frame), so such a frame has no transport ports or ARP opcode
+//! to share the word with, and every `pbb_isid` match fixes `eth_type`
+//! 0x88e7. The I-TAG's UCA bit is not in the key: `OFPXMT_OFB_PBB_UCA`
+//! exists only from 1.4 on.
 //!
 //! `tunnel_id` (1.3 only) is, like `metadata`, a pipeline field: not read
 //! from the frame but carried beside it, and changed only by a set-field
@@ -135,6 +144,9 @@ pub mod slot {
     pub const MPLS_TC: Slot = Slot::new(3, 16, 8);
     /// MPLS bottom-of-stack bit (MPLS frames only).
     pub const MPLS_BOS: Slot = Slot::new(3, 0, 8);
+    /// PBB I-SID (24 bits; PBB frames only, whose word 4 is otherwise
+    /// empty).
+    pub const PBB_ISID: Slot = Slot::new(4, 32, 24);
     /// Transport source port, or ICMP type.
     pub const TP_SRC: Slot = Slot::new(4, 48, 16);
     /// Transport destination port, or ICMP code.
@@ -399,8 +411,8 @@ impl FlowMatch {
 
 impl Key {
     /// The key of `frame`, whose parsed fields are `fk`: [`Key::of_packet`]
-    /// plus, in 1.3, the outermost MPLS label stack entry, which the
-    /// codec's parser does not read.
+    /// plus, in 1.3, the outermost MPLS label stack entry or the PBB
+    /// I-SID, which the codec's parser does not read.
     #[inline]
     pub fn of_frame(version: Version, fk: &FlowKey, frame: &[u8], metadata: u64) -> Key {
         let mut k = Key::of_packet(version, fk, metadata);
@@ -410,10 +422,21 @@ impl Key {
                 k.set(slot::MPLS_TC, u64::from((lse >> 9) & 7));
                 k.set(slot::MPLS_BOS, u64::from((lse >> 8) & 1));
             }
+        } else if version == Version::V13 && fk.eth_type == ETH_TYPE_PBB {
+            if let Some(tci) = pbb_itag(fk, frame) {
+                k.set(slot::PBB_ISID, u64::from(tci & ISID_MASK));
+            }
         }
         k
     }
 }
+
+/// The ethertype of an IEEE 802.1ah I-TAG (the PBB service tag).
+pub const ETH_TYPE_PBB: u16 = 0x88e7;
+
+/// The I-SID's bits in an I-TAG's 32-bit TCI (I-PCP 3 bits, I-DEI 1,
+/// UCA 1, reserved 3, I-SID 24).
+pub const ISID_MASK: u32 = 0xff_ffff;
 
 /// True for the MPLS ethertypes (unicast 0x8847, multicast 0x8848).
 #[inline]
@@ -430,9 +453,28 @@ pub fn mpls_lse(fk: &FlowKey, frame: &[u8]) -> Option<u32> {
     if !is_mpls(fk.eth_type) {
         return None;
     }
+    word_after_type(fk, frame)
+}
+
+/// The 32-bit TCI of the I-TAG of `frame` (IEEE 802.1ah: I-PCP, I-DEI,
+/// UCA, reserved, I-SID), when `fk` (its parse) says it is PBB and the
+/// TCI is there: right after the ethertype 0x88e7, which the parser read
+/// after the Ethernet header and at most one VLAN tag (the B-TAG).
+#[inline]
+pub fn pbb_itag(fk: &FlowKey, frame: &[u8]) -> Option<u32> {
+    if fk.eth_type != ETH_TYPE_PBB {
+        return None;
+    }
+    word_after_type(fk, frame)
+}
+
+/// The 4 bytes after the ethertype the parser read (after the Ethernet
+/// header and at most one VLAN tag), when they are there.
+#[inline]
+fn word_after_type(fk: &FlowKey, frame: &[u8]) -> Option<u32> {
     let at = if fk.vlan.is_some() { 18 } else { 14 };
-    // The ethertype just before the entry must be the MPLS one (not an
-    // LLC/SNAP header's, whose entry would be elsewhere).
+    // The ethertype just before the word must be the one parsed (not an
+    // LLC/SNAP header's, whose payload would be elsewhere).
     match frame.get(at - 2..at + 4)? {
         &[t0, t1, a, b, c, d] if u16::from_be_bytes([t0, t1]) == fk.eth_type => {
             Some(u32::from_be_bytes([a, b, c, d]))
@@ -497,6 +539,23 @@ mod tests {
         }
         let fk = FlowKey::extract(PortNo(1), &f[..19]);
         assert_eq!(mpls_lse(&fk, &f[..19]), None);
+    }
+
+    #[test]
+    fn the_isid_is_read_after_at_most_one_b_tag() {
+        let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x88, 0xa8, 0, 5];
+        // I-PCP 7, I-DEI 1, UCA 1, I-SID 0xabcdef.
+        f.extend_from_slice(&[0x88, 0xe7, 0xf8, 0xab, 0xcd, 0xef]);
+        f.extend_from_slice(&[2, 0, 0, 0, 0, 4, 2, 0, 0, 0, 0, 3, 0x08, 0x00]);
+        let k = packet_key(Version::V13, PortNo(1), &f, 0);
+        assert_eq!(k.get(slot::ETH_TYPE), u64::from(ETH_TYPE_PBB));
+        assert_eq!(k.get(slot::PBB_ISID), 0xab_cdef);
+        // Word 4 holds nothing else for a PBB frame.
+        assert_eq!(k.w[4], 0xab_cdef << 32);
+        assert_eq!(packet_key(Version::V10, PortNo(1), &f, 0).w[4], 0);
+        let fk = FlowKey::extract(PortNo(1), &f[..21]);
+        assert_eq!(pbb_itag(&fk, &f[..21]), None);
+        assert_eq!(mpls_lse(&fk, &f), None);
     }
 
     #[test]

@@ -35,8 +35,15 @@
 //! - [`action`]: actions, instructions and the 1.3 action set in one
 //!   form for both versions, and their compilers and checks.
 //! - [`rewrite`]: rewriting frames in place (set-field, neighbour
-//!   discovery fields among them; VLAN; MPLS; TTLs and their copies
-//!   between MPLS and IP) with checksum updates. PBB is refused.
+//!   discovery fields among them; VLAN; MPLS; PBB; TTLs and their copies
+//!   between MPLS and IP) with checksum updates. Every 1.3 action type
+//!   runs; what stays refused is the `ipv6_exthdr` match
+//!   (`OFPBMC_BAD_FIELD`) and set-field (its prerequisites met) on
+//!   `in_port`, `in_phy_port`,
+//!   `metadata`, `eth_type` and `ipv6_exthdr` (`OFPBAC_BAD_SET_TYPE`)
+//!   and on `ip_proto` (`OFPBAC_MATCH_INCONSISTENT` in a flow, whose
+//!   transport fields it would change the meaning of; `BAD_SET_TYPE` in
+//!   a packet-out or a group bucket).
 //! - [`group`], [`meter`]: the 1.3 group and meter tables.
 //! - [`port`], [`buffer`]: ports with state and counters; the bounded pool
 //!   of frames sent to controllers.

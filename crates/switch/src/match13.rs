@@ -3,18 +3,20 @@
 //! their mask (`OFPBMC_BAD_WILDCARDS`), values out of range
 //! (`OFPBMC_BAD_VALUE`), fields without their prerequisites
 //! (`OFPBMC_BAD_PREREQ`, §7.2.3.6) and fields this switch cannot match
-//! (`OFPBMC_BAD_FIELD`: PBB, IPv6 extension headers and non-basic
-//! classes, which the packet parser does not extract). `tunnel_id` is a
+//! (`OFPBMC_BAD_FIELD`: IPv6 extension headers and non-basic classes,
+//! which the packet parser does not extract). `tunnel_id` is a
 //! pipeline field, maskable, without prerequisites, 0 for every packet
 //! until a set-field changes it (the switch has no tunnel ports).
 //! Duplicate fields are rejected by the codec, and so are masks on the
 //! fields that 1.3.5 table 12 says cannot be masked (the MPLS fields
 //! among them: `Oxm::MplsLabel` and its kin carry no mask).
 //! The MPLS fields (label, TC, BoS of the outermost label stack entry)
-//! need an MPLS `eth_type`, 0x8847 or 0x8848.
+//! need an MPLS `eth_type`, 0x8847 or 0x8848. `pbb_isid` (24 bits,
+//! maskable) needs `eth_type` 0x88e7; `pbb_uca` is a 1.4 field the codec
+//! does not have.
 
 use crate::error::OfError;
-use crate::key::{FlowMatch, Slot, ip4, ip6, is_mpls, mac, slot};
+use crate::key::{ETH_TYPE_PBB, FlowMatch, ISID_MASK, Slot, ip4, ip6, is_mpls, mac, slot};
 use baton_openflow::packet::consts::*;
 use baton_openflow::v13::oxm::{Match13, OFPVID_PRESENT, Oxm, OxmField};
 
@@ -129,7 +131,18 @@ fn add(f: &mut FlowMatch, o: &Oxm) -> Result<(), OfError> {
         Oxm::MplsTc(t) => exact(f, slot::MPLS_TC, t.into(), 7),
         Oxm::MplsBos(b) => exact(f, slot::MPLS_BOS, b.into(), 1),
         Oxm::TunnelId { value, mask } => masked(f, slot::TUNNEL_ID, value, mask),
-        Oxm::PbbIsid { .. } | Oxm::Ipv6Exthdr { .. } | Oxm::Other { .. } => Err(OfError::BadField),
+        Oxm::PbbIsid { value, mask } => {
+            if value > ISID_MASK {
+                return Err(OfError::BadValue);
+            }
+            masked(
+                f,
+                slot::PBB_ISID,
+                value.into(),
+                mask.map(|m| u64::from(m & ISID_MASK)),
+            )
+        }
+        Oxm::Ipv6Exthdr { .. } | Oxm::Other { .. } => Err(OfError::BadField),
     }
 }
 
@@ -137,7 +150,7 @@ fn add(f: &mut FlowMatch, o: &Oxm) -> Result<(), OfError> {
 /// table 12): the ethertype for network fields, the IP protocol for
 /// transport fields, the ICMPv6 type for neighbour discovery fields, a
 /// present VLAN tag for `VLAN_PCP`, an MPLS ethertype for the MPLS
-/// fields.
+/// fields, the PBB ethertype for `PBB_ISID`.
 pub fn prereq_ok(field: OxmField, m: &FlowMatch) -> bool {
     use OxmField as F;
     let et = m.exact_value(slot::ETH_TYPE).map(|v| v as u16);
@@ -165,6 +178,7 @@ pub fn prereq_ok(field: OxmField, m: &FlowMatch) -> bool {
         F::Ipv6NdSll => icmpv6 && icmpv6_type == Some(ICMPV6_ND_SOLICIT),
         F::Ipv6NdTll => icmpv6 && icmpv6_type == Some(ICMPV6_ND_ADVERT),
         F::MplsLabel | F::MplsTc | F::MplsBos => mpls_present(m),
+        F::PbbIsid => pbb_present(m),
         _ => true,
     }
 }
@@ -174,6 +188,11 @@ pub fn prereq_ok(field: OxmField, m: &FlowMatch) -> bool {
 pub fn mpls_present(m: &FlowMatch) -> bool {
     m.exact_value(slot::ETH_TYPE)
         .is_some_and(|t| is_mpls(t as u16))
+}
+
+/// True when `m` only matches PBB frames (its `eth_type` is 0x88e7).
+pub fn pbb_present(m: &FlowMatch) -> bool {
+    m.exact_value(slot::ETH_TYPE) == Some(u64::from(ETH_TYPE_PBB))
 }
 
 /// True when `m` only matches frames with a VLAN tag.
@@ -244,12 +263,37 @@ mod tests {
         );
         assert_eq!(compile(&m(vec![Oxm::IpDscp(64)])), Err(OfError::BadValue));
         assert_eq!(
-            compile(&m(vec![Oxm::PbbIsid {
+            compile(&m(vec![Oxm::Ipv6Exthdr {
                 value: 1,
                 mask: None
             }])),
             Err(OfError::BadField)
         );
+    }
+
+    #[test]
+    fn pbb_isid_needs_the_pbb_ethertype_and_24_bits() {
+        let isid = |value, mask| Oxm::PbbIsid { value, mask };
+        assert_eq!(compile(&m(vec![isid(5, None)])), Err(OfError::BadPrereq));
+        assert_eq!(
+            compile(&m(vec![Oxm::EthType(0x8847), isid(5, None)])),
+            Err(OfError::BadPrereq)
+        );
+        let pbb = Oxm::EthType(ETH_TYPE_PBB);
+        assert_eq!(
+            compile(&m(vec![pbb.clone(), isid(1 << 24, None)])),
+            Err(OfError::BadValue)
+        );
+        assert_eq!(
+            compile(&m(vec![pbb.clone(), isid(0x13, Some(0x10))])),
+            Err(OfError::BadWildcards)
+        );
+        let f = compile(&m(vec![isid(0xff_ffff, None), pbb.clone()])).unwrap();
+        assert_eq!(f.exact_value(slot::PBB_ISID), Some(0xff_ffff));
+        assert!(pbb_present(&f));
+        let f = compile(&m(vec![pbb, isid(0x12_0000, Some(0xff_0000))])).unwrap();
+        assert_eq!(f.mask.get(slot::PBB_ISID), 0xff_0000);
+        assert_eq!(f.key.get(slot::PBB_ISID), 0x12_0000);
     }
 
     #[test]

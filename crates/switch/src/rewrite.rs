@@ -1,5 +1,5 @@
 //! Rewriting a frame in place: set-field, VLAN push and pop, MPLS push
-//! and pop, TTLs and their copies between MPLS and IP.
+//! and pop, PBB push and pop, TTLs and their copies between MPLS and IP.
 //!
 //! etherparse reads headers but has no in-place writers with incremental
 //! checksum updates, so the writes are done here by hand: each field is
@@ -10,14 +10,22 @@
 //! The neighbour discovery target and link-layer address options are
 //! written inside the ICMPv6 message, whose checksum covers them.
 //! A field the frame does not have is left alone; nothing allocates except
-//! a VLAN or MPLS push into a buffer without 4 bytes of spare capacity.
+//! a VLAN or MPLS push into a buffer without 4 bytes of spare capacity,
+//! or a PBB push into one without 18.
 //!
 //! The MPLS actions work on the label stack entry right after the
 //! Ethernet header and every VLAN tag (1.3.5 §7.2.5: a pushed entry goes
 //! "after any existing VLAN tags"); a frame whose ethertype there is not
 //! 0x8847 or 0x8848 has no MPLS fields to set, pop or decrement.
+//!
+//! The PBB actions (IEEE 802.1ah) likewise find the I-TAG after the
+//! Ethernet header and every VLAN tag (the B-TAG): ethertype 0x88e7, the
+//! 4-byte I-TAG TCI (I-PCP 3 bits, I-DEI 1, UCA 1, reserved 3, I-SID 24),
+//! then the customer frame from its C-DA. The lookup key reads the I-SID
+//! after at most one tag, as the codec's parser finds the ethertype.
 
 use crate::action::SetField;
+use crate::key::{ETH_TYPE_PBB, ISID_MASK};
 use baton_openflow::packet::consts::*;
 use etherparse::LaxIpv6Slice;
 
@@ -216,6 +224,12 @@ pub fn set_field(f: &mut Vec<u8>, s: &SetField) {
     use SetField as S;
     match *s {
         S::MplsLabel(_) | S::MplsTc(_) | S::MplsBos(_) => set_mpls_field(f, s),
+        S::PbbIsid(isid) => {
+            if let Some(at) = itag_at(f) {
+                let tci = (lse(f, at) & !ISID_MASK) | (isid & ISID_MASK);
+                f[at..at + 4].copy_from_slice(&tci.to_be_bytes());
+            }
+        }
         S::EthDst(m) => f[0..6].copy_from_slice(&m.0),
         S::EthSrc(m) => f[6..12].copy_from_slice(&m.0),
         S::VlanVid { push: true, .. } | S::VlanPcp { push: true, .. } if !lay.tagged => {
@@ -511,6 +525,63 @@ pub fn dec_mpls_ttl(f: &mut [u8]) -> bool {
     }
     f[at + 3] = ttl - 1;
     true
+}
+
+/// Offset of the I-TAG TCI of a PBB frame (after the Ethernet header,
+/// every VLAN tag and the ethertype 0x88e7), if the frame is PBB and has
+/// the whole TCI.
+fn itag_at(f: &[u8]) -> Option<usize> {
+    let at = inner_type_at(f)?;
+    (be16(f, at) == ETH_TYPE_PBB && f.len() >= at + 6).then_some(at + 2)
+}
+
+/// Length of the outer header [`push_pbb`] puts before the frame: B-DA,
+/// B-SA, the ethertype and the I-TAG TCI.
+const PBB_PUSH_LEN: usize = 18;
+
+/// Pushes a PBB service tag (1.3.5 §7.2.5 `OFPAT_PUSH_PBB`, "push a new
+/// PBB service tag (I-TAG)"), with the ethertype `ethertype` (0x88e7):
+/// the whole frame, from its destination address on and with its VLAN
+/// tags, becomes the customer frame (C-DA, C-SA, ...), and before it go
+/// a new outer Ethernet header with the frame's addresses (B-DA, B-SA),
+/// no B-TAG, the ethertype and an I-TAG TCI. 1.3.5 §5.12.1 ("default
+/// values for fields on push") has a pushed header's fields copied from
+/// the existing frame where it has them (its table: PBB I-SID from PBB
+/// I-SID, I-PCP from VLAN PCP, C-DA and C-SA from the Ethernet
+/// addresses) and set to zero where it does not. So the I-SID is that of
+/// the I-TAG of a frame that is already PBB, else 0; the I-PCP is the
+/// outer VLAN tag's PCP, else 0; I-DEI, UCA and the reserved bits are 0
+/// (OpenFlow 1.3 sets none of them). A frame shorter than an Ethernet
+/// header is left alone.
+pub fn push_pbb(f: &mut Vec<u8>, ethertype: u16) {
+    if f.len() < 14 {
+        return;
+    }
+    let outer = be16(f, 12);
+    let pcp = if (outer == ETH_TYPE_VLAN || outer == ETH_TYPE_VLAN_8021AD) && f.len() >= 16 {
+        u32::from(f[14] >> 5)
+    } else {
+        0
+    };
+    let isid = itag_at(f).map_or(0, |at| lse(f, at) & ISID_MASK);
+    let mut h = [0u8; PBB_PUSH_LEN];
+    h[..12].copy_from_slice(&f[..12]);
+    h[12..14].copy_from_slice(&ethertype.to_be_bytes());
+    h[14..].copy_from_slice(&((pcp << 29) | isid).to_be_bytes());
+    f.splice(0..0, h);
+}
+
+/// Pops a PBB service tag (1.3.5 §7.2.5 `OFPAT_POP_PBB`): removes the
+/// outer Ethernet addresses, any B-TAG, the ethertype 0x88e7 and the
+/// I-TAG TCI, leaving the customer frame. A frame that is not PBB, or
+/// whose customer frame is shorter than an Ethernet header, is left
+/// alone.
+pub fn pop_pbb(f: &mut Vec<u8>) {
+    let Some(at) = itag_at(f) else { return };
+    let customer = at + 4;
+    if f.len() >= customer + 14 {
+        f.drain(..customer);
+    }
 }
 
 /// Where the TTL of the header under the outermost label stack entry at

@@ -10,7 +10,7 @@ mod common;
 
 use baton_openflow::Version;
 use baton_openflow::v13::oxm::Oxm;
-use baton_openflow::v13::{Action, Instruction, Message};
+use baton_openflow::v13::{Action, Instruction};
 use baton_switch::rewrite;
 use common::of13::*;
 use common::*;
@@ -187,11 +187,6 @@ fn frames_without_mpls_or_a_whole_inner_header_are_left_alone() {
     }
 }
 
-fn ok(h: &mut Harness, m: Message) {
-    let r = h.send13(m);
-    assert!(r.is_empty(), "{r:?}");
-}
-
 #[test]
 fn apply_lists_copy_ttls_between_mpls_and_ip() {
     let mut h = Harness::new(Version::V13, 3);
@@ -246,18 +241,12 @@ fn apply_lists_copy_ttls_between_mpls_and_ip() {
 /// were written in.
 #[test]
 fn the_action_set_copies_ttls_in_the_specs_order() {
-    let mut h = Harness::new(Version::V13, 2);
-    ok(
-        &mut h,
-        add(
-            0,
-            1,
-            vec![Oxm::EthType(MPLS)],
-            vec![
-                Instruction::WriteActions(vec![Action::DecMplsTtl, Action::CopyTtlOut]),
-                Instruction::GotoTable(1),
-            ],
-        ),
+    let mut h = switch_with_flow(
+        vec![Oxm::EthType(MPLS)],
+        vec![
+            Instruction::WriteActions(vec![Action::DecMplsTtl, Action::CopyTtlOut]),
+            Instruction::GotoTable(1),
+        ],
     );
     ok(
         &mut h,

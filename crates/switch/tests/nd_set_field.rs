@@ -12,7 +12,7 @@ use baton_openflow::Version;
 use baton_openflow::types::MacAddr;
 use baton_openflow::v13::messages::ErrorType;
 use baton_openflow::v13::oxm::Oxm;
-use baton_openflow::v13::{Action, Instruction, Message};
+use baton_openflow::v13::{Action, Instruction};
 use baton_switch::action::SetField;
 use baton_switch::rewrite;
 use common::of13::*;
@@ -187,11 +187,6 @@ fn other_icmpv6_messages_and_malformed_options_are_left_alone() {
     assert_eq!(f, orig);
 }
 
-fn ok(h: &mut Harness, m: Message) {
-    let r = h.send13(m);
-    assert!(r.is_empty(), "{r:?}");
-}
-
 fn nd_match(icmp_type: Option<u8>) -> Vec<Oxm> {
     let mut v = vec![Oxm::EthType(0x86dd), Oxm::IpProto(58)];
     v.extend(icmp_type.map(Oxm::Icmpv6Type));
@@ -235,18 +230,12 @@ fn the_switch_rewrites_a_solicitation_and_rekeys_it() {
 
 #[test]
 fn the_action_set_rewrites_an_advertisement() {
-    let mut h = Harness::new(Version::V13, 2);
-    ok(
-        &mut h,
-        add(
-            0,
-            1,
-            nd_match(Some(NA)),
-            vec![Instruction::WriteActions(vec![
-                Action::SetField(Oxm::Ipv6NdTll(MacAddr(H3))),
-                out(2),
-            ])],
-        ),
+    let mut h = switch_with_flow(
+        nd_match(Some(NA)),
+        vec![Instruction::WriteActions(vec![
+            Action::SetField(Oxm::Ipv6NdTll(MacAddr(H3))),
+            out(2),
+        ])],
     );
     h.inject(1, &nd_frame(NA, [7; 16], &[opt(2, &H1)], 4));
     assert_eq!(h.out(2), [nd_frame(NA, [7; 16], &[opt(2, &H3)], 4)]);

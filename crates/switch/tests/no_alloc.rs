@@ -1,10 +1,11 @@
 //! The forwarding path allocates nothing per packet once warmed up: frames
 //! through 1.0 flows with rewrites, through a 1.3 pipeline with
-//! goto-table, the action set, a select group and an all group, and
-//! through MPLS push, set, decrement and pop are counted by an allocator
-//! that counts the allocations of the thread that forwards: the test harness's main thread allocates while the test runs
-//! (its table of running tests), and counting it made the test fail about
-//! one run in ten.
+//! goto-table, the action set, a select group and an all group, through
+//! MPLS push, set, decrement and pop, and through PBB push, set and pop
+//! are counted by an allocator that counts the allocations of the thread
+//! that forwards: the test harness's main thread allocates while the test
+//! runs (its table of running tests), and counting it made the test fail
+//! about one run in ten.
 
 use baton_openflow::Version;
 use baton_openflow::types::{BufferId, Cookie, MacAddr, PortNo};
@@ -266,4 +267,39 @@ fn forwarding_allocates_nothing_per_packet() {
     ];
     let mut sw = configured(Version::V13, msgs);
     assert_eq!(count(&mut sw, &frames), 0, "1.3 MPLS pipeline allocated");
+
+    // PBB: push and set the I-SID in table 0; match it, pop, and push
+    // again from the action set in table 1 (each re-keys the packet).
+    let msgs = vec![
+        flow(
+            0,
+            vec![Oxm::EthType(0x0800)],
+            vec![
+                v13::Instruction::ApplyActions(vec![
+                    v13::Action::PushPbb(0x88e7),
+                    v13::Action::SetField(Oxm::PbbIsid {
+                        value: 7,
+                        mask: None,
+                    }),
+                ]),
+                v13::Instruction::GotoTable(1),
+            ],
+        ),
+        flow(
+            1,
+            vec![
+                Oxm::EthType(0x88e7),
+                Oxm::PbbIsid {
+                    value: 7,
+                    mask: Some(0xff),
+                },
+            ],
+            vec![
+                v13::Instruction::ApplyActions(vec![v13::Action::PopPbb]),
+                v13::Instruction::WriteActions(vec![v13::Action::PushPbb(0x88e7), out(2)]),
+            ],
+        ),
+    ];
+    let mut sw = configured(Version::V13, msgs);
+    assert_eq!(count(&mut sw, &frames), 0, "1.3 PBB pipeline allocated");
 }

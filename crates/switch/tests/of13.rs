@@ -193,10 +193,13 @@ fn match_errors_name_the_problem() {
         errors(&h.send13(add(
             0,
             1,
-            vec![Oxm::PbbIsid {
-                value: 1,
-                mask: None
-            }],
+            vec![
+                Oxm::EthType(0x86dd),
+                Oxm::Ipv6Exthdr {
+                    value: 1,
+                    mask: None
+                }
+            ],
             vec![]
         ))),
         [(ErrorType::BadMatch, 6)]
@@ -221,15 +224,15 @@ fn match_errors_name_the_problem() {
         errors(&h.send13(add(254, 1, vec![], vec![]))),
         [(ErrorType::FlowModFailed, 2)]
     );
-    // A PBB action is not supported.
+    // A PBB push with another ethertype than the I-TAG's.
     assert_eq!(
         errors(&h.send13(add(
             0,
             1,
             vec![],
-            vec![apply(vec![Action::PushPbb(0x88e7)])]
+            vec![apply(vec![Action::PushPbb(0x8100)])]
         ))),
-        [(ErrorType::BadAction, 0)]
+        [(ErrorType::BadAction, 5)]
     );
 }
 

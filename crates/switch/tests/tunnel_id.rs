@@ -13,11 +13,6 @@ use common::of13::*;
 use common::*;
 use proptest::prelude::*;
 
-fn ok(h: &mut Harness, m: Message) {
-    let r = h.send13(m);
-    assert!(r.is_empty(), "{r:?}");
-}
-
 fn set_tunnel(id: u64) -> Action {
     Action::SetField(Oxm::TunnelId {
         value: id,
@@ -98,18 +93,12 @@ fn a_packet_arrives_with_tunnel_id_0() {
 
 #[test]
 fn the_action_set_sets_tunnel_id_and_packet_ins_report_it() {
-    let mut h = Harness::new(Version::V13, 2);
-    ok(
-        &mut h,
-        add(
-            0,
-            1,
-            vec![],
-            vec![
-                apply(vec![set_tunnel(7), out(0xffff_fffd)]),
-                Instruction::WriteActions(vec![set_tunnel(8), out(2)]),
-            ],
-        ),
+    let mut h = switch_with_flow(
+        vec![],
+        vec![
+            apply(vec![set_tunnel(7), out(0xffff_fffd)]),
+            Instruction::WriteActions(vec![set_tunnel(8), out(2)]),
+        ],
     );
     let f = frame();
     h.inject(1, &f);

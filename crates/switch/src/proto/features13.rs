@@ -14,7 +14,7 @@ use baton_openflow::v13::table_features::{
 
 /// Fields every table matches (with their maskability from the codec's
 /// table, 1.3.5 table 12).
-const MATCH: [OxmField; 38] = {
+const MATCH: [OxmField; 39] = {
     use OxmField as F;
     [
         F::InPort,
@@ -54,12 +54,13 @@ const MATCH: [OxmField; 38] = {
         F::MplsLabel,
         F::MplsTc,
         F::MplsBos,
+        F::PbbIsid,
         F::TunnelId,
     ]
 };
 
 /// Fields a set-field action may write (see `action::set_field`).
-const SET: [OxmField; 33] = {
+const SET: [OxmField; 34] = {
     use OxmField as F;
     [
         F::EthDst,
@@ -94,12 +95,13 @@ const SET: [OxmField; 33] = {
         F::MplsLabel,
         F::MplsTc,
         F::MplsBos,
+        F::PbbIsid,
         F::TunnelId,
     ]
 };
 
 /// Actions the switch executes.
-const ACTIONS: [ActionType; 14] = [
+const ACTIONS: [ActionType; 16] = [
     ActionType::Output,
     ActionType::PushVlan,
     ActionType::PopVlan,
@@ -109,6 +111,8 @@ const ACTIONS: [ActionType; 14] = [
     ActionType::DecMplsTtl,
     ActionType::CopyTtlOut,
     ActionType::CopyTtlIn,
+    ActionType::PushPbb,
+    ActionType::PopPbb,
     ActionType::SetQueue,
     ActionType::Group,
     ActionType::SetNwTtl,

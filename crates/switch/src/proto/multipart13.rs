@@ -265,7 +265,7 @@ pub(super) fn multipart(
 
 /// Bit `1 << OFPAT_*` for each 1.3 action the switch executes: output,
 /// copy TTL out/in, set/dec MPLS TTL, push/pop VLAN, push/pop MPLS, set
-/// queue, group, set/dec NW TTL, set field.
+/// queue, group, set/dec NW TTL, set field, push/pop PBB.
 const ACTIONS: u32 = (1 << 0)
     | (1 << 11)
     | (1 << 12)
@@ -279,7 +279,9 @@ const ACTIONS: u32 = (1 << 0)
     | (1 << 22)
     | (1 << 23)
     | (1 << 24)
-    | (1 << 25);
+    | (1 << 25)
+    | (1 << 26)
+    | (1 << 27);
 
 /// The flows a flow or aggregate request names, by table then priority.
 fn flows(sw: &Switch, now: Instant, r: &FlowStatsRequest) -> Result<Vec<FlowStats>, OfError> {

@@ -167,6 +167,7 @@ pub const H3: [u8; 6] = [2, 0, 0, 0, 0, 3];
 
 /// OpenFlow 1.3 flow-mods and replies, shortly.
 pub mod of13 {
+    use super::{H1, H2};
     use baton_openflow::types::{Cookie, PortNo};
     use baton_openflow::v13::messages::ErrorType;
     use baton_openflow::v13::oxm::{Match13, Oxm};
@@ -227,6 +228,96 @@ pub mod of13 {
         tables
     }
 
+    /// An optional 802.1Q tag (vid, pcp), for [`eth`].
+    pub fn vlan() -> impl proptest::strategy::Strategy<Value = Option<(u16, u8)>> {
+        proptest::option::of((0..4096u16, 0..8u8))
+    }
+
+    /// Sends `m` and expects no reply (no error).
+    pub fn ok(h: &mut super::Harness, m: Message) {
+        let r = h.send13(m);
+        assert!(r.is_empty(), "{r:?}");
+    }
+
+    /// A 1.3 switch with two ports and one flow, in table 0 at priority
+    /// 1, with `fields` and `instructions`.
+    pub fn switch_with_flow(fields: Vec<Oxm>, instructions: Vec<Instruction>) -> super::Harness {
+        let mut h = super::Harness::new(baton_openflow::Version::V13, 2);
+        ok(&mut h, add(0, 1, fields, instructions));
+        h
+    }
+
+    /// Adds indirect group 1, whose one bucket runs `actions`, and a
+    /// table-0 flow that sends every packet to it.
+    pub fn via_indirect_group(h: &mut super::Harness, actions: Vec<Action>) {
+        use baton_openflow::v13::{Bucket, GroupMod, GroupModCommand, GroupType};
+        ok(
+            h,
+            Message::GroupMod(GroupMod {
+                command: GroupModCommand::Add,
+                group_type: GroupType::Indirect,
+                group_id: 1,
+                buckets: vec![Bucket {
+                    weight: 0,
+                    watch_port: PortNo::ANY,
+                    watch_group: baton_openflow::v13::group::group_id::ANY,
+                    actions,
+                }],
+            }),
+        );
+        ok(h, add(0, 1, vec![], vec![apply(vec![Action::Group(1)])]));
+    }
+
+    /// A flow in table `table_id` that sends IPv4/UDP packets to port 53
+    /// out of `port`.
+    pub fn udp_53_to(table_id: u8, port: u32) -> Message {
+        add(
+            table_id,
+            1,
+            vec![Oxm::EthType(0x0800), Oxm::IpProto(17), Oxm::UdpDst(53)],
+            vec![apply(vec![out(port)])],
+        )
+    }
+
+    /// `OFPBMC_BAD_FIELD`.
+    pub const BAD_FIELD: (ErrorType, u16) = (ErrorType::BadMatch, 6);
+    /// `OFPBMC_BAD_VALUE`.
+    pub const BAD_VALUE: (ErrorType, u16) = (ErrorType::BadMatch, 7);
+    /// `OFPBMC_BAD_WILDCARDS`.
+    pub const BAD_WILDCARDS: (ErrorType, u16) = (ErrorType::BadMatch, 5);
+    /// `OFPBMC_BAD_PREREQ`.
+    pub const BAD_PREREQ: (ErrorType, u16) = (ErrorType::BadMatch, 9);
+    /// `OFPBAC_BAD_ARGUMENT`.
+    pub const BAD_ARGUMENT: (ErrorType, u16) = (ErrorType::BadAction, 5);
+    /// `OFPBAC_MATCH_INCONSISTENT`.
+    pub const MATCH_INCONSISTENT: (ErrorType, u16) = (ErrorType::BadAction, 10);
+    /// `OFPBAC_BAD_SET_TYPE`.
+    pub const BAD_SET_TYPE: (ErrorType, u16) = (ErrorType::BadAction, 13);
+    /// `OFPBAC_BAD_SET_ARGUMENT`.
+    pub const BAD_SET_ARGUMENT: (ErrorType, u16) = (ErrorType::BadAction, 15);
+
+    /// A flow-mod's match fields, its actions (sent once as apply-actions,
+    /// once as write-actions), and the error it gets, if any.
+    pub type Case = (Vec<Oxm>, Vec<Action>, Option<(ErrorType, u16)>);
+
+    /// Sends each case as a flow-mod to table 0 (priority 100 + its
+    /// index), once with apply-actions and once with write-actions, and
+    /// checks the errors it gets.
+    pub fn check_cases(h: &mut super::Harness, cases: Vec<Case>) {
+        for (i, (fields, actions, want)) in cases.into_iter().enumerate() {
+            let dbg = format!("case {i}: {fields:?} {actions:?}");
+            for instruction in [Instruction::ApplyActions, Instruction::WriteActions] {
+                let got = errors(&h.send13(add(
+                    0,
+                    100 + i as u16,
+                    fields.clone(),
+                    vec![instruction(actions.clone())],
+                )));
+                assert_eq!(got, want.into_iter().collect::<Vec<_>>(), "{dbg}");
+            }
+        }
+    }
+
     /// The standard errors among `replies`: type and code.
     pub fn errors(replies: &[Message]) -> Vec<(ErrorType, u16)> {
         replies
@@ -238,5 +329,83 @@ pub mod of13 {
                 _ => None,
             })
             .collect()
+    }
+
+    /// The network layers the tests wrap in MPLS or PBB.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum L3 {
+        Ipv4,
+        Ipv6,
+        Arp,
+    }
+
+    /// An IPv4, IPv6 or ARP packet (IP ones carry UDP to port 53 with
+    /// `body`), with its ethertype. IP TTL / hop limit `ttl`.
+    pub fn l3(kind: L3, ttl: u8, body: &[u8]) -> (u16, Vec<u8>) {
+        let udp_len = 8 + body.len() as u16;
+        let mut udp = Vec::new();
+        udp.extend_from_slice(&1000u16.to_be_bytes());
+        udp.extend_from_slice(&53u16.to_be_bytes());
+        udp.extend_from_slice(&udp_len.to_be_bytes());
+        udp.extend_from_slice(&[0, 0]); // no checksum
+        udp.extend_from_slice(body);
+        match kind {
+            L3::Ipv4 => {
+                let mut h = vec![0x45, 0];
+                h.extend_from_slice(&(20 + udp_len).to_be_bytes());
+                h.extend_from_slice(&[0, 1, 0, 0, ttl, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2]);
+                let mut sum = 0u32;
+                for c in h.chunks(2) {
+                    sum += u32::from(u16::from_be_bytes([c[0], c[1]]));
+                }
+                while sum >> 16 != 0 {
+                    sum = (sum & 0xffff) + (sum >> 16);
+                }
+                h[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+                h.extend_from_slice(&udp);
+                (0x0800, h)
+            }
+            L3::Ipv6 => {
+                let mut h = vec![0x60, 0, 0, 0];
+                h.extend_from_slice(&udp_len.to_be_bytes());
+                h.extend_from_slice(&[17, ttl]);
+                h.extend_from_slice(&[0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
+                h.extend_from_slice(&[0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2]);
+                h.extend_from_slice(&udp);
+                (0x86dd, h)
+            }
+            L3::Arp => {
+                let mut h = vec![0, 1, 8, 0, 6, 4, 0, 1];
+                h.extend_from_slice(&H1);
+                h.extend_from_slice(&[10, 0, 0, 1]);
+                h.extend_from_slice(&[0; 6]);
+                h.extend_from_slice(&[10, 0, 0, 2]);
+                (0x0806, h)
+            }
+        }
+    }
+
+    /// An Ethernet frame from H1 to H2, with an 802.1Q tag (vid, pcp) when
+    /// `vlan` says so, then `ethertype` and `payload`.
+    pub fn eth(vlan: Option<(u16, u8)>, ethertype: u16, payload: &[u8]) -> Vec<u8> {
+        let mut f = H2.to_vec();
+        f.extend_from_slice(&H1);
+        if let Some((vid, pcp)) = vlan {
+            f.extend_from_slice(&[0x81, 0x00]);
+            f.extend_from_slice(&((u16::from(pcp) << 13) | vid).to_be_bytes());
+        }
+        f.extend_from_slice(&ethertype.to_be_bytes());
+        f.extend_from_slice(payload);
+        f
+    }
+
+    /// A label stack entry (RFC 3032 §2.1).
+    pub fn lse(label: u32, tc: u8, bos: u8, ttl: u8) -> [u8; 4] {
+        ((label << 12) | (u32::from(tc) << 9) | (u32::from(bos) << 8) | u32::from(ttl))
+            .to_be_bytes()
+    }
+
+    pub fn cat(a: &[u8], b: &[u8]) -> Vec<u8> {
+        [a, b].concat()
     }
 }
