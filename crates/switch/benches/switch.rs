@@ -4,6 +4,10 @@
 //! - `forward`: the whole per-packet path through `Switch::receive`
 //!   (parse, key, exact-match cache, counters, output) with 1,024 active
 //!   flows' packets, against the number of installed flows;
+//! - `actions`: the same path for one 1.3 flow whose actions push an
+//!   MPLS entry and set its label, pop it, or push and pop a PBB
+//!   header, beside one that only outputs (the actions' cost per packet
+//!   is the difference);
 //! - `flow_mod`: FLOW_MOD messages accepted per second through the
 //!   protocol machine (decode, compile, insert);
 //! - memory per flow, printed before the timings (live heap bytes after
@@ -310,6 +314,111 @@ fn forward(c: &mut Criterion) {
     g.finish();
 }
 
+/// A one-table 1.3 switch holding one flow, added through the protocol
+/// machine (so its actions are compiled and checked as a controller's
+/// are).
+fn switch_with_actions(fields: Vec<Oxm>, actions: Vec<v13::Action>) -> Switch {
+    let now = Instant::now();
+    let mut sw = switch_with(Version::V13, 0);
+    let mut conn = Connection::new(&mut sw, now);
+    let mut b = Vec::new();
+    baton_openflow::hello::Hello::baton().encode(Version::V13, Xid(0), &mut b);
+    v13::Message::FlowMod(v13::FlowMod::from_parts(
+        v13::FlowModHead::default(),
+        Match13 { fields },
+        vec![v13::Instruction::ApplyActions(actions)],
+    ))
+    .encode(Xid(1), &mut b);
+    let mut tx = |_: PortNo, _: &[u8]| {};
+    conn.handle_input(&mut sw, now, &b, &mut tx);
+    assert_eq!(sw.table(0).unwrap().len(), 1, "flow refused");
+    while sw.poll_event().is_some() {}
+    sw
+}
+
+fn actions(c: &mut Criterion) {
+    use v13::Action as A;
+    const MPLS: u16 = 0x8847;
+    const PBB: u16 = 0x88e7;
+    let out = A::Output {
+        port: PortNo(2),
+        max_len: 0,
+    };
+    let ipv4 = frames(1024);
+    let mpls: Vec<Vec<u8>> = ipv4
+        .iter()
+        .map(|f| {
+            let mut f = f.clone();
+            baton_switch::rewrite::push_mpls(&mut f, MPLS);
+            f
+        })
+        .collect();
+    // (name, match, actions, frames, bytes each output frame gains)
+    let cases = [
+        (
+            "output",
+            vec![Oxm::EthType(0x0800)],
+            vec![out.clone()],
+            &ipv4,
+            0,
+        ),
+        (
+            "push_mpls_set_label",
+            vec![Oxm::EthType(0x0800)],
+            vec![
+                A::PushMpls(MPLS),
+                A::SetField(Oxm::MplsLabel(100)),
+                out.clone(),
+            ],
+            &ipv4,
+            4,
+        ),
+        (
+            "pop_mpls",
+            vec![Oxm::EthType(MPLS)],
+            vec![A::PopMpls(0x0800), out.clone()],
+            &mpls,
+            -4,
+        ),
+        (
+            "push_pop_pbb",
+            vec![Oxm::EthType(0x0800)],
+            vec![A::PushPbb(PBB), A::PopPbb, out.clone()],
+            &ipv4,
+            0,
+        ),
+    ];
+    let mut g = c.benchmark_group("actions");
+    g.warm_up_time(Duration::from_millis(500));
+    g.measurement_time(Duration::from_secs(2));
+    g.throughput(Throughput::Elements(1024));
+    for (name, fields, acts, fs, grow) in cases {
+        let mut sw = switch_with_actions(fields, acts);
+        let now = Instant::now();
+        // Every frame is forwarded once, changed as the actions say.
+        for f in fs {
+            let mut n = 0;
+            sw.receive(now, PortNo(1), f, &mut |p: PortNo, x: &[u8]| {
+                assert_eq!((p, x.len() as isize), (PortNo(2), f.len() as isize + grow));
+                n += 1;
+            });
+            assert_eq!(n, 1, "{name}");
+        }
+        let mut sent = 0u64;
+        g.bench_function(BenchmarkId::new("V13", name), |b| {
+            b.iter(|| {
+                for f in fs {
+                    sw.receive(now, PortNo(1), f, &mut |_: PortNo, x: &[u8]| {
+                        sent += x.len() as u64
+                    });
+                }
+            })
+        });
+        black_box(sent);
+    }
+    g.finish();
+}
+
 /// `n` FLOW_MOD ADDs (after a HELLO) as one byte stream.
 fn flow_mods(version: Version, n: usize) -> Vec<u8> {
     let mut b = Vec::new();
@@ -380,5 +489,5 @@ fn flow_mod(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, lookup, forward, flow_mod);
+criterion_group!(benches, lookup, forward, actions, flow_mod);
 criterion_main!(benches);
