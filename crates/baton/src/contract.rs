@@ -171,7 +171,7 @@ impl Experiment {
 fn simulate(a: SimulateArgs) -> Result<(), String> {
     let params = a.experiment.params(a.seed, &[a.scenario])?;
     let topo = a.experiment.topology(&params)?;
-    let count = sweep::Scenario::failures(a.scenario, &topo).len();
+    let count = a.scenario.failures(&topo).len();
     // The default failure: one drawn from the seed, the same every time.
     let index = a
         .failed

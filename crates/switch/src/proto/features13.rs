@@ -59,46 +59,16 @@ const MATCH: [OxmField; 39] = {
     ]
 };
 
-/// Fields a set-field action may write (see `action::set_field`).
-const SET: [OxmField; 34] = {
+/// Whether a set-field action may write `f` (see `action::set_field`):
+/// every matched field but the pipeline's `in_port`, `in_phy_port` and
+/// `metadata` and the protocol fields `eth_type` and `ip_proto`.
+fn settable(f: &OxmField) -> bool {
     use OxmField as F;
-    [
-        F::EthDst,
-        F::EthSrc,
-        F::VlanVid,
-        F::VlanPcp,
-        F::IpDscp,
-        F::IpEcn,
-        F::Ipv4Src,
-        F::Ipv4Dst,
-        F::TcpSrc,
-        F::TcpDst,
-        F::UdpSrc,
-        F::UdpDst,
-        F::SctpSrc,
-        F::SctpDst,
-        F::Icmpv4Type,
-        F::Icmpv4Code,
-        F::ArpOp,
-        F::ArpSpa,
-        F::ArpTpa,
-        F::ArpSha,
-        F::ArpTha,
-        F::Ipv6Src,
-        F::Ipv6Dst,
-        F::Ipv6Flabel,
-        F::Icmpv6Type,
-        F::Icmpv6Code,
-        F::Ipv6NdTarget,
-        F::Ipv6NdSll,
-        F::Ipv6NdTll,
-        F::MplsLabel,
-        F::MplsTc,
-        F::MplsBos,
-        F::PbbIsid,
-        F::TunnelId,
-    ]
-};
+    !matches!(
+        f,
+        F::InPort | F::InPhyPort | F::Metadata | F::EthType | F::IpProto
+    )
+}
 
 /// Actions the switch executes.
 const ACTIONS: [ActionType; 16] = [
@@ -134,6 +104,7 @@ fn ids(fields: &[OxmField], masks: bool) -> Vec<OxmId> {
 pub(super) fn tables(sw: &Switch) -> Vec<TableFeatures> {
     let n = sw.n_tables();
     let actions: Vec<ActionId> = ACTIONS.iter().map(|a| ActionId::Standard(*a)).collect();
+    let set: Vec<OxmField> = MATCH.iter().copied().filter(settable).collect();
     (0..n)
         .map(|t| {
             let mut inst = vec![
@@ -168,10 +139,10 @@ pub(super) fn tables(sw: &Switch) -> Vec<TableFeatures> {
                     TableFeatureProp::ApplyActionsMiss(actions.clone()),
                     TableFeatureProp::Match(ids(&MATCH, true)),
                     TableFeatureProp::Wildcards(ids(&MATCH, false)),
-                    TableFeatureProp::WriteSetfield(ids(&SET, false)),
-                    TableFeatureProp::WriteSetfieldMiss(ids(&SET, false)),
-                    TableFeatureProp::ApplySetfield(ids(&SET, false)),
-                    TableFeatureProp::ApplySetfieldMiss(ids(&SET, false)),
+                    TableFeatureProp::WriteSetfield(ids(&set, false)),
+                    TableFeatureProp::WriteSetfieldMiss(ids(&set, false)),
+                    TableFeatureProp::ApplySetfield(ids(&set, false)),
+                    TableFeatureProp::ApplySetfieldMiss(ids(&set, false)),
                 ],
             }
         })
