@@ -12,17 +12,20 @@
 //! operational state (RFC 2863, `IFLA_OPERSTATE`) is up or unknown, so the
 //! flags alone decide; the state is read for the log.
 //!
-//! The messages are parsed here, not with `netlink-packet-route`: that
-//! crate decodes a whole message, every attribute of it, into its types,
-//! and one attribute it cannot parse fails the message (its issues #54, a
-//! VXLAN link on Linux 6.5; #151; pull request #332, the `IFLA_STATS` of
-//! kernels before 6.9 failing every link message). A switch that drops a
-//! link message misses a link change. What the switch needs has a fixed
-//! layout: the `nlmsghdr`, the `ifinfomsg` after it (index and flags) and
-//! two attributes, read here by offset, every other attribute skipped by
-//! its length. The socket is three `libc` calls like the AF_PACKET ones
-//! beside it, and mio polls it as a [`mio::unix::SourceFd`]; `netlink-sys`
-//! would add a socket type and two crates for that.
+//! The messages are read with `netlink-packet-core`'s buffers (the
+//! `nlmsghdr` and each attribute, lengths checked) and
+//! `netlink-packet-route`'s link header and attribute types, but not
+//! with its whole-message parser: that decodes every attribute, and one
+//! it cannot parse fails the message (its issues #54, a VXLAN link on
+//! Linux 6.5; #151; pull request #332, the `IFLA_STATS` of kernels
+//! before 6.9 failing every link message). A switch that drops a link
+//! message misses a link change, so only the two attributes the switch
+//! reads (`IFLA_IFNAME`, `IFLA_OPERSTATE`) are decoded, one at a time,
+//! and the rest are skipped by their length. None of this is on the
+//! datapath: a message arrives only when a link changes. The socket is
+//! three `libc` calls like the AF_PACKET ones beside it, and mio polls it
+//! as a [`mio::unix::SourceFd`]; `netlink-sys` would add a socket type
+//! and two crates for that.
 //!
 //! Notifications can be lost: when the socket's buffer overflows the
 //! kernel drops messages and the next read fails with `ENOBUFS`. That, a
@@ -33,21 +36,19 @@
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
-/// `struct nlmsghdr`: length, type, flags, sequence, port id.
-const NLMSG_HDRLEN: usize = 16;
+use netlink_packet_core::{NetlinkBuffer, NlasIterator, ParseableParametrized};
+use netlink_packet_route::link::{LinkAttribute, LinkHeader};
+
+/// `struct ifinfomsg`: family, pad, type, index, flags, change (the
+/// attributes follow it).
+const LINK_HEADER_LEN: usize = 16;
+
 /// `NLMSG_OVERRUN`: data lost (a message type of `linux/netlink.h`).
-const NLMSG_OVERRUN: u16 = 4;
-/// `struct ifinfomsg`: family, pad, type, index, flags, change.
-const IFINFOMSG_LEN: usize = 16;
-/// `struct rtattr`: length, type.
-const RTA_HDRLEN: usize = 4;
-/// The attribute type bits (`NLA_TYPE_MASK`: without `NLA_F_NESTED` and
-/// `NLA_F_NET_BYTEORDER`).
-const NLA_TYPE_MASK: u16 = 0x3fff;
+const NLMSG_OVERRUN: u16 = libc::NLMSG_OVERRUN as u16;
 /// `IFLA_IFNAME` (`linux/if_link.h`): the name, NUL-terminated.
-const IFLA_IFNAME: u16 = 3;
+const IFLA_IFNAME: u16 = libc::IFLA_IFNAME;
 /// `IFLA_OPERSTATE`: one byte, `IF_OPER_*`.
-const IFLA_OPERSTATE: u16 = 16;
+const IFLA_OPERSTATE: u16 = libc::IFLA_OPERSTATE;
 /// `IF_OPER_UP`.
 pub const IF_OPER_UP: u8 = 6;
 /// How large a datagram the socket reads at once. A link message is 1-2
@@ -94,21 +95,6 @@ pub enum Notice {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Malformed;
 
-fn u16_at(b: &[u8], at: usize) -> Option<u16> {
-    let s = b.get(at..at + 2)?;
-    Some(u16::from_ne_bytes([s[0], s[1]]))
-}
-
-fn u32_at(b: &[u8], at: usize) -> Option<u32> {
-    let s = b.get(at..at + 4)?;
-    Some(u32::from_ne_bytes([s[0], s[1], s[2], s[3]]))
-}
-
-/// `NLMSG_ALIGN` and `RTA_ALIGN`: up to a multiple of 4.
-fn align4(n: usize) -> usize {
-    n.saturating_add(3) & !3
-}
-
 /// Calls `f` with every link message in `datagram` (netlink messages
 /// back to back, host byte order, `linux/netlink.h`), in order; other
 /// message types are skipped. Stops at the first header that does not
@@ -117,61 +103,44 @@ fn align4(n: usize) -> usize {
 pub fn parse(datagram: &[u8], mut f: impl FnMut(LinkMsg)) -> Result<(), Malformed> {
     let mut at = 0;
     while at < datagram.len() {
-        let rest = &datagram[at..];
-        let (Some(len), Some(kind)) = (u32_at(rest, 0), u16_at(rest, 4)) else {
-            return Err(Malformed);
-        };
-        let len = len as usize;
-        if len < NLMSG_HDRLEN || len > rest.len() {
-            return Err(Malformed);
-        }
-        let payload = &rest[NLMSG_HDRLEN..len];
-        match kind {
-            libc::RTM_NEWLINK | libc::RTM_DELLINK => {
-                f(parse_link(payload, kind == libc::RTM_DELLINK)?);
-            }
+        let message = NetlinkBuffer::new_checked(&datagram[at..]).map_err(|_| Malformed)?;
+        let len = message.length() as usize;
+        match message.message_type() {
+            libc::RTM_NEWLINK | libc::RTM_DELLINK => f(parse_link(
+                message.payload(),
+                message.message_type() == libc::RTM_DELLINK,
+            )?),
             NLMSG_OVERRUN => return Err(Malformed),
             _ => {}
         }
-        at += align4(len);
+        // NLMSG_ALIGN: messages start on multiples of 4.
+        at = at.saturating_add(len.next_multiple_of(4));
     }
     Ok(())
 }
 
-/// An `ifinfomsg` and its attributes. Attributes past one whose length
-/// does not fit are left out: the flags alone decide the link state.
+/// An `ifinfomsg` and its attributes. Attributes from one whose length
+/// does not fit are left out, and a name or state that does not decode
+/// is left unsaid: the flags alone decide the link state.
 fn parse_link(payload: &[u8], deleted: bool) -> Result<LinkMsg, Malformed> {
-    if payload.len() < IFINFOMSG_LEN {
-        return Err(Malformed);
-    }
-    let (Some(index), Some(flags)) = (u32_at(payload, 4), u32_at(payload, 8)) else {
-        return Err(Malformed);
-    };
+    let header = LinkHeader::parse(payload).map_err(|_| Malformed)?;
     let mut msg = LinkMsg {
-        index,
-        flags,
+        index: header.index,
+        flags: header.flags.bits(),
         name: None,
         operstate: None,
         deleted,
     };
-    let mut at = IFINFOMSG_LEN;
-    while let (Some(len), Some(kind)) = (u16_at(payload, at), u16_at(payload, at + 2)) {
-        let len = usize::from(len);
-        let Some(value) = payload.get(at + RTA_HDRLEN..at + len.max(RTA_HDRLEN)) else {
-            break;
-        };
-        if len < RTA_HDRLEN {
-            break;
+    let attributes = payload.get(LINK_HEADER_LEN..).unwrap_or_default();
+    for nla in NlasIterator::new(attributes).map_while(Result::ok) {
+        if !matches!(nla.kind(), IFLA_IFNAME | IFLA_OPERSTATE) {
+            continue;
         }
-        match kind & NLA_TYPE_MASK {
-            IFLA_IFNAME => {
-                let name = value.split(|&b| b == 0).next().unwrap_or_default();
-                msg.name = Some(String::from_utf8_lossy(name).into_owned());
-            }
-            IFLA_OPERSTATE => msg.operstate = value.first().copied(),
+        match LinkAttribute::parse_with_param(&nla, header.interface_family) {
+            Ok(LinkAttribute::IfName(name)) => msg.name = Some(name),
+            Ok(LinkAttribute::OperState(state)) => msg.operstate = Some(state.into()),
             _ => {}
         }
-        at += align4(len);
     }
     Ok(msg)
 }

@@ -5,6 +5,15 @@ const UP: u32 = libc::IFF_UP as u32;
 const RUNNING: u32 = libc::IFF_RUNNING as u32;
 /// `IFF_BROADCAST | IFF_MULTICAST`, as a veth has.
 const OTHER: u32 = 0x1002;
+/// `struct nlmsghdr` and `struct rtattr`, written here by hand as the
+/// kernel lays them out.
+const NLMSG_HDRLEN: usize = 16;
+const RTA_HDRLEN: usize = 4;
+
+/// `NLMSG_ALIGN` and `RTA_ALIGN`: up to a multiple of 4.
+fn align4(n: usize) -> usize {
+    n.next_multiple_of(4)
+}
 
 /// An attribute: length, type, value, padded to 4 bytes.
 fn attr(kind: u16, value: &[u8]) -> Vec<u8> {
@@ -217,4 +226,25 @@ proptest! {
         prop_assert_eq!(r, Ok(()));
         prop_assert_eq!((got[0].index, got[0].flags), (index, flags));
     }
+}
+
+/// One attribute the crate's whole-message parser cannot decode (here an
+/// `IFLA_MTU` one byte long) fails `LinkMessage::parse`, and would lose
+/// the link change; read attribute by attribute, the message still says
+/// the link is up.
+#[test]
+fn an_attribute_the_crate_cannot_decode_loses_nothing() {
+    use netlink_packet_core::Parseable;
+    use netlink_packet_route::link::LinkMessage;
+    let m = link_msg(
+        libc::RTM_NEWLINK,
+        8,
+        UP | RUNNING,
+        &[attr(libc::IFLA_MTU, &[1]), attr(IFLA_IFNAME, b"s1-eth1\0")],
+    );
+    assert!(LinkMessage::parse(&m[NLMSG_HDRLEN..]).is_err());
+    let (got, r) = all(&m);
+    assert_eq!(r, Ok(()));
+    assert_eq!((got[0].index, got[0].is_up()), (8, true));
+    assert_eq!(got[0].name.as_deref(), Some("s1-eth1"));
 }
