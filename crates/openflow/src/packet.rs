@@ -81,6 +81,20 @@ pub mod consts {
     pub const IP_PROTO_ICMPV6: u8 = 58;
     /// SCTP.
     pub const IP_PROTO_SCTP: u8 = 132;
+    /// IPv6 hop-by-hop options (RFC 8200 §4.3).
+    pub const IP_PROTO_HOPOPT: u8 = 0;
+    /// IPv6 routing header (RFC 8200 §4.4).
+    pub const IP_PROTO_ROUTING: u8 = 43;
+    /// IPv6 fragment header (RFC 8200 §4.5).
+    pub const IP_PROTO_FRAGMENT: u8 = 44;
+    /// Encapsulating security payload (RFC 4303).
+    pub const IP_PROTO_ESP: u8 = 50;
+    /// Authentication header (RFC 4302).
+    pub const IP_PROTO_AH: u8 = 51;
+    /// IPv6 "no next header" (RFC 8200 §4.7).
+    pub const IP_PROTO_NONXT: u8 = 59;
+    /// IPv6 destination options (RFC 8200 §4.6).
+    pub const IP_PROTO_DSTOPTS: u8 = 60;
     /// ICMPv6 neighbour solicitation.
     pub const ICMPV6_ND_SOLICIT: u8 = 135;
     /// ICMPv6 neighbour advertisement.
@@ -190,6 +204,11 @@ pub struct Ipv6Key {
     pub ecn: u8,
     /// The next header after the extension headers.
     pub next_header: u8,
+    /// Which extension headers the packet has, and whether they repeat
+    /// or are out of order: 1.3's `IPV6_EXTHDR` pseudo-field
+    /// ([`ipv6_exthdr`](crate::v13::oxm::ipv6_exthdr) bits, 1.3.5
+    /// §7.2.3.7), as [`exthdr_flags`] computes it.
+    pub exthdr: u16,
     /// The transport layer.
     pub transport: Transport,
 }
@@ -410,7 +429,101 @@ fn ipv6(payload: &[u8]) -> Network {
         dscp: h.dscp().value(),
         ecn: h.ecn().value(),
         next_header,
+        exthdr: exthdr_flags(ip.extensions(), next_header),
         transport: transport(next_header, p.payload, p.fragmented, true),
+    })
+}
+
+/// The `IPV6_EXTHDR` pseudo-field (1.3.5 §7.2.3.7) of a packet whose
+/// extension headers the parser walked through are `exts`, in order, and
+/// whose next header after them is `last`.
+///
+/// A flag per header kind present (hop-by-hop, destination options,
+/// routing, fragment, authentication; ESP and "no next header" where the
+/// chain ends in them, as nothing after ESP can be read); `UNREP` when a
+/// header occurs more often than RFC 8200 §4.1 allows (once each, the
+/// destination options twice: once before the routing header and once
+/// before the upper layer); `UNSEQ` when they are out of the order it
+/// recommends: hop-by-hop, destination options, routing, fragment,
+/// authentication, ESP, destination options. A hop-by-hop header
+/// anywhere but first ends the walk (the parser stops there, as RFC
+/// 8200 §4.3 says a node may), so it shows as `last` and is out of
+/// order.
+pub fn exthdr_flags(exts: &etherparse::Ipv6ExtensionsSlice<'_>, last: u8) -> u16 {
+    use crate::v13::oxm::ipv6_exthdr as eh;
+    // RFC 8200 §4.1's places, in order.
+    const HOP: u8 = 0;
+    const DEST_FIRST: u8 = 1;
+    const ROUTER: u8 = 2;
+    const FRAG: u8 = 3;
+    const AUTH: u8 = 4;
+    const ESP: u8 = 5;
+    const DEST_LAST: u8 = 6;
+    let mut flags = 0u16;
+    let mut seen = 0u8; // a bit per place
+    let mut at: Option<u8> = None; // the furthest place so far
+    // `last` may be an extension header too: one the parser stopped at
+    // (a misplaced hop-by-hop header, or one cut short).
+    for header in walked_headers(exts).chain(std::iter::once(last)) {
+        let (flag, place) = match header {
+            IP_PROTO_HOPOPT => (eh::HOP, HOP),
+            // The first destination options header belongs before the
+            // routing header, a later one before the upper layer.
+            IP_PROTO_DSTOPTS if seen & (1 << DEST_FIRST) == 0 && at.is_none_or(|a| a < ROUTER) => {
+                (eh::DEST, DEST_FIRST)
+            }
+            IP_PROTO_DSTOPTS => (eh::DEST, DEST_LAST),
+            IP_PROTO_ROUTING => (eh::ROUTER, ROUTER),
+            IP_PROTO_FRAGMENT => (eh::FRAG, FRAG),
+            IP_PROTO_AH => (eh::AUTH, AUTH),
+            IP_PROTO_ESP => (eh::ESP, ESP),
+            IP_PROTO_NONXT => {
+                flags |= eh::NONEXT;
+                continue;
+            }
+            _ => continue,
+        };
+        if seen & (1 << place) != 0 {
+            flags |= eh::UNREP;
+        }
+        if at.is_some_and(|a| place < a || place == HOP) {
+            flags |= eh::UNSEQ;
+        }
+        flags |= flag;
+        seen |= 1 << place;
+        at = Some(at.map_or(place, |a| a.max(place)));
+    }
+    flags
+}
+
+/// The IP protocol numbers of the extension headers in `exts`, in order.
+///
+/// Walked here over the bytes etherparse checked rather than with its
+/// `Ipv6ExtensionSliceIter`: that iterator (etherparse 0.21) assumes the
+/// chain ended at a header it does not know, and when a lax parse stopped
+/// at an error instead (a hop-by-hop header not first, a header cut short)
+/// it reads past the end of the slice (`get_unchecked` on an empty slice,
+/// undefined behaviour; seen as an abort in a debug build). The lengths
+/// are the RFCs': 8-octet units after the first 8 for hop-by-hop,
+/// routing and destination options (RFC 8200 §4.3-4.6), 8 bytes for a
+/// fragment header (§4.5), 4-octet units plus 2 for an authentication
+/// header (RFC 4302 §2.2).
+fn walked_headers<'a>(exts: &etherparse::Ipv6ExtensionsSlice<'a>) -> impl Iterator<Item = u8> + 'a {
+    let mut rest = exts.slice();
+    let mut next = exts.first_header().map(|n| n.0);
+    std::iter::from_fn(move || {
+        let header = next?;
+        let len = match (header, rest.get(1)) {
+            (IP_PROTO_FRAGMENT, Some(_)) => 8,
+            (IP_PROTO_AH, Some(&n)) => (usize::from(n) + 2) * 4,
+            (IP_PROTO_HOPOPT | IP_PROTO_ROUTING | IP_PROTO_DSTOPTS, Some(&n)) => {
+                (usize::from(n) + 1) * 8
+            }
+            _ => return None,
+        };
+        next = rest.first().copied().filter(|_| rest.len() > len);
+        rest = rest.get(len..).unwrap_or_default();
+        Some(header)
     })
 }
 

@@ -6,8 +6,8 @@
 //! classifier, the exact-match cache and the flow-mod relations (strict
 //! equality, "more specific than", overlap) are written once. The layout
 //! lets fields that can never be present in the same packet share bits
-//! (IPv4 and ARP protocol addresses; the IPv6 flow label and IPv4
-//! addresses; IPv6 addresses and ARP hardware addresses; TCP, UDP, SCTP
+//! (IPv4 and ARP protocol addresses; the IPv6 flow label and extension
+//! header flags and IPv4 addresses; IPv6 addresses and ARP hardware addresses; TCP, UDP, SCTP
 //! ports and ICMP type/code; the MPLS label stack entry and the IPv4 and
 //! ARP addresses; the PBB I-SID and the transport ports and ARP opcode):
 //! every match that names such a field also matches its
@@ -20,7 +20,7 @@
 //! | 0 | `in_port` (32) | | `eth_type` | `vlan` |
 //! | 1 | `eth_dst` (48) | | | `vlan_pcp` (8), `ip_proto` (8) |
 //! | 2 | `eth_src` (48) | | | `ip_dscp` (8), `ip_ecn` (8) |
-//! | 3 | `nw_src` / `arp_spa` / `ipv6_flabel` (32); `mpls_label` (20, bits 51..32) | | `nw_dst` / `arp_tpa` (32); `mpls_tc` (8, bits 23..16), `mpls_bos` (8, bits 7..0) | |
+//! | 3 | `nw_src` / `arp_spa` / `ipv6_flabel` (32); `mpls_label` (20, bits 51..32) | | `nw_dst` / `arp_tpa` (32); `ipv6_exthdr` (16); `mpls_tc` (8, bits 23..16), `mpls_bos` (8, bits 7..0) | |
 //! | 4 | `tp_src` / ICMP type; `pbb_isid` (24, bits 55..32) | `tp_dst` / ICMP code | `arp_op` | |
 //! | 5 | `metadata` (64) | | | |
 //! | 6, 7 | `ipv6_src` (128); `arp_sha` in word 6's top 48 | | | |
@@ -138,6 +138,9 @@ pub mod slot {
     pub const IPV6_FLABEL: Slot = Slot::new(3, 32, 32);
     /// IPv4 destination or ARP target protocol address.
     pub const NW_DST: Slot = Slot::new(3, 0, 32);
+    /// The IPv6 extension header pseudo-field (9 bits of
+    /// `ofp_ipv6exthdr_flags`; IPv6 frames only).
+    pub const IPV6_EXTHDR: Slot = Slot::new(3, 0, 16);
     /// MPLS label of the outermost label stack entry (MPLS frames only).
     pub const MPLS_LABEL: Slot = Slot::new(3, 32, 20);
     /// MPLS traffic class (3 bits; MPLS frames only).
@@ -269,6 +272,7 @@ impl Key {
                     k.set(slot::IP_DSCP, u64::from(ip.dscp));
                     k.set(slot::IP_ECN, u64::from(ip.ecn));
                     k.set(slot::IPV6_FLABEL, u64::from(ip.flow_label));
+                    k.set(slot::IPV6_EXTHDR, u64::from(ip.exthdr));
                     k.set128(slot::IPV6_SRC, u128::from(ip.src));
                     k.set128(slot::IPV6_DST, u128::from(ip.dst));
                     transport(&mut k, version, ip.transport);

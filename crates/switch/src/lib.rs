@@ -37,9 +37,8 @@
 //! - [`rewrite`]: rewriting frames in place (set-field, neighbour
 //!   discovery fields among them; VLAN; MPLS; PBB; TTLs and their copies
 //!   between MPLS and IP) with checksum updates. Every 1.3 action type
-//!   runs; what stays refused is the `ipv6_exthdr` match
-//!   (`OFPBMC_BAD_FIELD`) and set-field (its prerequisites met) on
-//!   `in_port`, `in_phy_port`,
+//!   runs and every basic match field matches; what stays refused is
+//!   set-field (its prerequisites met) on `in_port`, `in_phy_port`,
 //!   `metadata`, `eth_type` and `ipv6_exthdr` (`OFPBAC_BAD_SET_TYPE`)
 //!   and on `ip_proto` (`OFPBAC_MATCH_INCONSISTENT` in a flow, whose
 //!   transport fields it would change the meaning of; `BAD_SET_TYPE` in

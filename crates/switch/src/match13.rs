@@ -3,8 +3,9 @@
 //! their mask (`OFPBMC_BAD_WILDCARDS`), values out of range
 //! (`OFPBMC_BAD_VALUE`), fields without their prerequisites
 //! (`OFPBMC_BAD_PREREQ`, §7.2.3.6) and fields this switch cannot match
-//! (`OFPBMC_BAD_FIELD`: IPv6 extension headers and non-basic classes,
-//! which the packet parser does not extract). `tunnel_id` is a
+//! (`OFPBMC_BAD_FIELD`: the non-basic classes). `ipv6_exthdr` (9 flag
+//! bits, maskable) needs `eth_type` 0x86dd; the codec's parser computes
+//! it ([`baton_openflow::packet::exthdr_flags`]). `tunnel_id` is a
 //! pipeline field, maskable, without prerequisites, 0 for every packet
 //! until a set-field changes it (the switch has no tunnel ports).
 //! Duplicate fields are rejected by the codec, and so are masks on the
@@ -19,6 +20,9 @@ use crate::error::OfError;
 use crate::key::{ETH_TYPE_PBB, FlowMatch, ISID_MASK, Slot, ip4, ip6, is_mpls, mac, slot};
 use baton_openflow::packet::consts::*;
 use baton_openflow::v13::oxm::{Match13, OFPVID_PRESENT, Oxm, OxmField};
+
+/// The defined bits of `ipv6_exthdr` (`OFPIEH_NONEXT` to `OFPIEH_UNSEQ`).
+const EXTHDR_BITS: u16 = 0x1ff;
 
 /// Compiles `m`, checking values and prerequisites.
 pub fn compile(m: &Match13) -> Result<FlowMatch, OfError> {
@@ -42,6 +46,22 @@ fn masked(f: &mut FlowMatch, s: Slot, value: u64, mask: Option<u64>) -> Result<(
     }
     f.set(s, value, mask);
     Ok(())
+}
+
+/// A maskable field whose values stop at `max` (all ones in its low
+/// bits): a larger value is `OFPBMC_BAD_VALUE`, mask bits above are
+/// ignored.
+fn bounded(
+    f: &mut FlowMatch,
+    s: Slot,
+    value: u64,
+    mask: Option<u64>,
+    max: u64,
+) -> Result<(), OfError> {
+    if value > max {
+        return Err(OfError::BadValue);
+    }
+    masked(f, s, value, mask.map(|m| m & max))
 }
 
 fn exact(f: &mut FlowMatch, s: Slot, value: u64, max: u64) -> Result<(), OfError> {
@@ -114,35 +134,34 @@ fn add(f: &mut FlowMatch, o: &Oxm) -> Result<(), OfError> {
         Oxm::ArpTha { value, mask } => masked(f, slot::ARP_THA, mac(value), mask.map(mac)),
         Oxm::Ipv6Src { value, mask } => masked128(f, slot::IPV6_SRC, ip6(value), mask.map(ip6)),
         Oxm::Ipv6Dst { value, mask } => masked128(f, slot::IPV6_DST, ip6(value), mask.map(ip6)),
-        Oxm::Ipv6Flabel { value, mask } => {
-            if value > 0xf_ffff {
-                return Err(OfError::BadValue);
-            }
-            masked(
-                f,
-                slot::IPV6_FLABEL,
-                value.into(),
-                mask.map(|m| u64::from(m & 0xf_ffff)),
-            )
-        }
+        Oxm::Ipv6Flabel { value, mask } => bounded(
+            f,
+            slot::IPV6_FLABEL,
+            value.into(),
+            mask.map(u64::from),
+            0xf_ffff,
+        ),
         Oxm::Ipv6NdTarget(t) => masked128(f, slot::ND_TARGET, ip6(t), None),
         Oxm::Ipv6NdSll(m) | Oxm::Ipv6NdTll(m) => masked(f, slot::ND_LL, mac(m), None),
         Oxm::MplsLabel(l) => exact(f, slot::MPLS_LABEL, l.into(), 0xf_ffff),
         Oxm::MplsTc(t) => exact(f, slot::MPLS_TC, t.into(), 7),
         Oxm::MplsBos(b) => exact(f, slot::MPLS_BOS, b.into(), 1),
         Oxm::TunnelId { value, mask } => masked(f, slot::TUNNEL_ID, value, mask),
-        Oxm::PbbIsid { value, mask } => {
-            if value > ISID_MASK {
-                return Err(OfError::BadValue);
-            }
-            masked(
-                f,
-                slot::PBB_ISID,
-                value.into(),
-                mask.map(|m| u64::from(m & ISID_MASK)),
-            )
-        }
-        Oxm::Ipv6Exthdr { .. } | Oxm::Other { .. } => Err(OfError::BadField),
+        Oxm::PbbIsid { value, mask } => bounded(
+            f,
+            slot::PBB_ISID,
+            value.into(),
+            mask.map(u64::from),
+            ISID_MASK.into(),
+        ),
+        Oxm::Ipv6Exthdr { value, mask } => bounded(
+            f,
+            slot::IPV6_EXTHDR,
+            value.into(),
+            mask.map(u64::from),
+            EXTHDR_BITS.into(),
+        ),
+        Oxm::Other { .. } => Err(OfError::BadField),
     }
 }
 
@@ -170,7 +189,7 @@ pub fn prereq_ok(field: OxmField, m: &FlowMatch) -> bool {
         F::SctpSrc | F::SctpDst => ip_with(IP_PROTO_SCTP),
         F::Icmpv4Type | F::Icmpv4Code => ipv4 && proto == Some(IP_PROTO_ICMP),
         F::ArpOp | F::ArpSpa | F::ArpTpa | F::ArpSha | F::ArpTha => et == Some(ETH_TYPE_ARP),
-        F::Ipv6Src | F::Ipv6Dst | F::Ipv6Flabel => ipv6,
+        F::Ipv6Src | F::Ipv6Dst | F::Ipv6Flabel | F::Ipv6Exthdr => ipv6,
         F::Icmpv6Type | F::Icmpv6Code => icmpv6,
         F::Ipv6NdTarget => {
             icmpv6 && matches!(icmpv6_type, Some(ICMPV6_ND_SOLICIT | ICMPV6_ND_ADVERT))
@@ -262,13 +281,23 @@ mod tests {
             Err(OfError::BadWildcards)
         );
         assert_eq!(compile(&m(vec![Oxm::IpDscp(64)])), Err(OfError::BadValue));
-        assert_eq!(
-            compile(&m(vec![Oxm::Ipv6Exthdr {
-                value: 1,
-                mask: None
-            }])),
-            Err(OfError::BadField)
-        );
+    }
+
+    #[test]
+    fn ipv6_exthdr_needs_ipv6_and_its_nine_bits() {
+        let eh = |value, mask| Oxm::Ipv6Exthdr { value, mask };
+        assert_eq!(compile(&m(vec![eh(1, None)])), Err(OfError::BadPrereq));
+        let v6 = |o| m(vec![Oxm::EthType(0x86dd), o]);
+        assert_eq!(compile(&v6(eh(0x200, None))), Err(OfError::BadValue));
+        assert_eq!(compile(&v6(eh(3, Some(1)))), Err(OfError::BadWildcards));
+        // Hop-by-hop present, whatever else.
+        let f = compile(&v6(eh(0x40, Some(0x40)))).unwrap();
+        let mut k = Key::default();
+        k.set(slot::ETH_TYPE, 0x86dd);
+        k.set(slot::IPV6_EXTHDR, 0x40 | 0x10);
+        assert!(f.matches(&k));
+        k.set(slot::IPV6_EXTHDR, 0x10);
+        assert!(!f.matches(&k));
     }
 
     #[test]

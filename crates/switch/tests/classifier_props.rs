@@ -92,7 +92,7 @@ fn packet() -> impl Strategy<Value = (FlowKey, u64)> {
                 tha: MacAddr(MACS[usize::from(s % 2)]),
             })
         )),
-        (0..3u8, 0..3u8, 0..2u16).prop_map(|(s, d, p)| (
+        (0..3u8, 0..3u8, 0..2u16, 0..4u16).prop_map(|(s, d, p, eh)| (
             0x86ddu16,
             Network::Ipv6(Ipv6Key {
                 src: ip6(s),
@@ -101,6 +101,8 @@ fn packet() -> impl Strategy<Value = (FlowKey, u64)> {
                 dscp: 0,
                 ecn: 0,
                 next_header: 6,
+                // None, hop-by-hop, fragment, or both.
+                exthdr: [0, 0x40, 0x10, 0x50][usize::from(eh)],
                 transport: Transport::Tcp {
                     src: 80 + p,
                     dst: 80
@@ -213,16 +215,26 @@ fn oxms() -> impl Strategy<Value = Vec<Oxm>> {
             v.extend(op.map(Oxm::ArpOp));
             v
         }),
-        (0..3u8).prop_map(|s| {
+        (0..3u8, proptest::option::of((0..0x60u16, any::<bool>()))).prop_map(|(s, eh)| {
             let mask: Ipv6Addr = "ffff:ffff::".parse().unwrap();
             let value = Ipv6Addr::from(u128::from(ip6(s)) & u128::from(mask));
-            vec![
+            let mut v = vec![
                 Oxm::EthType(0x86dd),
                 Oxm::Ipv6Src {
                     value,
                     mask: Some(mask),
                 },
-            ]
+            ];
+            // Exactly, or only the hop-by-hop and fragment bits.
+            v.extend(eh.map(|(value, masked)| Oxm::Ipv6Exthdr {
+                value: if masked {
+                    value & 0x50
+                } else {
+                    value & 0x50 | value & 1
+                },
+                mask: masked.then_some(0x50),
+            }));
+            v
         }),
     ];
     (l2, l3).prop_map(|((port, dst, md, vlan), l3)| {
@@ -268,6 +280,10 @@ fn oxm_accepts(fields: &[Oxm], k: &FlowKey, metadata: u64) -> bool {
             Network::Ipv6(ip) => {
                 u128::from(ip.src) & u128::from(mask.unwrap()) == u128::from(value)
             }
+            _ => false,
+        },
+        Oxm::Ipv6Exthdr { value, mask } => match k.network {
+            Network::Ipv6(ip) => ip.exthdr & mask.unwrap_or(u16::MAX) == value,
             _ => false,
         },
         ref other => panic!("generator made {other:?}"),

@@ -195,9 +195,12 @@ fn match_errors_name_the_problem() {
             1,
             vec![
                 Oxm::EthType(0x86dd),
-                Oxm::Ipv6Exthdr {
-                    value: 1,
-                    mask: None
+                // A field of a class the switch does not know (NXM_1).
+                Oxm::Other {
+                    class: 1,
+                    field: 3,
+                    has_mask: false,
+                    body: vec![0; 4],
                 }
             ],
             vec![]

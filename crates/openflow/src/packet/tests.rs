@@ -354,3 +354,129 @@ proptest::proptest! {
         let _ = FlowKey::extract(PortNo(1), &bytes);
     }
 }
+
+/// An IPv6 frame whose extension headers are `chain` (IP protocol
+/// numbers, in order, each header built by hand to its RFC layout) and
+/// whose next header after them is `last`, with 20 bytes of payload.
+fn ipv6_with_extensions(chain: &[u8], last: u8) -> Vec<u8> {
+    let mut exts = Vec::new();
+    for (i, &h) in chain.iter().enumerate() {
+        let next = chain.get(i + 1).copied().unwrap_or(last);
+        match h {
+            // Fragment (RFC 8200 §4.5): next, reserved, offset 0 and M
+            // clear (not fragmenting), identification.
+            IP_PROTO_FRAGMENT => exts.extend_from_slice(&[next, 0, 0, 0, 0, 0, 0, 7]),
+            // AH (RFC 4302 §2.2): next, payload length 1 (3 words, 12
+            // bytes), reserved, SPI, sequence number.
+            IP_PROTO_AH => exts.extend_from_slice(&[next, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]),
+            // Hop-by-hop, destination options, routing: next, length 0
+            // (8 bytes), six bytes of PadN / routing fields.
+            _ => exts.extend_from_slice(&[next, 0, 1, 4, 0, 0, 0, 0]),
+        }
+    }
+    let ip = etherparse::Ipv6Header {
+        payload_length: (exts.len() + 20) as u16,
+        next_header: etherparse::IpNumber(chain.first().copied().unwrap_or(last)),
+        hop_limit: 64,
+        source: IP6_A,
+        destination: IP6_B,
+        ..Default::default()
+    };
+    let mut out = Vec::new();
+    etherparse::Ethernet2Header {
+        source: SRC,
+        destination: DST,
+        ether_type: EtherType::IPV6,
+    }
+    .write(&mut out)
+    .unwrap();
+    ip.write(&mut out).unwrap();
+    out.extend_from_slice(&exts);
+    out.extend_from_slice(&[0; 20]);
+    out
+}
+
+/// `IPV6_EXTHDR` (1.3.5 §7.2.3.7) against RFC 8200 §4.1's order: a flag
+/// per header present, `UNREP` for a repeat, `UNSEQ` out of order.
+#[test]
+fn ipv6_extension_header_flags() {
+    use crate::v13::oxm::ipv6_exthdr::*;
+    const H: u8 = IP_PROTO_HOPOPT;
+    const D: u8 = IP_PROTO_DSTOPTS;
+    const R: u8 = IP_PROTO_ROUTING;
+    const F: u8 = IP_PROTO_FRAGMENT;
+    const A: u8 = IP_PROTO_AH;
+    const T: u8 = IP_PROTO_TCP;
+    let cases: &[(&[u8], u8, u16)] = &[
+        (&[], T, 0),
+        (&[H], T, HOP),
+        (&[H, D, R, F, A], T, HOP | DEST | ROUTER | FRAG | AUTH),
+        // Destination options before the routing header and again
+        // before the upper layer: allowed.
+        (&[D, R, D], T, DEST | ROUTER),
+        (&[D, D], T, DEST),
+        (&[D, D, D], T, DEST | UNREP),
+        (&[R, R], T, ROUTER | UNREP),
+        (&[F, R], T, FRAG | ROUTER | UNSEQ),
+        (&[A, F], T, AUTH | FRAG | UNSEQ),
+        // A hop-by-hop header not first: out of order, and the walk
+        // stops there.
+        (&[R, H, F], T, ROUTER | HOP | UNSEQ),
+        (&[H, H], T, HOP | UNREP | UNSEQ),
+        // The chain ends in ESP (nothing after it is readable) or in
+        // "no next header".
+        (&[A], IP_PROTO_ESP, AUTH | ESP),
+        (&[H], IP_PROTO_NONXT, HOP | NONEXT),
+        (&[], IP_PROTO_NONXT, NONEXT),
+    ];
+    for &(chain, last, want) in cases {
+        let f = ipv6_with_extensions(chain, last);
+        let Network::Ipv6(ip) = FlowKey::extract(PortNo(1), &f).network else {
+            panic!("{chain:?}: not IPv6")
+        };
+        assert_eq!(ip.exthdr, want, "{chain:?} then {last}: {:#x}", ip.exthdr);
+        if last == T && !chain.iter().skip(1).any(|&h| h == H) {
+            assert_eq!(ip.next_header, T, "{chain:?}: walked to the upper layer");
+        }
+    }
+    // A routing header cut short is present but unreadable.
+    let mut f = ipv6_with_extensions(&[R], T);
+    f.truncate(14 + 40 + 4);
+    let Network::Ipv6(ip) = FlowKey::extract(PortNo(1), &f).network else {
+        panic!("not IPv6")
+    };
+    assert_eq!(ip.exthdr, ROUTER);
+}
+
+proptest::proptest! {
+    /// Any chain of extension headers, cut anywhere: no panic (nor the
+    /// out-of-bounds read etherparse's own iterator makes on such chains),
+    /// and, uncut, every kind of header walked through has its flag.
+    #[test]
+    fn any_extension_chain_extracts(
+        chain in proptest::collection::vec(proptest::sample::select(vec![
+            IP_PROTO_HOPOPT, IP_PROTO_DSTOPTS, IP_PROTO_ROUTING, IP_PROTO_FRAGMENT, IP_PROTO_AH,
+        ]), 0..7),
+        last in proptest::sample::select(vec![IP_PROTO_TCP, IP_PROTO_ESP, IP_PROTO_NONXT, IP_PROTO_HOPOPT]),
+        cut in 0usize..200,
+    ) {
+        use crate::v13::oxm::ipv6_exthdr as eh;
+        let f = ipv6_with_extensions(&chain, last);
+        let _ = FlowKey::extract(PortNo(1), &f[..f.len().saturating_sub(cut)]);
+        let Network::Ipv6(ip) = FlowKey::extract(PortNo(1), &f).network else {
+            panic!("not IPv6")
+        };
+        // The walk stops at a hop-by-hop header that is not first.
+        let walked = chain.iter().enumerate().take_while(|&(i, &h)| i == 0 || h != IP_PROTO_HOPOPT);
+        for (_, h) in walked {
+            let flag = match *h {
+                IP_PROTO_HOPOPT => eh::HOP,
+                IP_PROTO_DSTOPTS => eh::DEST,
+                IP_PROTO_ROUTING => eh::ROUTER,
+                IP_PROTO_FRAGMENT => eh::FRAG,
+                _ => eh::AUTH,
+            };
+            proptest::prop_assert!(ip.exthdr & flag != 0, "{:?} {}: {:#x}", chain, last, ip.exthdr);
+        }
+    }
+}

@@ -14,7 +14,7 @@ use baton_openflow::v13::table_features::{
 
 /// Fields every table matches (with their maskability from the codec's
 /// table, 1.3.5 table 12).
-const MATCH: [OxmField; 39] = {
+const MATCH: [OxmField; 40] = {
     use OxmField as F;
     [
         F::InPort,
@@ -46,6 +46,7 @@ const MATCH: [OxmField; 39] = {
         F::Ipv6Src,
         F::Ipv6Dst,
         F::Ipv6Flabel,
+        F::Ipv6Exthdr,
         F::Icmpv6Type,
         F::Icmpv6Code,
         F::Ipv6NdTarget,
@@ -61,12 +62,13 @@ const MATCH: [OxmField; 39] = {
 
 /// Whether a set-field action may write `f` (see `action::set_field`):
 /// every matched field but the pipeline's `in_port`, `in_phy_port` and
-/// `metadata` and the protocol fields `eth_type` and `ip_proto`.
+/// `metadata`, the protocol fields `eth_type` and `ip_proto`, and
+/// `ipv6_exthdr`, which says what headers the packet has.
 fn settable(f: &OxmField) -> bool {
     use OxmField as F;
     !matches!(
         f,
-        F::InPort | F::InPhyPort | F::Metadata | F::EthType | F::IpProto
+        F::InPort | F::InPhyPort | F::Metadata | F::EthType | F::IpProto | F::Ipv6Exthdr
     )
 }
 
