@@ -4,13 +4,20 @@
 //! port; then answer it, always with exactly one FLOW_MOD or PACKET_OUT
 //! (plus the PACKET_OUT that carries an unbuffered packet along a new
 //! flow):
-//! - destination known on another port: an exact-match flow to that port,
-//!   which also forwards the packet when the switch buffered it;
-//! - destination known on the input port itself: a short-lived exact-match
-//!   drop flow carrying the packet's buffer, as Open vSwitch's learning
-//!   switch does, so the switch frees its buffer and the flow's next
-//!   packets stop coming back;
+//! - destination known on another port: a flow to that port, which also
+//!   forwards the packet when the switch buffered it;
+//! - destination known on the input port itself: a short-lived drop flow
+//!   carrying the packet's buffer, as Open vSwitch's learning switch
+//!   does, so the switch frees its buffer and the flow's next packets
+//!   stop coming back;
 //! - destination unknown or multicast: flood the packet.
+//!
+//! What the flows match is the `match` setting ([`LearnedMatch`]): by
+//! default what an L2 device tells apart (input port, both Ethernet
+//! addresses, the VLAN), so a switch holds one flow per pair of hosts
+//! and input port; or the packet's exact match, one flow per microflow
+//! (each TCP or UDP connection, each ICMP type), as McNettle and the
+//! cbench papers' learning switches install.
 //!
 //! A learning switch floods out of every port, so it cannot run a network
 //! with loops; each switch's [`LoopGuard`] notices a loop, says so once in
@@ -20,7 +27,7 @@ use crate::loop_guard::{Change, LoopGuard};
 use crate::mac_table::MacTable;
 use crate::priority;
 use crate::settings::{AppSettings, Settings};
-use baton_openflow::neutral::{ActionSpec, FlowSpec, PacketOut, Payload};
+use baton_openflow::neutral::{ActionSpec, FlowSpec, MatchFields, MatchSpec, PacketOut, Payload};
 use baton_openflow::{Cookie, DatapathId, MacAddr, PortNo};
 use baton_runtime::{App, PacketIn, PacketInBatch, SwitchCtx, SwitchInfo};
 use baton_runtime::{Configurable, SettingsError};
@@ -43,6 +50,9 @@ pub struct LearningConfig {
     /// Priority of installed flows (default: the base of
     /// [`priority::LEARNING`]).
     pub priority: u16,
+    /// What installed flows match.
+    #[serde(rename = "match")]
+    pub match_: LearnedMatch,
     /// A host table that grows past this many entries is cleared: a bound
     /// on memory under MAC floods, at the cost of relearning. A change
     /// applies to the tables of switches that connect after it (the
@@ -72,9 +82,28 @@ impl Default for LearningConfig {
             hard_timeout: 0,
             drop_timeout: 5,
             priority: priority::LEARNING.base(),
+            match_: LearnedMatch::L2,
             max_hosts: 1 << 20,
         }
     }
+}
+
+/// What a learning switch's flows match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LearnedMatch {
+    /// `"l2"`: input port, Ethernet source and destination, and the VLAN
+    /// (its id when tagged, untagged otherwise;
+    /// [`MatchFields::l2_of_frame`]). One flow per pair of hosts and input
+    /// port, whatever they say to each other: the switch's flow table
+    /// grows with the hosts, not with their connections.
+    #[default]
+    L2,
+    /// `"exact"`: every field of the packet that the version can match
+    /// (1.0.0 §5.2.3's twelve, 1.3's OXM fields of the frame's
+    /// protocols). One flow per microflow: each connection between two
+    /// hosts costs a packet-in and a flow of its own.
+    Exact,
 }
 
 const FLOOD: [ActionSpec; 1] = [ActionSpec::Output {
@@ -144,8 +173,16 @@ fn respond(
     } else {
         (&output[..], cfg.idle_timeout, cfg.hard_timeout)
     };
+    let match_ = match cfg.match_ {
+        LearnedMatch::Exact => pi.exact_match(),
+        // The caller read both addresses, so the frame has them.
+        LearnedMatch::L2 => match MatchFields::l2_of_frame(in_port, pi.data()) {
+            Some(fields) => MatchSpec::Fields(fields),
+            None => pi.exact_match(),
+        },
+    };
     sw.add_flow(&FlowSpec {
-        match_: pi.exact_match(),
+        match_,
         priority: cfg.priority,
         idle_timeout,
         hard_timeout,

@@ -60,7 +60,9 @@ pub mod views;
 
 pub use burn::Burn;
 pub use hub::Hub;
-pub use learning::{GlobalLearningSwitch, LearningConfig, LearningSwitch, LocalSwitch};
+pub use learning::{
+    GlobalLearningSwitch, LearnedMatch, LearningConfig, LearningSwitch, LocalSwitch,
+};
 
 use baton_runtime::AnyApp;
 

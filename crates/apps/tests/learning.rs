@@ -425,3 +425,120 @@ fn storm_on_one_switch<A: baton_runtime::App>(make: impl Fn() -> Arc<A>) {
         }
     }
 }
+
+/// The fields a FLOW_MOD matches, by 1.3 OXM name or 1.0 field name
+/// (those not wildcarded), sorted.
+fn matched(msgs: &[Message]) -> Vec<&'static str> {
+    use v10::ofmatch::*;
+    let mut names = Vec::new();
+    for m in msgs {
+        match m {
+            Message::V10(v10::Message::FlowMod(f)) => {
+                let w = f.match_.wildcards;
+                for (bit, name) in [
+                    (OFPFW_IN_PORT, "in_port"),
+                    (OFPFW_DL_SRC, "eth_src"),
+                    (OFPFW_DL_DST, "eth_dst"),
+                    (OFPFW_DL_VLAN, "vlan"),
+                    (OFPFW_DL_VLAN_PCP, "vlan_pcp"),
+                    (OFPFW_DL_TYPE, "eth_type"),
+                    (OFPFW_NW_TOS, "ip_dscp"),
+                    (OFPFW_NW_PROTO, "ip_proto"),
+                    (OFPFW_TP_SRC, "tp_src"),
+                    (OFPFW_TP_DST, "tp_dst"),
+                ] {
+                    if w & bit == 0 {
+                        names.push(name);
+                    }
+                }
+                if f.match_.nw_src_prefix_len() > 0 {
+                    names.push("ipv4_src");
+                }
+            }
+            Message::V13(v13::Message::FlowMod(f)) => {
+                for o in &f.match_.fields {
+                    names.push(match o {
+                        v13::Oxm::InPort(_) => "in_port",
+                        v13::Oxm::EthSrc { .. } => "eth_src",
+                        v13::Oxm::EthDst { .. } => "eth_dst",
+                        v13::Oxm::VlanVid { .. } => "vlan",
+                        v13::Oxm::VlanPcp(_) => "vlan_pcp",
+                        v13::Oxm::EthType(_) => "eth_type",
+                        v13::Oxm::IpDscp(_) => "ip_dscp",
+                        v13::Oxm::IpProto(_) => "ip_proto",
+                        v13::Oxm::TcpSrc(_) => "tp_src",
+                        v13::Oxm::TcpDst(_) => "tp_dst",
+                        v13::Oxm::Ipv4Src { .. } => "ipv4_src",
+                        _ => "other",
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
+/// The VLAN a FLOW_MOD matches: `Some(None)` untagged, `Some(Some(vid))`
+/// tagged with `vid`.
+fn vlan_matched(msgs: &[Message]) -> Option<Option<u16>> {
+    msgs.iter().find_map(|m| match m {
+        Message::V10(v10::Message::FlowMod(f)) => {
+            Some((f.match_.dl_vlan != 0xffff).then_some(f.match_.dl_vlan))
+        }
+        Message::V13(v13::Message::FlowMod(f)) => f.match_.fields.iter().find_map(|o| match o {
+            v13::Oxm::VlanVid { value, mask: None } => {
+                Some((*value != 0).then_some(value & 0x0fff))
+            }
+            _ => None,
+        }),
+        _ => None,
+    })
+}
+
+/// By default the flows match what an L2 device tells apart: the input
+/// port, both addresses and the VLAN (untagged, or the tag's id); with
+/// `match = "exact"`, every field of the packet, its TCP ports among them.
+#[test]
+fn the_flows_match_l2_fields_by_default_and_every_field_when_asked() {
+    let l2 = ["eth_dst", "eth_src", "in_port", "vlan"];
+    for make in [learning, global] {
+        for version in BOTH {
+            let app = make();
+            assert_eq!(app.settings()["match"], "l2");
+            let mut h = Harness::new(vec![app.clone()]);
+            let sw = h.connect(5, version);
+            h.packet_in(sw, 2, &tcp_frame(mac(2), mac(9)));
+            h.sent(sw);
+            h.packet_in(sw, 1, &tcp_frame(mac(1), mac(2)));
+            let sent = h.sent(sw);
+            assert_eq!(matched(&sent), l2, "{version}");
+            assert_eq!(vlan_matched(&sent), Some(None), "{version}: untagged");
+
+            // A tagged frame: the flow matches its VLAN id.
+            let mut tagged = tcp_frame(mac(1), mac(2));
+            tagged.splice(12..12, [0x81, 0x00, 0x20, 0x2a]); // PCP 1, VID 42
+            h.packet_in(sw, 1, &tagged);
+            let sent = h.sent(sw);
+            assert_eq!(matched(&sent), l2, "{version}");
+            assert_eq!(vlan_matched(&sent), Some(Some(42)), "{version}: tagged");
+
+            app.configure(&serde_json::json!({"match": "exact"}))
+                .unwrap();
+            h.packet_in(sw, 1, &tcp_frame(mac(1), mac(2)));
+            let exact = matched(&h.sent(sw));
+            for field in l2
+                .iter()
+                .chain(&["eth_type", "ip_proto", "tp_src", "tp_dst"])
+            {
+                assert!(exact.contains(field), "{version}: {field} in {exact:?}");
+            }
+            let e = app
+                .configure(&serde_json::json!({"match": "l3"}))
+                .unwrap_err();
+            assert_eq!(e.key(), Some("match"), "{e}");
+        }
+    }
+}

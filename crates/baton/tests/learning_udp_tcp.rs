@@ -1,12 +1,14 @@
 //! The learning switch's flows for UDP and TCP on Open vSwitch, in
 //! OpenFlow 1.0 and 1.3: `baton run --apps learning-switch`, one bridge,
 //! two hosts. A UDP flow and a TCP connection cross the bridge, and
-//! `ovs-ofctl dump-flows` shows the exact matches as Open vSwitch decoded
-//! them (transport ports included) with packets counted, which checks the
-//! match the runtime writes straight from the frame
-//! (`MatchSpec::ExactFrame`) against a decoder we did not write. Pings
-//! and ARP elsewhere in the suite take the other path (through the flow
-//! key), so this is the test for this one.
+//! `ovs-ofctl dump-flows` shows the matches as Open vSwitch decoded them
+//! with packets counted. With `match = "exact"` there is a flow per
+//! microflow, transport ports included, which checks the match the
+//! runtime writes straight from the frame (`MatchSpec::ExactFrame`)
+//! against a decoder we did not write (pings and ARP elsewhere in the
+//! suite take the other path, through the flow key). With the default,
+//! `"l2"`, one flow per direction carries ARP, UDP and TCP alike, and no
+//! flow names a transport port.
 //!
 //! Each test builds its own laboratory (`baton-netlab`) in a private
 //! namespace; nothing outlives it, failed or not. Run as root.
@@ -100,16 +102,26 @@ fn printed(mut receiver: Proc) -> String {
     out.stdout.trim().to_string()
 }
 
-fn udp_and_tcp_follow_exact_flows(version: OfVersion) {
+/// What the learning switch's flows match: `match = "exact"` or the
+/// default.
+#[derive(Clone, Copy, PartialEq)]
+enum Matching {
+    Exact,
+    Default,
+}
+
+fn udp_and_tcp_follow_the_flows(version: OfVersion, matching: Matching) {
     let lab = Lab::new().expect("a laboratory (run as root)");
-    let baton = lab
-        .spawn(
-            Cmd::new(env!("CARGO_BIN_EXE_baton"))
-                .args(["run", "--listen", "127.0.0.1:6653"])
-                .args(["--apps", "learning-switch", "--api", "off"])
-                .env("RUST_LOG", "info"),
-        )
-        .unwrap();
+    let mut run = Cmd::new(env!("CARGO_BIN_EXE_baton"))
+        .args(["run", "--listen", "127.0.0.1:6653"])
+        .args(["--apps", "learning-switch", "--api", "off"])
+        .env("RUST_LOG", "info");
+    if matching == Matching::Exact {
+        let config = lab.dir().join("baton.toml");
+        std::fs::write(&config, "[app.learning-switch]\nmatch = \"exact\"\n").unwrap();
+        run = run.arg("--config").arg(config.to_str().unwrap());
+    }
+    let baton = lab.spawn(run).unwrap();
     lab.wait_listening(6653, 10 * SECOND).unwrap();
     lab.build(
         &Topology::single(2),
@@ -140,7 +152,7 @@ fn udp_and_tcp_follow_exact_flows(version: OfVersion) {
     lab.exec(python("h1", TCP_TX)).unwrap();
     assert_eq!(printed(tcp), "100000", "TCP bytes received");
 
-    let wanted: [&[&str]; 3] = [
+    let exact: [&[&str]; 3] = [
         &[
             "udp,",
             "in_port=1",
@@ -164,6 +176,26 @@ fn udp_and_tcp_follow_exact_flows(version: OfVersion) {
             "actions=output:1",
         ],
     ];
+    // One flow each way between the hosts' addresses, whatever they
+    // carry.
+    let l2: [&[&str]; 2] = [
+        &[
+            "in_port=1",
+            "dl_src=00:00:00:00:00:01",
+            "dl_dst=00:00:00:00:00:02",
+            "actions=output:2",
+        ],
+        &[
+            "in_port=2",
+            "dl_src=00:00:00:00:00:02",
+            "dl_dst=00:00:00:00:00:01",
+            "actions=output:1",
+        ],
+    ];
+    let wanted: &[&[&str]] = match matching {
+        Matching::Exact => &exact,
+        Matching::Default => &l2,
+    };
     let used = |flows: &[String], want: &[&str]| {
         flows
             .iter()
@@ -186,14 +218,35 @@ fn udp_and_tcp_follow_exact_flows(version: OfVersion) {
             "no flow with packets matching {want:?}:\n{flows:#?}"
         );
     }
+    if matching == Matching::Default {
+        assert!(
+            flows
+                .iter()
+                .all(|f| !f.contains("tp_") && !f.contains("nw_")),
+            "an L2 flow matches no network or transport field:\n{flows:#?}"
+        );
+        // Both directions' flows and no other.
+        let learnt = flows.iter().filter(|f| f.contains("dl_dst=")).count();
+        assert_eq!(learnt, 2, "{flows:#?}");
+    }
 }
 
 #[test]
 fn udp_and_tcp_follow_exact_flows_openflow_10() {
-    udp_and_tcp_follow_exact_flows(OfVersion::V10);
+    udp_and_tcp_follow_the_flows(OfVersion::V10, Matching::Exact);
 }
 
 #[test]
 fn udp_and_tcp_follow_exact_flows_openflow_13() {
-    udp_and_tcp_follow_exact_flows(OfVersion::V13);
+    udp_and_tcp_follow_the_flows(OfVersion::V13, Matching::Exact);
+}
+
+#[test]
+fn udp_and_tcp_follow_l2_flows_by_default_openflow_10() {
+    udp_and_tcp_follow_the_flows(OfVersion::V10, Matching::Default);
+}
+
+#[test]
+fn udp_and_tcp_follow_l2_flows_by_default_openflow_13() {
+    udp_and_tcp_follow_the_flows(OfVersion::V13, Matching::Default);
 }

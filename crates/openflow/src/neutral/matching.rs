@@ -12,7 +12,8 @@
 
 use crate::packet::FlowKey;
 use crate::packet::consts::{
-    ETH_TYPE_ARP, ETH_TYPE_IPV4, IP_PROTO_ICMP, IP_PROTO_TCP, IP_PROTO_UDP,
+    ETH_TYPE_ARP, ETH_TYPE_IPV4, ETH_TYPE_VLAN, ETH_TYPE_VLAN_8021AD, IP_PROTO_ICMP, IP_PROTO_TCP,
+    IP_PROTO_UDP,
 };
 use crate::types::{MacAddr, PortNo};
 use crate::v10::ofmatch::{
@@ -250,6 +251,43 @@ impl MatchFields {
         vlan: None,
         net: NetMatch::Any,
     };
+
+    /// The layer-2 match of `frame`, which arrived on `in_port`: the port,
+    /// both Ethernet addresses, and the VLAN, its id when the frame is
+    /// tagged (outermost tag, TPID 0x8100 or 0x88a8, as
+    /// [`FlowKey::extract`] reads it) and untagged otherwise, so a flow
+    /// learnt from untagged frames never carries tagged ones. What an L2
+    /// learning switch matches (Ryu's `simple_switch_13`, ONOS's reactive
+    /// forwarding and Floodlight's forwarding match the same addresses):
+    /// one flow per pair of hosts and input port, against one per
+    /// microflow for the exact match. `None` for a frame too short to
+    /// have both addresses.
+    #[inline]
+    pub fn l2_of_frame(in_port: PortNo, frame: &[u8]) -> Option<MatchFields> {
+        let dst: [u8; 6] = frame.get(0..6)?.try_into().ok()?;
+        let src: [u8; 6] = frame.get(6..12)?.try_into().ok()?;
+        let vlan = match frame.get(12..16) {
+            Some(&[t0, t1, v0, v1])
+                if matches!(
+                    u16::from_be_bytes([t0, t1]),
+                    ETH_TYPE_VLAN | ETH_TYPE_VLAN_8021AD
+                ) =>
+            {
+                VlanMatch::Tagged {
+                    vid: u16::from_be_bytes([v0, v1]) & 0x0fff,
+                    pcp: None,
+                }
+            }
+            _ => VlanMatch::Untagged,
+        };
+        Some(MatchFields {
+            in_port: Some(in_port),
+            eth_src: Some(MacAddr(src)),
+            eth_dst: Some(MacAddr(dst)),
+            vlan: Some(vlan),
+            net: NetMatch::Any,
+        })
+    }
 
     /// The OpenFlow 1.0 `ofp_match` (1.0.0 §5.2.3).
     pub fn to_match10(&self) -> Match10 {

@@ -146,3 +146,75 @@ fn ipv4_prefix() {
     assert_eq!(all.mask(), Ipv4Addr::BROADCAST);
     assert_eq!(Ipv4Prefix { len: 0, ..p }.mask(), Ipv4Addr::UNSPECIFIED);
 }
+
+/// The L2 match of a frame has the port, the addresses and the VLAN the
+/// frame's parse (etherparse's, through `FlowKey::extract`) has, and
+/// nothing else, in both versions.
+#[test]
+fn the_l2_match_of_a_frame() {
+    use crate::packet::FlowKey;
+    use crate::v10::ofmatch::{OFPFW_ALL, OFPFW_DL_DST, OFPFW_DL_VLAN};
+    use etherparse::{PacketBuilder, VlanId};
+    let (a, b) = ([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]);
+    let mut plain = Vec::new();
+    PacketBuilder::ethernet2(a, b)
+        .ipv4([10, 0, 0, 1], [10, 0, 0, 2], 64)
+        .udp(1, 2)
+        .write(&mut plain, &[0; 4])
+        .unwrap();
+    let mut tagged = Vec::new();
+    PacketBuilder::ethernet2(a, b)
+        .single_vlan(VlanId::try_new(300).unwrap())
+        .ipv4([10, 0, 0, 1], [10, 0, 0, 2], 64)
+        .udp(1, 2)
+        .write(&mut tagged, &[0; 4])
+        .unwrap();
+    let mut s_tagged = tagged.clone();
+    s_tagged[12..14].copy_from_slice(&0x88a8u16.to_be_bytes());
+    for (frame, vlan) in [
+        (&plain, VlanMatch::Untagged),
+        (
+            &tagged,
+            VlanMatch::Tagged {
+                vid: 300,
+                pcp: None,
+            },
+        ),
+        (
+            &s_tagged,
+            VlanMatch::Tagged {
+                vid: 300,
+                pcp: None,
+            },
+        ),
+    ] {
+        let k = FlowKey::extract(PortNo(3), frame);
+        let l2 = MatchFields::l2_of_frame(PortNo(3), frame).unwrap();
+        assert_eq!(
+            (l2.in_port, l2.eth_src, l2.eth_dst, l2.vlan, l2.net),
+            (
+                Some(k.in_port),
+                Some(k.eth_src),
+                Some(k.eth_dst),
+                Some(vlan),
+                NetMatch::Any
+            )
+        );
+        assert_eq!(
+            k.vlan.map(|t| t.vid),
+            match vlan {
+                VlanMatch::Tagged { vid, .. } => Some(vid),
+                VlanMatch::Untagged => None,
+            }
+        );
+        let m = l2.to_match10();
+        assert_eq!(
+            m.wildcards & OFPFW_ALL,
+            OFPFW_ALL & !(OFPFW_IN_PORT | OFPFW_DL_SRC | OFPFW_DL_DST | OFPFW_DL_VLAN)
+        );
+        let mut oxms = Vec::new();
+        l2.for_each_oxm(|o| oxms.push(o));
+        assert_eq!(oxms.len(), 4, "{oxms:?}");
+    }
+    assert_eq!(MatchFields::l2_of_frame(PortNo(1), &plain[..11]), None);
+}
