@@ -156,8 +156,14 @@ pub struct ResponderArgs {
     /// found: the ceiling a learning switch can reach on this machine.
     #[arg(long)]
     pub learning: bool,
-    /// With --learning: answer with the learning switch's own FLOW_MOD,
-    /// the frame's exact match built per request by the codec.
+    /// With --learning: answer with the learning switch's own FLOW_MOD
+    /// with its default `match = "l2"`, the frame's L2 match built per
+    /// request by the codec.
+    #[arg(long, requires = "learning", conflicts_with = "exact_match")]
+    pub l2_match: bool,
+    /// With --learning: answer with the learning switch's FLOW_MOD with
+    /// `match = "exact"`, the frame's exact match built per request by the
+    /// codec.
     #[arg(long, requires = "learning")]
     pub exact_match: bool,
 }
@@ -166,10 +172,11 @@ impl ResponderArgs {
     /// The mode the flags ask for.
     pub fn mode(&self) -> crate::responder::ResponderMode {
         use crate::responder::ResponderMode as M;
-        match (self.learning, self.exact_match) {
-            (false, _) => M::Template,
-            (true, false) => M::Learning,
-            (true, true) => M::LearningExact,
+        match (self.learning, self.l2_match, self.exact_match) {
+            (false, _, _) => M::Template,
+            (true, false, false) => M::Learning,
+            (true, true, _) => M::LearningL2,
+            (true, false, true) => M::LearningExact,
         }
     }
 }
@@ -373,6 +380,7 @@ mod tests {
         for (flags, mode) in [
             (&[][..], M::Template),
             (&["--learning"][..], M::Learning),
+            (&["--learning", "--l2-match"][..], M::LearningL2),
             (&["--learning", "--exact-match"][..], M::LearningExact),
         ] {
             let b = parse(&[&["responder", "--listen", "127.0.0.1:0"][..], flags].concat());
@@ -383,6 +391,15 @@ mod tests {
         }
         let exact_alone = ["baton", "bench", "responder", "--exact-match"];
         assert!(Baton::try_parse_from(exact_alone).is_err());
+        let both = [
+            "baton",
+            "bench",
+            "responder",
+            "--learning",
+            "--l2-match",
+            "--exact-match",
+        ];
+        assert!(Baton::try_parse_from(both).is_err());
         let b = parse(&["compare", "throughput-16", "--runs", "2"]);
         assert!(matches!(b.command, Some(BenchCommand::Compare(_))));
     }

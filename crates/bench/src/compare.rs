@@ -57,7 +57,8 @@ pub struct CompareArgs {
     /// `baton[:SCHEDULER][:pin]`, `baton:all` (every scheduler),
     /// ovs-testcontroller, os-ken, responder, responder:learning (the
     /// responder with the learning switch's MAC table),
-    /// responder:learning-exact (answering with its exact-match FLOW_MOD),
+    /// responder:learning-l2 and responder:learning-exact (answering with
+    /// its own FLOW_MOD, with the L2 or the exact match),
     /// external:HOST:PORT.
     #[arg(
         long,

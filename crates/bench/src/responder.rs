@@ -18,10 +18,11 @@
 //! everything but the table: scheduling, applications, the exact match.
 //! With cbench's 100,000 hosts per switch the tables outgrow the caches,
 //! so the gap between the two responders is what the memory costs on the
-//! machine at hand. With `--exact-match` as well, the answer is the one
-//! the learning switch sends: an exact-match FLOW_MOD built per request
-//! from the frame by the codec, so the rest of the gap to a learning
-//! switch is the controller around it ([`ResponderMode`]).
+//! machine at hand. With `--l2-match` or `--exact-match` as well, the
+//! answer is the one the learning switch sends with its `match` setting
+//! (`"l2"`, its default, or `"exact"`): a FLOW_MOD whose match is built
+//! per request from the frame by the codec, so the rest of the gap to a
+//! learning switch is the controller around it ([`ResponderMode`]).
 //!
 //! I/O is the best technique we know: one epoll loop per thread (mio), an
 //! acceptor that hands connections round-robin to the threads, large
@@ -30,10 +31,11 @@
 //! written with one `write` per connection per round.
 
 use crate::frames::gateway_port;
+use baton_apps::LearnedMatch;
 use baton_apps::mac_table::MacTable;
 use baton_openflow::header::{Header, MsgType10, MsgType13};
 use baton_openflow::hello::{self, Hello};
-use baton_openflow::neutral::{ActionSpec, FlowSpec, MatchSpec, encode_flow_add};
+use baton_openflow::neutral::{ActionSpec, FlowSpec, MatchFields, MatchSpec, encode_flow_add};
 use baton_openflow::types::{BufferId, Cookie, MacAddr, PortNo, Xid};
 use baton_openflow::version::Version;
 use baton_openflow::{v10, v13};
@@ -65,9 +67,25 @@ pub enum ResponderMode {
     /// switch's MAC table, then answer with the template to the port
     /// found: the ceiling of a learning switch.
     Learning,
-    /// As `Learning`, answering with the learning switch's own FLOW_MOD:
-    /// the exact match of the frame, built per request by the codec.
+    /// As `Learning`, answering with the learning switch's own FLOW_MOD
+    /// by default: the L2 match of the frame (input port, addresses,
+    /// VLAN), built per request by the codec.
+    LearningL2,
+    /// As `Learning`, answering with the learning switch's FLOW_MOD with
+    /// `match = "exact"`: the exact match of the frame, built per request
+    /// by the codec.
     LearningExact,
+}
+
+impl ResponderMode {
+    /// What the answer's match is built as, for the modes that build one.
+    fn learned_match(self) -> Option<LearnedMatch> {
+        match self {
+            ResponderMode::Template | ResponderMode::Learning => None,
+            ResponderMode::LearningL2 => Some(LearnedMatch::L2),
+            ResponderMode::LearningExact => Some(LearnedMatch::Exact),
+        }
+    }
 }
 
 /// A pre-encoded FLOW_MOD and where its xid, buffer_id and output port
@@ -210,7 +228,7 @@ fn mac_at(frame: &[u8], at: usize) -> Option<MacAddr> {
 /// port, frame) as the connection's [`ResponderMode`] says.
 fn answer(
     table: Option<&mut MacTable<PortNo>>,
-    exact: bool,
+    matching: Option<LearnedMatch>,
     out: &mut Vec<u8>,
     version: Version,
     template: &Template,
@@ -218,30 +236,34 @@ fn answer(
 ) {
     let (xid, buffer_id, in_port, frame) = pi;
     let port = learn(table, in_port, frame);
-    if exact {
-        append_exact(out, version, pi, port);
-    } else {
-        template.append(out, xid, buffer_id, port);
+    match matching {
+        Some(matching) => append_learnt(out, version, pi, port, matching),
+        None => template.append(out, xid, buffer_id, port),
     }
 }
 
-/// Appends the FLOW_MOD the learning switch would send for `frame`: its
-/// exact match, the buffered packet, output to `port` (the same
-/// `encode_flow_add` call, with the learning switch's default timeouts
-/// and priority).
-fn append_exact(
+/// Appends the FLOW_MOD the learning switch would send for `frame` with
+/// `match = matching`: its L2 or exact match, the buffered packet, output
+/// to `port` (the same `encode_flow_add` call, with the learning
+/// switch's default timeouts and priority).
+fn append_learnt(
     out: &mut Vec<u8>,
     version: Version,
     pi: (Xid, BufferId, PortNo, &[u8]),
     port: PortNo,
+    matching: LearnedMatch,
 ) {
     let (xid, buffer_id, in_port, frame) = pi;
     let actions = [ActionSpec::Output { port, max_len: 0 }];
+    let match_ = match (matching, MatchFields::l2_of_frame(in_port, frame)) {
+        (LearnedMatch::L2, Some(fields)) => MatchSpec::Fields(fields),
+        _ => MatchSpec::exact_frame(in_port, frame),
+    };
     let flow = FlowSpec {
         buffer_id: Some(buffer_id),
         idle_timeout: 10,
         priority: baton_apps::priority::LEARNING.base(),
-        ..FlowSpec::new(MatchSpec::exact_frame(in_port, frame), &actions)
+        ..FlowSpec::new(match_, &actions)
     };
     encode_flow_add(out, version, xid, &flow);
 }
@@ -258,7 +280,7 @@ struct RConn {
     version: Option<Version>,
     template: Option<Template>,
     table: Option<MacTable<PortNo>>,
-    exact: bool,
+    matching: Option<LearnedMatch>,
     answered: u64,
 }
 
@@ -278,7 +300,7 @@ impl RConn {
             version: None,
             template: None,
             table: (mode != ResponderMode::Template).then(|| MacTable::new(1 << 20)),
-            exact: mode == ResponderMode::LearningExact,
+            matching: mode.learned_match(),
             answered: 0,
         }
     }
@@ -306,7 +328,7 @@ impl RConn {
                 MsgType10::PacketIn => {
                     if let Ok(p) = v10::PacketInView::new_checked(msg) {
                         let pi = (p.xid(), p.buffer_id(), p.in_port(), p.data());
-                        answer(self.table.as_mut(), self.exact, &mut self.wbuf, v, t, pi);
+                        answer(self.table.as_mut(), self.matching, &mut self.wbuf, v, t, pi);
                         self.answered += 1;
                     }
                 }
@@ -322,7 +344,7 @@ impl RConn {
                     if let Ok(p) = v13::PacketInView::new_checked(msg) {
                         let in_port = p.in_port().unwrap_or(PortNo::ANY);
                         let pi = (p.xid(), p.buffer_id(), in_port, p.data());
-                        answer(self.table.as_mut(), self.exact, &mut self.wbuf, v, t, pi);
+                        answer(self.table.as_mut(), self.matching, &mut self.wbuf, v, t, pi);
                         self.answered += 1;
                     }
                 }
@@ -660,7 +682,7 @@ mod tests {
         ]);
         let mut out = Vec::new();
         let pi = (Xid(9), BufferId(77), PortNo(1), &f[..]);
-        append_exact(&mut out, Version::V10, pi, PortNo(2));
+        append_learnt(&mut out, Version::V10, pi, PortNo(2), LearnedMatch::Exact);
         let m = v10::FlowModView::new_checked(&out[..]).unwrap();
         assert_eq!((m.xid(), m.buffer_id()), (Xid(9), BufferId(77)));
         let exact = m.match_();
@@ -683,9 +705,33 @@ mod tests {
         );
         // 1.3: the same flow, as the 1.3 codec writes it.
         let mut out13 = Vec::new();
-        append_exact(&mut out13, Version::V13, pi, PortNo(2));
+        append_learnt(&mut out13, Version::V13, pi, PortNo(2), LearnedMatch::Exact);
         let m13 = v13::FlowModView::new_checked(&out13[..]).unwrap();
         assert_eq!((m13.xid(), m13.buffer_id()), (Xid(9), BufferId(77)));
+    }
+
+    #[test]
+    fn the_l2_answer_is_the_default_learning_switchs_flow() {
+        let (a, b) = ([2, 0, 0, 0, 0, 0xa], [2, 0, 0, 0, 0, 0xb]);
+        let mut f = frame(b, a);
+        f.extend_from_slice(&[
+            0x45, 0, 0, 20, 0, 0, 0, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
+        ]);
+        let mut out = Vec::new();
+        let pi = (Xid(9), BufferId(77), PortNo(1), &f[..]);
+        append_learnt(&mut out, Version::V10, pi, PortNo(2), LearnedMatch::L2);
+        let m = v10::FlowModView::new_checked(&out[..]).unwrap();
+        assert_eq!((m.xid(), m.buffer_id()), (Xid(9), BufferId(77)));
+        let l2 = m.match_();
+        use v10::ofmatch::*;
+        assert_eq!(
+            l2.wildcards & OFPFW_ALL,
+            OFPFW_ALL & !(OFPFW_IN_PORT | OFPFW_DL_SRC | OFPFW_DL_DST | OFPFW_DL_VLAN)
+        );
+        assert_eq!(
+            (l2.in_port, l2.dl_src, l2.dl_dst, l2.dl_vlan),
+            (PortNo(1), MacAddr(a), MacAddr(b), OFP_VLAN_NONE)
+        );
     }
 
     #[test]

@@ -68,6 +68,7 @@ fn throughput_against_the_responder_both_versions() {
     let modes = [
         ResponderMode::Template,
         ResponderMode::Learning,
+        ResponderMode::LearningL2,
         ResponderMode::LearningExact,
     ];
     let cases = [Version::V10, Version::V13].map(|v| modes.map(|m| (v, m)));

@@ -8,8 +8,9 @@
 //! `openvswitch-testcontroller`), `os-ken` (os-ken's `simple_switch`, from
 //! `scripts/install-peers.sh`), `responder` (this crate's ceiling),
 //! `responder:learning` (the ceiling of a learning switch: the responder
-//! with the learning switch's MAC table), `responder:learning-exact` (the
-//! same, answering with the learning switch's exact-match FLOW_MOD) and
+//! with the learning switch's MAC table), `responder:learning-l2` and
+//! `responder:learning-exact` (the same, answering with the learning
+//! switch's own FLOW_MOD, its L2 match by default or its exact match) and
 //! `external:HOST:PORT` (already running; not started or stopped).
 
 use crate::Error;
@@ -68,13 +69,14 @@ impl std::str::FromStr for Target {
             Some("responder") => match parts.next() {
                 None => Ok(Target::Responder(ResponderMode::Template)),
                 Some("learning") => Ok(Target::Responder(ResponderMode::Learning)),
+                Some("learning-l2") => Ok(Target::Responder(ResponderMode::LearningL2)),
                 Some("learning-exact") => Ok(Target::Responder(ResponderMode::LearningExact)),
                 Some(other) => Err(Error::new(format!(
-                    "unknown responder `{other}` in `{s}` (responder, responder:learning, responder:learning-exact)"
+                    "unknown responder `{other}` in `{s}` (responder, responder:learning, responder:learning-l2, responder:learning-exact)"
                 ))),
             },
             _ => Err(Error::new(format!(
-                "unknown target `{s}` (baton[:SCHEDULER][:pin], ovs-testcontroller, os-ken, responder[:learning|:learning-exact], external:HOST:PORT)"
+                "unknown target `{s}` (baton[:SCHEDULER][:pin], ovs-testcontroller, os-ken, responder[:learning|:learning-l2|:learning-exact], external:HOST:PORT)"
             ))),
         }
     }
@@ -91,6 +93,7 @@ impl Target {
             Target::OsKen => "os-ken".into(),
             Target::Responder(ResponderMode::Template) => "responder".into(),
             Target::Responder(ResponderMode::Learning) => "responder:learning".into(),
+            Target::Responder(ResponderMode::LearningL2) => "responder:learning-l2".into(),
             Target::Responder(ResponderMode::LearningExact) => "responder:learning-exact".into(),
             Target::External(a) => format!("external:{a}"),
         }
@@ -300,6 +303,9 @@ pub fn start(target: &Target, version: Version, p: &Programs, tag: &str) -> Resu
             match mode {
                 ResponderMode::Template => {}
                 ResponderMode::Learning => a.push("--learning".into()),
+                ResponderMode::LearningL2 => {
+                    a.extend(["--learning".into(), "--l2-match".into()]);
+                }
                 ResponderMode::LearningExact => {
                     a.extend(["--learning".into(), "--exact-match".into()]);
                 }
@@ -435,6 +441,7 @@ mod tests {
         assert_eq!(all[5], Target::Responder(ResponderMode::Template));
         for (name, mode) in [
             ("responder:learning", ResponderMode::Learning),
+            ("responder:learning-l2", ResponderMode::LearningL2),
             ("responder:learning-exact", ResponderMode::LearningExact),
         ] {
             let t: Target = name.parse().unwrap();
