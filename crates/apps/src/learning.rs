@@ -27,7 +27,7 @@ use crate::loop_guard::{Change, LoopGuard};
 use crate::mac_table::MacTable;
 use crate::priority;
 use crate::settings::{AppSettings, Settings};
-use baton_openflow::neutral::{ActionSpec, FlowSpec, MatchFields, MatchSpec, PacketOut, Payload};
+use baton_openflow::neutral::{ActionSpec, FlowSpec, MatchSpec, PacketOut, Payload};
 use baton_openflow::{Cookie, DatapathId, MacAddr, PortNo};
 use baton_runtime::{App, PacketIn, PacketInBatch, SwitchCtx, SwitchInfo};
 use baton_runtime::{Configurable, SettingsError};
@@ -94,7 +94,7 @@ impl Default for LearningConfig {
 pub enum LearnedMatch {
     /// `"l2"`: input port, Ethernet source and destination, and the VLAN
     /// (its id when tagged, untagged otherwise;
-    /// [`MatchFields::l2_of_frame`]). One flow per pair of hosts and input
+    /// [`MatchSpec::l2_frame`]). One flow per pair of hosts and input
     /// port, whatever they say to each other: the switch's flow table
     /// grows with the hosts, not with their connections.
     #[default]
@@ -176,10 +176,9 @@ fn respond(
     let match_ = match cfg.match_ {
         LearnedMatch::Exact => pi.exact_match(),
         // The caller read both addresses, so the frame has them.
-        LearnedMatch::L2 => match MatchFields::l2_of_frame(in_port, pi.data()) {
-            Some(fields) => MatchSpec::Fields(fields),
-            None => pi.exact_match(),
-        },
+        LearnedMatch::L2 => {
+            MatchSpec::l2_frame(in_port, pi.data()).unwrap_or_else(|| pi.exact_match())
+        }
     };
     sw.add_flow(&FlowSpec {
         match_,

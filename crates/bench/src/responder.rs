@@ -35,7 +35,7 @@ use baton_apps::LearnedMatch;
 use baton_apps::mac_table::MacTable;
 use baton_openflow::header::{Header, MsgType10, MsgType13};
 use baton_openflow::hello::{self, Hello};
-use baton_openflow::neutral::{ActionSpec, FlowSpec, MatchFields, MatchSpec, encode_flow_add};
+use baton_openflow::neutral::{ActionSpec, FlowSpec, MatchSpec, encode_flow_add};
 use baton_openflow::types::{BufferId, Cookie, MacAddr, PortNo, Xid};
 use baton_openflow::version::Version;
 use baton_openflow::{v10, v13};
@@ -255,8 +255,8 @@ fn append_learnt(
 ) {
     let (xid, buffer_id, in_port, frame) = pi;
     let actions = [ActionSpec::Output { port, max_len: 0 }];
-    let match_ = match (matching, MatchFields::l2_of_frame(in_port, frame)) {
-        (LearnedMatch::L2, Some(fields)) => MatchSpec::Fields(fields),
+    let match_ = match (matching, MatchSpec::l2_frame(in_port, frame)) {
+        (LearnedMatch::L2, Some(l2)) => l2,
         _ => MatchSpec::exact_frame(in_port, frame),
     };
     let flow = FlowSpec {

@@ -2,7 +2,11 @@
 //! [`FlowKey`] extraction (+ match conversion), FLOW_MOD and PACKET_OUT
 //! encoding into a reused buffer, and the whole request (parse, extract,
 //! encode the flow-mod), for the 60-byte TCP frame cbench sends and an
-//! ARP request.
+//! ARP request; and the answer to a request built three ways
+//! (`answer/...`, issue 28 target 2): a pre-encoded FLOW_MOD whose xid,
+//! buffer id and output port are patched (what `baton bench responder`
+//! sends), the learning switch's default FLOW_MOD with the frame's L2
+//! match, and its exact match written straight from the frame.
 //!
 //! Run with `cargo bench -p baton-openflow --bench hot_path`; the timings
 //! are kept short (1 s warm-up, 3 s measurement) so the run takes about a
@@ -151,6 +155,36 @@ fn bench(c: &mut Criterion) {
             })
         });
 
+        // (e) The answer to a request, from the frame: a patched template,
+        // the L2 match, the exact match (no key: `MatchSpec::ExactFrame`).
+        let template = Template::new(v, &actions);
+        g.bench_function("answer/template", |b| {
+            b.iter(|| {
+                out.clear();
+                template.append(&mut out, Xid(7), BufferId(0x100), black_box(PortNo(2)));
+                black_box(out.len())
+            })
+        });
+        for (label, l2) in [("answer/l2", true), ("answer/exact", false)] {
+            g.bench_function(label, |b| {
+                b.iter(|| {
+                    out.clear();
+                    let frame = black_box(&tcp[..]);
+                    let match_ = match MatchSpec::l2_frame(PortNo(1), frame) {
+                        Some(m) if l2 => m,
+                        _ => MatchSpec::exact_frame(PortNo(1), frame),
+                    };
+                    let flow = FlowSpec {
+                        buffer_id: Some(BufferId(0x100)),
+                        idle_timeout: 10,
+                        ..FlowSpec::new(match_, &actions)
+                    };
+                    neutral::encode_flow_add(&mut out, v, Xid(7), &flow);
+                    black_box(out.len())
+                })
+            });
+        }
+
         // (d) The whole flow request: parse, extract, encode the flow-mod.
         g.bench_function("flow_request", |b| {
             b.iter(|| {
@@ -166,6 +200,57 @@ fn bench(c: &mut Criterion) {
             })
         });
         g.finish();
+    }
+}
+
+/// A FLOW_MOD encoded once, with the offsets of its xid, buffer id and
+/// output port, found by encoding it again with other values (as
+/// `baton bench responder`'s template is).
+struct Template {
+    bytes: Vec<u8>,
+    xid_at: usize,
+    buffer_at: usize,
+    port_at: usize,
+    port_len: usize,
+}
+
+impl Template {
+    fn new(v: Version, actions: &[ActionSpec; 1]) -> Template {
+        let frame = tcp_frame();
+        let encode = |xid: u32, buffer: u32, port: u32| {
+            let mut out = Vec::new();
+            let actions = [ActionSpec::output(PortNo(port))];
+            let flow = FlowSpec {
+                buffer_id: Some(BufferId(buffer)),
+                idle_timeout: 10,
+                ..FlowSpec::new(MatchSpec::exact_frame(PortNo(1), &frame), &actions)
+            };
+            neutral::encode_flow_add(&mut out, v, Xid(xid), &flow);
+            out
+        };
+        let ActionSpec::Output { port, .. } = actions[0] else {
+            unreachable!("an output action")
+        };
+        let base = encode(0, 0, port.0);
+        let at = |other: Vec<u8>| base.iter().zip(&other).position(|(a, b)| a != b).unwrap();
+        let port_len = if v == Version::V10 { 2 } else { 4 };
+        Template {
+            xid_at: at(encode(u32::MAX, 0, port.0)),
+            buffer_at: at(encode(0, u32::MAX, port.0)),
+            port_at: at(encode(0, 0, 0x8000_0000 >> (32 - 8 * port_len))),
+            port_len,
+            bytes: base,
+        }
+    }
+
+    #[inline]
+    fn append(&self, out: &mut Vec<u8>, xid: Xid, buffer: BufferId, port: PortNo) {
+        let at = out.len();
+        out.extend_from_slice(&self.bytes);
+        out[at + self.xid_at..at + self.xid_at + 4].copy_from_slice(&xid.0.to_be_bytes());
+        out[at + self.buffer_at..at + self.buffer_at + 4].copy_from_slice(&buffer.0.to_be_bytes());
+        let p = &port.0.to_be_bytes()[4 - self.port_len..];
+        out[at + self.port_at..at + self.port_at + self.port_len].copy_from_slice(p);
     }
 }
 

@@ -1,13 +1,16 @@
 //! A fixed number of flow requests (parse PACKET_IN, encode the FLOW_MOD
-//! with the exact match of its frame, as the learning switch does), for instruction counts under
+//! with the L2 or the exact match of its frame, as the learning switch
+//! does with its `match` setting), for instruction counts under
 //! callgrind, which are repeatable where timings here are not:
 //!
 //! ```sh
 //! cargo build --release -p baton-openflow --example flow_request_loop
-//! valgrind --tool=callgrind target/release/examples/flow_request_loop 13 100000
+//! valgrind --tool=callgrind target/release/examples/flow_request_loop 13 100000 l2
 //! ```
 //!
-//! Arguments: the version (10 or 13) and the number of requests.
+//! Arguments: the version (10 or 13), the number of requests, and the
+//! match: `exact` (default) or `l2`. Subtract a run of 0 requests for the
+//! start-up's instructions.
 
 use baton_openflow::neutral::{self, ActionSpec, FlowSpec, MatchSpec, PacketIn};
 use baton_openflow::v13::oxm::Oxm;
@@ -18,6 +21,7 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let version = args.next().unwrap_or_else(|| "10".into());
     let n: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(100_000);
+    let l2 = args.next().as_deref() == Some("l2");
     let frame = {
         let b = etherparse::PacketBuilder::ethernet2([0, 0, 0, 0, 0, 1], [0x80, 0, 0, 0, 0, 1])
             .ipv4([192, 168, 0, 40], [192, 168, 1, 40], 64)
@@ -58,9 +62,13 @@ fn main() {
     for _ in 0..n {
         out.clear();
         let pi = PacketIn::parse(black_box(&msg)).expect("a valid packet-in");
+        let match_ = match MatchSpec::l2_frame(pi.in_port(), pi.data()) {
+            Some(m) if l2 => m,
+            _ => MatchSpec::exact_frame(pi.in_port(), pi.data()),
+        };
         let flow = FlowSpec {
             buffer_id: pi.buffer_id(),
-            ..FlowSpec::new(MatchSpec::exact_frame(pi.in_port(), pi.data()), &actions)
+            ..FlowSpec::new(match_, &actions)
         };
         neutral::encode_flow_add(&mut out, pi.version(), pi.xid(), &flow);
         total += black_box(out.len());

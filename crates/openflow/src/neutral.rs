@@ -40,7 +40,7 @@ pub use flow::{
     FLOW_CHECK_OVERLAP, FLOW_SEND_FLOW_REM, FlowSpec, encode_flow_add, encode_flow_delete,
     encode_flow_delete_by_cookie, encode_meter, encode_table_miss,
 };
-pub use matching::{Ipv4Prefix, L4Match, MatchFields, MatchSpec, NetMatch, VlanMatch};
+pub use matching::{Ipv4Prefix, L2Match, L4Match, MatchFields, MatchSpec, NetMatch, VlanMatch};
 pub use message::Message;
 pub use packet_in::{PacketIn, PacketInReason, encode_packet_in_no_match};
 pub use packet_out::{PacketOut, Payload, encode_packet_out};

@@ -17,12 +17,12 @@ use crate::packet::consts::{
 };
 use crate::types::{MacAddr, PortNo};
 use crate::v10::ofmatch::{
-    Match10, OFP_VLAN_NONE, OFPFW_DL_DST, OFPFW_DL_SRC, OFPFW_DL_TYPE, OFPFW_DL_VLAN,
+    Match10, OFP_VLAN_NONE, OFPFW_ALL, OFPFW_DL_DST, OFPFW_DL_SRC, OFPFW_DL_TYPE, OFPFW_DL_VLAN,
     OFPFW_DL_VLAN_PCP, OFPFW_IN_PORT, OFPFW_NW_PROTO, OFPFW_NW_TOS, OFPFW_TP_DST, OFPFW_TP_SRC,
 };
 use crate::v13::oxm::{
     MATCH_BUF, OFPVID_NONE, OFPVID_PRESENT, Oxm, for_each_exact_oxm, put_exact_match,
-    put_exact_match_frame, put_match_with,
+    put_exact_match_frame, put_l2_match, put_match_with,
 };
 use crate::wire::{Fixed, Put};
 use std::net::Ipv4Addr;
@@ -46,6 +46,40 @@ pub enum MatchSpec<'a> {
     },
     /// The packets with these fields; absent fields are wildcards.
     Fields(MatchFields),
+    /// What an L2 device tells apart: the input port, both Ethernet
+    /// addresses and the VLAN ([`MatchSpec::l2_frame`]). The same match as
+    /// [`MatchSpec::Fields`] of [`L2Match::fields`], written without going
+    /// through the sparse form.
+    L2(L2Match),
+}
+
+/// The L2 match of a frame (see [`MatchSpec::l2_frame`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct L2Match {
+    /// The port the frame arrived on.
+    pub in_port: PortNo,
+    /// Its Ethernet source.
+    pub eth_src: MacAddr,
+    /// Its Ethernet destination.
+    pub eth_dst: MacAddr,
+    /// Its outermost VLAN tag's id, `None` when untagged.
+    pub vid: Option<u16>,
+}
+
+impl L2Match {
+    /// The same match in the sparse form.
+    pub fn fields(&self) -> MatchFields {
+        MatchFields {
+            in_port: Some(self.in_port),
+            eth_src: Some(self.eth_src),
+            eth_dst: Some(self.eth_dst),
+            vlan: Some(match self.vid {
+                Some(vid) => VlanMatch::Tagged { vid, pcp: None },
+                None => VlanMatch::Untagged,
+            }),
+            net: NetMatch::Any,
+        }
+    }
 }
 
 impl<'a> MatchSpec<'a> {
@@ -60,6 +94,39 @@ impl<'a> MatchSpec<'a> {
         MatchSpec::ExactFrame { in_port, frame }
     }
 
+    /// The L2 match of the `frame` that arrived on `in_port`: the port,
+    /// both Ethernet addresses, and the VLAN, its id when the frame is
+    /// tagged (outermost tag, TPID 0x8100 or 0x88a8, as
+    /// [`FlowKey::extract`] reads it) and untagged otherwise, so a flow
+    /// learnt from untagged frames never carries tagged ones. What an L2
+    /// learning switch matches (Ryu's `simple_switch_13`, ONOS's reactive
+    /// forwarding and Floodlight's forwarding match the same addresses):
+    /// one flow per pair of hosts and input port, against one per
+    /// microflow for the exact match. `None` for a frame too short to
+    /// have both addresses.
+    #[inline]
+    pub fn l2_frame(in_port: PortNo, frame: &[u8]) -> Option<MatchSpec<'a>> {
+        let dst: [u8; 6] = frame.get(0..6)?.try_into().ok()?;
+        let src: [u8; 6] = frame.get(6..12)?.try_into().ok()?;
+        let vid = match frame.get(12..16) {
+            Some(&[t0, t1, v0, v1])
+                if matches!(
+                    u16::from_be_bytes([t0, t1]),
+                    ETH_TYPE_VLAN | ETH_TYPE_VLAN_8021AD
+                ) =>
+            {
+                Some(u16::from_be_bytes([v0, v1]) & 0x0fff)
+            }
+            _ => None,
+        };
+        Some(MatchSpec::L2(L2Match {
+            in_port,
+            eth_src: MacAddr(src),
+            eth_dst: MacAddr(dst),
+            vid,
+        }))
+    }
+
     /// The match-everything match.
     pub const fn all() -> MatchSpec<'a> {
         MatchSpec::Fields(MatchFields::ANY)
@@ -72,6 +139,15 @@ impl<'a> MatchSpec<'a> {
             MatchSpec::Exact(k) => Match10::exact(k),
             MatchSpec::ExactFrame { in_port, frame } => Match10::exact_frame(*in_port, frame),
             MatchSpec::Fields(f) => f.to_match10(),
+            MatchSpec::L2(l2) => Match10 {
+                wildcards: OFPFW_ALL
+                    & !(OFPFW_IN_PORT | OFPFW_DL_SRC | OFPFW_DL_DST | OFPFW_DL_VLAN),
+                in_port: l2.in_port,
+                dl_src: l2.eth_src,
+                dl_dst: l2.eth_dst,
+                dl_vlan: l2.vid.unwrap_or(OFP_VLAN_NONE),
+                ..Match10::ALL
+            },
         }
     }
 
@@ -84,6 +160,7 @@ impl<'a> MatchSpec<'a> {
                 for_each_exact_oxm(&FlowKey::extract(*in_port, frame), f)
             }
             MatchSpec::Fields(m) => m.for_each_oxm(f),
+            MatchSpec::L2(l2) => l2.fields().for_each_oxm(f),
         }
     }
 
@@ -104,6 +181,9 @@ impl<'a> MatchSpec<'a> {
             MatchSpec::Exact(k) => put_exact_match(b, k),
             MatchSpec::ExactFrame { in_port, frame } => put_exact_match_frame(b, *in_port, frame),
             MatchSpec::Fields(m) => put_match_with(b, |b| m.for_each_oxm(|o| o.emit(b))),
+            MatchSpec::L2(l2) => {
+                put_l2_match(b, l2.in_port, l2.eth_dst.0, l2.eth_src.0, l2.vid);
+            }
         }
     }
 }
@@ -251,43 +331,6 @@ impl MatchFields {
         vlan: None,
         net: NetMatch::Any,
     };
-
-    /// The layer-2 match of `frame`, which arrived on `in_port`: the port,
-    /// both Ethernet addresses, and the VLAN, its id when the frame is
-    /// tagged (outermost tag, TPID 0x8100 or 0x88a8, as
-    /// [`FlowKey::extract`] reads it) and untagged otherwise, so a flow
-    /// learnt from untagged frames never carries tagged ones. What an L2
-    /// learning switch matches (Ryu's `simple_switch_13`, ONOS's reactive
-    /// forwarding and Floodlight's forwarding match the same addresses):
-    /// one flow per pair of hosts and input port, against one per
-    /// microflow for the exact match. `None` for a frame too short to
-    /// have both addresses.
-    #[inline]
-    pub fn l2_of_frame(in_port: PortNo, frame: &[u8]) -> Option<MatchFields> {
-        let dst: [u8; 6] = frame.get(0..6)?.try_into().ok()?;
-        let src: [u8; 6] = frame.get(6..12)?.try_into().ok()?;
-        let vlan = match frame.get(12..16) {
-            Some(&[t0, t1, v0, v1])
-                if matches!(
-                    u16::from_be_bytes([t0, t1]),
-                    ETH_TYPE_VLAN | ETH_TYPE_VLAN_8021AD
-                ) =>
-            {
-                VlanMatch::Tagged {
-                    vid: u16::from_be_bytes([v0, v1]) & 0x0fff,
-                    pcp: None,
-                }
-            }
-            _ => VlanMatch::Untagged,
-        };
-        Some(MatchFields {
-            in_port: Some(in_port),
-            eth_src: Some(MacAddr(src)),
-            eth_dst: Some(MacAddr(dst)),
-            vlan: Some(vlan),
-            net: NetMatch::Any,
-        })
-    }
 
     /// The OpenFlow 1.0 `ofp_match` (1.0.0 §5.2.3).
     pub fn to_match10(&self) -> Match10 {

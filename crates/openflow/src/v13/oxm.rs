@@ -21,7 +21,9 @@ mod ofmatch;
 mod tlv;
 mod value;
 
-pub use exact::{emit_exact_match, for_each_exact_oxm, put_exact_match, put_exact_match_frame};
+pub use exact::{
+    emit_exact_match, for_each_exact_oxm, put_exact_match, put_exact_match_frame, put_l2_match,
+};
 pub use field::{
     OFPMT_OXM, OFPVID_NONE, OFPVID_PRESENT, OFPXMC_EXPERIMENTER, OFPXMC_NXM_0, OFPXMC_NXM_1,
     OFPXMC_OPENFLOW_BASIC, OXM_BASIC_FIELDS, OXM_HEADER_LEN, OxmField, OxmFieldInfo, OxmHeader,

@@ -171,50 +171,50 @@ fn the_l2_match_of_a_frame() {
         .unwrap();
     let mut s_tagged = tagged.clone();
     s_tagged[12..14].copy_from_slice(&0x88a8u16.to_be_bytes());
-    for (frame, vlan) in [
-        (&plain, VlanMatch::Untagged),
-        (
-            &tagged,
-            VlanMatch::Tagged {
-                vid: 300,
-                pcp: None,
-            },
-        ),
-        (
-            &s_tagged,
-            VlanMatch::Tagged {
-                vid: 300,
-                pcp: None,
-            },
-        ),
-    ] {
+    for (frame, vid) in [(&plain, None), (&tagged, Some(300)), (&s_tagged, Some(300))] {
         let k = FlowKey::extract(PortNo(3), frame);
-        let l2 = MatchFields::l2_of_frame(PortNo(3), frame).unwrap();
+        let Some(MatchSpec::L2(l2)) = MatchSpec::l2_frame(PortNo(3), frame) else {
+            panic!("an L2 match")
+        };
         assert_eq!(
-            (l2.in_port, l2.eth_src, l2.eth_dst, l2.vlan, l2.net),
-            (
-                Some(k.in_port),
-                Some(k.eth_src),
-                Some(k.eth_dst),
-                Some(vlan),
-                NetMatch::Any
-            )
+            (l2.in_port, l2.eth_src, l2.eth_dst, l2.vid),
+            (k.in_port, k.eth_src, k.eth_dst, vid)
         );
-        assert_eq!(
-            k.vlan.map(|t| t.vid),
-            match vlan {
-                VlanMatch::Tagged { vid, .. } => Some(vid),
-                VlanMatch::Untagged => None,
-            }
-        );
-        let m = l2.to_match10();
+        assert_eq!(k.vlan.map(|t| t.vid), vid);
+        let m = MatchSpec::L2(l2).to_match10();
         assert_eq!(
             m.wildcards & OFPFW_ALL,
             OFPFW_ALL & !(OFPFW_IN_PORT | OFPFW_DL_SRC | OFPFW_DL_DST | OFPFW_DL_VLAN)
         );
         let mut oxms = Vec::new();
-        l2.for_each_oxm(|o| oxms.push(o));
+        MatchSpec::L2(l2).for_each_oxm(|o| oxms.push(o));
         assert_eq!(oxms.len(), 4, "{oxms:?}");
     }
-    assert_eq!(MatchFields::l2_of_frame(PortNo(1), &plain[..11]), None);
+    assert_eq!(MatchSpec::l2_frame(PortNo(1), &plain[..11]), None);
+}
+
+proptest::proptest! {
+    /// The L2 match is written in both versions exactly as its sparse
+    /// form is, whatever the frame.
+    #[test]
+    fn the_l2_match_is_written_as_its_sparse_form(
+        mut frame in proptest::collection::vec(proptest::num::u8::ANY, 0..24),
+        tpid in proptest::sample::select(vec![0x8100u16, 0x88a8, 0x0800, 0x9100]),
+        port in proptest::num::u32::ANY,
+    ) {
+        if frame.len() >= 14 {
+            frame[12..14].copy_from_slice(&tpid.to_be_bytes());
+        }
+        let Some(l2) = MatchSpec::l2_frame(PortNo(port), &frame) else {
+            proptest::prop_assert!(frame.len() < 12);
+            return Ok(());
+        };
+        let MatchSpec::L2(fields) = l2 else { panic!("an L2 match") };
+        let sparse = MatchSpec::Fields(fields.fields());
+        proptest::prop_assert_eq!(l2.to_match10(), sparse.to_match10());
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        l2.emit_oxm_match(&mut a);
+        sparse.emit_oxm_match(&mut b);
+        proptest::prop_assert_eq!(a, b);
+    }
 }

@@ -1,7 +1,8 @@
 //! The exact OXM match of a frame's key (1.3.5 §7.2.3): every field the
 //! frame has is matched exactly, every field it lacks is left out, and
 //! every field follows its prerequisites (1.3.5 §7.2.3.6), so the flow
-//! matches exactly the packets whose key is this one.
+//! matches exactly the packets whose key is this one. And the L2 match
+//! ([`put_l2_match`]), written the same way.
 
 use super::field::{OFPVID_NONE, OFPVID_PRESENT, OFPXMC_OPENFLOW_BASIC, OxmField, OxmHeader};
 use super::ofmatch::{MATCH_BUF, Match13, put_match_with};
@@ -84,6 +85,30 @@ impl Match13 {
         for_each_exact_oxm(key, |o| fields.push(o));
         Match13 { fields }
     }
+}
+
+/// Writes the L2 `ofp_match` (`IN_PORT`, `ETH_DST`, `ETH_SRC`, and
+/// `VLAN_VID`: `OFPVID_PRESENT | vid` when tagged, `OFPVID_NONE`
+/// otherwise; `crate::neutral::MatchSpec::l2_frame`) into `b`, as one
+/// fixed run of TLVs.
+#[inline]
+pub fn put_l2_match<const N: usize>(
+    b: &mut Fixed<N>,
+    in_port: PortNo,
+    dst: [u8; 6],
+    src: [u8; 6],
+    vid: Option<u16>,
+) {
+    use OxmField as F;
+    let vlan = vid.map_or(OFPVID_NONE, |v| OFPVID_PRESENT | (v & 0x0fff));
+    put_match_with(b, |b| {
+        Run::<{ t(4) + t(6) + t(6) + t(2) }>::new()
+            .tlv(F::InPort, in_port.0.to_be_bytes())
+            .tlv(F::EthDst, dst)
+            .tlv(F::EthSrc, src)
+            .tlv(F::VlanVid, vlan.to_be_bytes())
+            .put(b)
+    });
 }
 
 /// A run of TLVs whose layout is fixed (`K` bytes in all), built on the
