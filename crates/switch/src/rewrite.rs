@@ -695,6 +695,65 @@ mod tests {
         }
     }
 
+    /// An SCTP packet (common header, one 16-byte DATA chunk) from port
+    /// 11111 to 22222 over IPv4 or IPv6, its checksum computed by the
+    /// `crc` crate's CRC-32C (Castagnoli, RFC 4960 appendix B: stored
+    /// least significant byte first).
+    fn sctp_frame(v6: bool) -> Vec<u8> {
+        let mut sctp = vec![0x2b, 0x67, 0x56, 0xce, 0, 0, 0, 9, 0, 0, 0, 0];
+        sctp.extend_from_slice(&[0, 3, 0, 16, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0]);
+        let crc = crc32c(&sctp);
+        sctp[8..12].copy_from_slice(&crc.to_le_bytes());
+        let (src, dst) = ([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]);
+        let mut f = Vec::new();
+        let b = etherparse::PacketBuilder::ethernet2(src, dst);
+        let proto = etherparse::IpNumber(132);
+        if v6 {
+            b.ipv6(
+                [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1],
+                [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2],
+                64,
+            )
+            .write(&mut f, proto, &sctp)
+            .unwrap();
+        } else {
+            b.ipv4([10, 0, 0, 1], [10, 0, 0, 2], 64)
+                .write(&mut f, proto, &sctp)
+                .unwrap();
+        }
+        f
+    }
+
+    fn crc32c(b: &[u8]) -> u32 {
+        crc::Crc::<u32>::new(&crc::CRC_32_ISCSI).checksum(b)
+    }
+
+    /// Whether the SCTP packet at the end of `f` (`len` bytes) carries the
+    /// CRC-32C of itself with the checksum field zeroed.
+    fn sctp_checksum_ok(f: &[u8], len: usize) -> bool {
+        let mut sctp = f[f.len() - len..].to_vec();
+        let stored = u32::from_le_bytes(sctp[8..12].try_into().unwrap());
+        sctp[8..12].fill(0);
+        crc32c(&sctp) == stored
+    }
+
+    #[test]
+    fn sctp_port_writes_keep_the_crc32c_valid() {
+        for v6 in [false, true] {
+            let mut f = sctp_frame(v6);
+            assert!(sctp_checksum_ok(&f, 28), "the frame as built");
+            set_field(&mut f, &SetField::TpSrc(12345));
+            assert!(
+                sctp_checksum_ok(&f, 28),
+                "after tp_src, IPv6 {v6}: {f:02x?}"
+            );
+            set_field(&mut f, &SetField::TpDst(80));
+            assert!(sctp_checksum_ok(&f, 28), "after tp_dst, IPv6 {v6}");
+            let sctp = &f[f.len() - 28..];
+            assert_eq!(&sctp[..4], &[0x30, 0x39, 0, 80]);
+        }
+    }
+
     trait Ports {
         fn ip_ports(&self) -> Option<(u16, u16)>;
     }
