@@ -37,7 +37,7 @@ pub enum MatchSpec<'a> {
     /// arrived on `in_port`: the same match as [`MatchSpec::Exact`] of
     /// `FlowKey::extract(in_port, frame)`, written from the frame's bytes
     /// without building the key when the frame is a plain one
-    /// ([`crate::packet::PlainIpv4`]); the flow request's usual match.
+    /// ([`crate::packet::PlainIpv4`]); the exact-match learning switch's.
     ExactFrame {
         /// The port the frame arrived on.
         in_port: PortNo,
