@@ -783,6 +783,23 @@ fn cbench_rows(s: &mut String, case: &CaseResult, runs: usize) {
     });
 }
 
+/// Below this share of cbench's rate against the do-nothing responder, the
+/// emulator may be what limits the figures (issue 28 target 5).
+const EMULATOR_ENOUGH: f64 = 0.95;
+
+/// For the do-nothing responder, the emulator's median rate over cbench's
+/// when it is below [`EMULATOR_ENOUGH`]: the emulator, not the controller,
+/// may then set the pace, and every ratio to the responder is capped.
+fn emulator_share(t: &TargetResult) -> Option<f64> {
+    if t.target != "responder" {
+        return None;
+    }
+    let bench = *t.medians.get("responses/s")?;
+    let cbench = t.cbench.as_ref()?.median?;
+    let share = bench / cbench;
+    (cbench > 0.0 && share < EMULATOR_ENOUGH).then_some(share)
+}
+
 /// The comparison as markdown tables, one per case.
 pub fn markdown(c: &Comparison) -> String {
     let mut s = String::new();
@@ -882,6 +899,13 @@ pub fn markdown(c: &Comparison) -> String {
             if let Some(e) = t.cbench.as_ref().and_then(|cb| cb.errors.first()) {
                 let n = t.cbench.as_ref().map_or(0, |cb| cb.errors.len());
                 let _ = writeln!(s, "\n- {}: {n} cbench run(s) failed, first: {e}", t.target);
+            }
+            if let Some(share) = emulator_share(t) {
+                let _ = writeln!(
+                    s,
+                    "\n- the emulator drove `{}` at {share:.2}x cbench's rate (below {EMULATOR_ENOUGH}x): at this rate the emulator may be the limit, and its ratios to the responder are capped",
+                    t.target
+                );
             }
         }
         s.push('\n');

@@ -109,6 +109,13 @@ fn markdown_puts_cbench_beside_the_emulator() {
     }
     assert!(md.contains("cbench ran as `cbench -c 127.0.0.1 -p PORT -s 16 -t`"));
     assert!(md.contains("- os-ken: 1 cbench run(s) failed, first: cbench exited"));
+    // The emulator reached only 0.80 of cbench's rate on the responder:
+    // said once, for the responder alone.
+    assert!(
+        md.contains("- the emulator drove `responder` at 0.80x cbench's rate (below 0.95x)"),
+        "{md}"
+    );
+    assert_eq!(md.matches("the emulator drove").count(), 1, "{md}");
 }
 
 #[test]
