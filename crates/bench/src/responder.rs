@@ -255,9 +255,10 @@ fn append_learnt(
 ) {
     let (xid, buffer_id, in_port, frame) = pi;
     let actions = [ActionSpec::Output { port, max_len: 0 }];
-    let match_ = match (matching, MatchSpec::l2_frame(in_port, frame)) {
-        (LearnedMatch::L2, Some(l2)) => l2,
-        _ => MatchSpec::exact_frame(in_port, frame),
+    let exact = || MatchSpec::exact_frame(in_port, frame);
+    let match_ = match matching {
+        LearnedMatch::L2 => MatchSpec::l2_frame(in_port, frame).unwrap_or_else(exact),
+        LearnedMatch::Exact => exact(),
     };
     let flow = FlowSpec {
         buffer_id: Some(buffer_id),

@@ -170,9 +170,10 @@ fn bench(c: &mut Criterion) {
                 b.iter(|| {
                     out.clear();
                     let frame = black_box(&tcp[..]);
-                    let match_ = match MatchSpec::l2_frame(PortNo(1), frame) {
-                        Some(m) if l2 => m,
-                        _ => MatchSpec::exact_frame(PortNo(1), frame),
+                    let exact = || MatchSpec::exact_frame(PortNo(1), frame);
+                    let match_ = match l2 {
+                        true => MatchSpec::l2_frame(PortNo(1), frame).unwrap_or_else(exact),
+                        false => exact(),
                     };
                     let flow = FlowSpec {
                         buffer_id: Some(BufferId(0x100)),

@@ -62,9 +62,10 @@ fn main() {
     for _ in 0..n {
         out.clear();
         let pi = PacketIn::parse(black_box(&msg)).expect("a valid packet-in");
-        let match_ = match MatchSpec::l2_frame(pi.in_port(), pi.data()) {
-            Some(m) if l2 => m,
-            _ => MatchSpec::exact_frame(pi.in_port(), pi.data()),
+        let exact = || MatchSpec::exact_frame(pi.in_port(), pi.data());
+        let match_ = match l2 {
+            true => MatchSpec::l2_frame(pi.in_port(), pi.data()).unwrap_or_else(exact),
+            false => exact(),
         };
         let flow = FlowSpec {
             buffer_id: pi.buffer_id(),
