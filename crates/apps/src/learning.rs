@@ -24,7 +24,7 @@
 //! the log, and paces the switch's floods until it is gone (`loop_guard`).
 
 use crate::loop_guard::{Change, LoopGuard};
-use crate::mac_table::MacTable;
+use crate::mac_table::{HostBudget, MacTable};
 use crate::priority;
 use crate::settings::{AppSettings, Settings};
 use baton_openflow::neutral::{ActionSpec, FlowSpec, MatchSpec, PacketOut, Payload};
@@ -32,8 +32,8 @@ use baton_openflow::{Cookie, DatapathId, MacAddr, PortNo};
 use baton_runtime::{App, PacketIn, PacketInBatch, SwitchCtx, SwitchInfo};
 use baton_runtime::{Configurable, SettingsError};
 use serde::{Deserialize, Serialize};
-use std::sync::RwLock;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, RwLock};
 
 /// Settings shared by both learning switches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -58,12 +58,25 @@ pub struct LearningConfig {
     /// applies to the tables of switches that connect after it (the
     /// global switch's table keeps the size it started with).
     pub max_hosts: usize,
+    /// The hosts all switches' tables hold together (the local learning
+    /// switch; the global one has one table, bounded by `max_hosts`). A
+    /// table that would grow past it is cleared instead, so the tables
+    /// take at most 32 bytes per host of it (512 MiB at the default 2^24)
+    /// however many switches connect. A change applies when the next
+    /// switch connects.
+    pub max_hosts_total: usize,
 }
 
 impl AppSettings for LearningConfig {
     fn check(&self) -> Result<(), SettingsError> {
         if self.max_hosts == 0 {
             return Err(SettingsError::invalid("max_hosts", "must be at least 1"));
+        }
+        if self.max_hosts_total == 0 {
+            return Err(SettingsError::invalid(
+                "max_hosts_total",
+                "must be at least 1",
+            ));
         }
         if self.drop_timeout == 0 {
             return Err(SettingsError::invalid(
@@ -84,6 +97,7 @@ impl Default for LearningConfig {
             priority: priority::LEARNING.base(),
             match_: LearnedMatch::L2,
             max_hosts: 1 << 20,
+            max_hosts_total: 1 << 24,
         }
     }
 }
@@ -206,6 +220,8 @@ fn respond(
 pub struct LearningSwitch {
     settings: Settings<LearningConfig>,
     counters: Counters,
+    /// What all switches' tables hold together (`max_hosts_total`).
+    hosts: Arc<HostBudget>,
 }
 
 impl LearningSwitch {
@@ -214,7 +230,13 @@ impl LearningSwitch {
         LearningSwitch {
             settings: Settings::new(cfg),
             counters: Counters::default(),
+            hosts: HostBudget::for_hosts(cfg.max_hosts_total),
         }
+    }
+
+    /// The table slots (16 bytes each) all switches hold now.
+    pub fn host_slots(&self) -> usize {
+        self.hosts.slots_used()
     }
 }
 
@@ -232,8 +254,10 @@ impl App for LearningSwitch {
     }
 
     fn switch_up(&self, _sw: &mut SwitchCtx<'_>) -> LocalSwitch {
+        let cfg = self.settings.get();
+        self.hosts.set_hosts(cfg.max_hosts_total);
         LocalSwitch {
-            table: MacTable::new(self.settings.get().max_hosts),
+            table: MacTable::with_budget(cfg.max_hosts, &self.hosts),
             guard: LoopGuard::default(),
         }
     }

@@ -21,7 +21,8 @@
 //!
 //! Open addressing with linear probing, power-of-two capacity, at most
 //! half full; it grows by doubling (an allocation only when it grows) and
-//! is cleared when it would pass its bound. Tables of 2 MiB or more live on
+//! is cleared when it would pass its bound, or when the [`HostBudget`] it
+//! shares with other tables has no room left for it to grow. Tables of 2 MiB or more live on
 //! huge pages (`storage.rs`), so that their lookups do not also miss the
 //! TLB: 16 tables of 4 MiB on 4 KiB pages are 16k pages against the ~2k
 //! entries of a second-level TLB, on 2 MiB pages 32. Smaller tables stay
@@ -30,6 +31,8 @@
 mod storage;
 
 use baton_openflow::{DatapathId, MacAddr, PortNo};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use storage::Slots;
 pub use storage::Zeroable;
 
@@ -60,13 +63,79 @@ struct Slot<V> {
     value: V,
 }
 
+/// Slots a new table starts with.
+const FIRST_SLOTS: usize = 64;
+
 /// MAC -> `V` (a port, or a switch and port), for one switch or one shard
 /// of a shared table.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct MacTable<V: Zeroable = PortNo> {
     slots: Slots<Slot<V>>,
     len: usize,
     max_len: usize,
+    /// The budget its slots count against, if any.
+    budget: Option<Arc<HostBudget>>,
+}
+
+/// The slots that many tables may hold together: a bound on the memory of
+/// all of a controller's per-switch tables, where each table's own bound
+/// ([`MacTable::new`]'s `max_len`) multiplied by thousands of switches
+/// bounds nothing useful.
+///
+/// A table takes its slots from the budget when it grows and gives them
+/// back when it is dropped; a table that would grow past the budget is
+/// cleared instead (it keeps its memory and relearns). The budget is
+/// touched only when a table is made, grows or goes, never per lookup, so
+/// tables on different workers share it without meeting on the packet
+/// path (McNettle §4: shared state only where it is cheap).
+#[derive(Debug)]
+pub struct HostBudget {
+    /// Most slots the tables may hold together.
+    limit: AtomicUsize,
+    /// Slots they hold now.
+    used: AtomicUsize,
+}
+
+impl HostBudget {
+    /// A budget for `hosts` entries in all tables together (each table is
+    /// at most half full, so `2 * hosts` slots).
+    pub fn for_hosts(hosts: usize) -> Arc<HostBudget> {
+        Arc::new(HostBudget {
+            limit: AtomicUsize::new(hosts.saturating_mul(2)),
+            used: AtomicUsize::new(0),
+        })
+    }
+
+    /// Changes the bound to `hosts` entries; tables already past it keep
+    /// their memory until they go, and none grows while it is passed.
+    pub fn set_hosts(&self, hosts: usize) {
+        self.limit.store(hosts.saturating_mul(2), Ordering::Relaxed);
+    }
+
+    /// Slots the tables hold now.
+    pub fn slots_used(&self) -> usize {
+        self.used.load(Ordering::Relaxed)
+    }
+
+    /// Takes `n` slots if they fit.
+    fn try_take(&self, n: usize) -> bool {
+        let limit = self.limit.load(Ordering::Relaxed);
+        self.used
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
+                used.checked_add(n).filter(|&after| after <= limit)
+            })
+            .is_ok()
+    }
+
+    /// Takes `n` slots whether or not they fit: a new table's first
+    /// slots, which every switch needs to learn anything at all.
+    fn take(&self, n: usize) {
+        self.used.fetch_add(n, Ordering::Relaxed);
+    }
+
+    fn give_back(&self, n: usize) {
+        self.used.fetch_sub(n, Ordering::Relaxed);
+    }
 }
 
 fn key_of(mac: &MacAddr) -> u64 {
@@ -98,10 +167,19 @@ impl<V: Zeroable + Default> MacTable<V> {
     /// cleared.
     pub fn new(max_len: usize) -> MacTable<V> {
         MacTable {
-            slots: Slots::zeroed(64),
+            slots: Slots::zeroed(FIRST_SLOTS),
             len: 0,
             max_len: max_len.max(1),
+            budget: None,
         }
+    }
+
+    /// [`MacTable::new`], whose slots also count against `budget`.
+    pub fn with_budget(max_len: usize, budget: &Arc<HostBudget>) -> MacTable<V> {
+        budget.take(FIRST_SLOTS);
+        let mut table = MacTable::new(max_len);
+        table.budget = Some(Arc::clone(budget));
+        table
     }
 
     /// Entries held.
@@ -183,10 +261,13 @@ impl<V: Zeroable + Default> MacTable<V> {
     #[cold]
     #[inline(never)]
     fn make_room_and_insert(&mut self, mac: &MacAddr, value: V) {
-        if self.len >= self.max_len {
-            self.clear();
-        } else {
+        let added = self.slots.len();
+        let may_grow =
+            self.len < self.max_len && self.budget.as_ref().is_none_or(|b| b.try_take(added));
+        if may_grow {
             self.grow();
+        } else {
+            self.clear();
         }
         self.insert(mac, value);
     }
@@ -223,6 +304,30 @@ impl<V: Zeroable + Default> MacTable<V> {
                 i = (i + 1) & mask;
             }
             self.slots[i] = s;
+        }
+    }
+}
+
+impl<V: Zeroable> Clone for MacTable<V> {
+    /// A copy with memory of its own, counted against the same budget
+    /// (whether or not it fits: the copy already exists).
+    fn clone(&self) -> Self {
+        if let Some(b) = &self.budget {
+            b.take(self.slots.len());
+        }
+        MacTable {
+            slots: self.slots.clone(),
+            len: self.len,
+            max_len: self.max_len,
+            budget: self.budget.clone(),
+        }
+    }
+}
+
+impl<V: Zeroable> Drop for MacTable<V> {
+    fn drop(&mut self) {
+        if let Some(b) = &self.budget {
+            b.give_back(self.slots.len());
         }
     }
 }
@@ -273,6 +378,70 @@ mod tests {
         t.clear();
         assert!(t.is_empty());
         assert_eq!(t.get(&mac(999)), None);
+    }
+
+    #[test]
+    fn tables_sharing_a_budget_stop_growing_at_it_and_give_it_back() {
+        // 4 tables of up to 10,000 hosts each, 2,000 hosts together: 4,000
+        // slots, so after their first 64 each may grow to 1,024 at most
+        // (64 + 128 + 256 + 512) before the budget runs out.
+        let budget = HostBudget::for_hosts(2_000);
+        let mut tables: Vec<MacTable> = (0..4)
+            .map(|_| MacTable::with_budget(10_000, &budget))
+            .collect();
+        assert_eq!(budget.slots_used(), 4 * 64);
+        for i in 0..5_000u64 {
+            for (s, t) in tables.iter_mut().enumerate() {
+                let m = mac(((s as u64) << 32) | i);
+                t.insert(&m, PortNo(1));
+                // What was just learnt is always there, cleared or not.
+                assert_eq!(t.get(&m), Some(PortNo(1)));
+                assert!(budget.slots_used() <= 4_000);
+            }
+        }
+        for t in &tables {
+            // Cleared each time it reached half of the slots it could get.
+            assert!(t.slots.len() <= 1_024, "{} slots", t.slots.len());
+            assert!(t.len() <= t.slots.len() / 2);
+        }
+        let held: usize = tables.iter().map(|t| t.slots.len()).sum();
+        assert_eq!(budget.slots_used(), held);
+        let copy = tables[0].clone();
+        assert_eq!(budget.slots_used(), held + copy.slots.len());
+        drop(copy);
+        tables.pop();
+        assert_eq!(
+            budget.slots_used(),
+            tables.iter().map(|t| t.slots.len()).sum::<usize>()
+        );
+        // A table on its own grows as before.
+        let mut alone: MacTable = MacTable::new(10_000);
+        for i in 0..5_000 {
+            alone.insert(&mac(i), PortNo(1));
+        }
+        assert_eq!(alone.len(), 5_000);
+        drop(tables);
+        assert_eq!(budget.slots_used(), 0);
+    }
+
+    #[test]
+    fn a_lowered_budget_stops_growth_and_a_raised_one_allows_it() {
+        let budget = HostBudget::for_hosts(1 << 20);
+        let mut t: MacTable = MacTable::with_budget(1 << 20, &budget);
+        budget.set_hosts(32);
+        for i in 0..1_000 {
+            t.insert(&mac(i), PortNo(1));
+        }
+        assert_eq!(
+            t.slots.len(),
+            64,
+            "past the budget from the start: never grows"
+        );
+        budget.set_hosts(1 << 20);
+        for i in 0..1_000 {
+            t.insert(&mac(i), PortNo(1));
+        }
+        assert_eq!(t.len(), 1_000);
     }
 
     #[test]

@@ -348,6 +348,48 @@ fn local_tables_are_per_switch_and_the_global_table_is_shared() {
     assert_eq!(table.len(), 1);
 }
 
+/// `max_hosts_total` bounds what all switches' tables hold together: they
+/// stop growing at it and relearn instead, a switch still forwards to the
+/// hosts it learnt since, and a switch that leaves gives its share back.
+#[test]
+fn the_tables_of_all_switches_together_stay_within_max_hosts_total() {
+    // 1,000 hosts: 2,000 slots. Each table starts with 64 and doubles to
+    // 512 (1,536 for three), and none can double again within the bound.
+    let app = Arc::new(LearningSwitch::new(LearningConfig {
+        max_hosts_total: 1_000,
+        ..LearningConfig::default()
+    }));
+    let mut h = Harness::new(vec![AnyApp::from(app.clone())]);
+    let switches: Vec<SwitchId> = (1..=3).map(|d| h.connect(d, Version::V10)).collect();
+    assert_eq!(app.host_slots(), 3 * 64);
+    let host = |n: u16| {
+        let [hi, lo] = n.to_be_bytes();
+        [2, 0, 0, 0, hi, lo]
+    };
+    for n in 0..3_000u16 {
+        for &sw in &switches {
+            h.packet_in(sw, 1, &tcp_frame(host(n), mac(255)));
+            h.sent(sw);
+        }
+        assert!(app.host_slots() <= 2_000, "{} slots", app.host_slots());
+    }
+    assert_eq!(app.host_slots(), 3 * 512);
+    // The last host each switch learnt is known: a flow to it, no flood.
+    for &sw in &switches {
+        let b = h.packet_in(sw, 2, &tcp_frame(mac(7), host(2_999)));
+        let to_last = Told::Flow {
+            in_port: PortNo(2),
+            eth_dst: MacAddr(host(2_999)),
+            ports: vec![PortNo(1)],
+            buffer: b,
+            hard_timeout: 0,
+        };
+        assert_eq!(told(h.sent(sw)), vec![to_last]);
+    }
+    h.disconnect(switches[0]);
+    assert_eq!(app.host_slots(), 2 * 512);
+}
+
 #[test]
 fn the_hub_floods_everything() {
     for version in BOTH {
