@@ -97,6 +97,11 @@ pub struct RunArgs {
     /// Schedule of aggregate rates (see below).
     #[arg(long, value_name = "SPEC", value_parser = phases_parser)]
     pub phases: Option<Phases>,
+    /// Split the counted time into intervals of this many seconds, each
+    /// reported as a phase (any mode): `--duration 600 --intervals 60`
+    /// reads a soak minute by minute; with --phases, each phase is split.
+    #[arg(long, value_name = "SECONDS")]
+    pub intervals: Option<f64>,
     /// The controller's capacity in requests/s, for rates given as `Nc`.
     #[arg(long)]
     pub capacity: Option<f64>,
@@ -106,7 +111,8 @@ pub struct RunArgs {
     /// OpenFlow version of the switches.
     #[arg(long, value_enum, default_value = "10")]
     pub of: OfVersion,
-    /// The controller's pid, to report its CPU time per 1000 responses.
+    /// The controller's pid, to report its CPU time per 1000 responses
+    /// and its resident memory (per phase and over the run).
     #[arg(long, value_name = "PID")]
     pub controller_pid: Option<u32>,
     /// Write the report as JSON.
@@ -182,13 +188,9 @@ impl ResponderArgs {
 }
 
 fn secs(s: f64, what: &str) -> Result<Duration, Error> {
-    if s.is_finite() && s >= 0.0 {
-        Ok(Duration::from_secs_f64(s))
-    } else {
-        Err(Error::new(format!(
-            "--{what} must be a number of seconds >= 0"
-        )))
-    }
+    // Negative, non-finite and too large values are all refused here.
+    Duration::try_from_secs_f64(s)
+        .map_err(|_| Error::new(format!("--{what} must be a number of seconds >= 0")))
 }
 
 impl RunArgs {
@@ -208,7 +210,7 @@ impl RunArgs {
         if self.phases.is_some() && mode != Mode::Rate {
             return Err(Error::new("--phases needs --mode rate"));
         }
-        let schedule = Schedule::build(
+        let mut schedule = Schedule::build(
             mode,
             self.switches,
             secs(self.warmup, "warmup")?,
@@ -219,6 +221,15 @@ impl RunArgs {
         )?;
         if schedule.end_us() == schedule.counted_start_us() {
             return Err(Error::new("nothing to count: --duration is 0"));
+        }
+        if let Some(every) = self.intervals {
+            let every = match secs(every, "intervals") {
+                Ok(d) if every > 0.0 => d,
+                _ => return Err(Error::new("--intervals must be a number of seconds > 0")),
+            };
+            schedule
+                .split_counted(every)
+                .map_err(|e| Error::new(format!("--intervals: {e}")))?;
         }
         Ok(Config {
             controller,
@@ -419,5 +430,53 @@ mod tests {
         assert!(b.run.to_config("127.0.0.1:1".parse().unwrap()).is_err());
         let b = parse(&["--mode", "rate"]);
         assert!(b.run.to_config("127.0.0.1:1".parse().unwrap()).is_err());
+        for bad in ["0", "-1", "NaN", "inf", "1e30", "0.0000001", "0.001"] {
+            let flag = format!("--intervals={bad}");
+            let b = parse(&["--controller", "h:1", "--duration", "600", &flag]);
+            let e = b.run.to_config("127.0.0.1:1".parse().unwrap());
+            assert!(e.is_err(), "--intervals {bad} was accepted");
+        }
+        let b = parse(&["--controller", "h:1", "--duration", "1e30"]);
+        assert!(b.run.to_config("127.0.0.1:1".parse().unwrap()).is_err());
+    }
+
+    #[test]
+    fn intervals_become_phases_in_any_mode() {
+        let addr = "127.0.0.1:1".parse().unwrap();
+        let b = parse(&[
+            "--controller",
+            "h:1",
+            "--mode",
+            "latency",
+            "--duration",
+            "600",
+            "--warmup",
+            "1",
+            "--intervals",
+            "60",
+        ]);
+        assert_eq!(b.run.intervals, Some(60.0));
+        let c = b.run.to_config(addr).unwrap();
+        assert_eq!(c.mode, Mode::Latency);
+        assert_eq!(c.schedule.phases(), 10);
+        assert_eq!(c.schedule.counted_start_us(), 1_000_000);
+        assert_eq!(c.schedule.end_us(), 601_000_000);
+
+        let b = parse(&[
+            "--controller",
+            "h:1",
+            "--phases",
+            "1000x60,2000x5",
+            "--intervals",
+            "10",
+        ]);
+        let c = b.run.to_config(addr).unwrap();
+        assert_eq!(c.schedule.phases(), 7);
+        assert_eq!(c.schedule.segments[6].aggregate, Some(1000.0));
+        assert_eq!(c.schedule.segments[7].aggregate, Some(2000.0));
+
+        // Without --intervals nothing is split.
+        let b = parse(&["--controller", "h:1", "--duration", "600"]);
+        assert_eq!(b.run.to_config(addr).unwrap().schedule.phases(), 1);
     }
 }

@@ -23,7 +23,7 @@ pub mod worker;
 use crate::Error;
 use crate::cpus::{Wait, WaitMeter};
 use crate::spec::{Mode, Schedule};
-use crate::stats::{cpu_seconds, new_histogram};
+use crate::stats::{cpu_seconds, new_histogram, resident_bytes};
 use crate::switch::SwitchProto;
 use baton_openflow::Version;
 use conn::{Conn, SwitchData};
@@ -81,7 +81,7 @@ pub struct Config {
     pub connect_timeout: Duration,
     /// How long to wait for answers to the ARPs.
     pub learn_timeout: Duration,
-    /// The controller's pid, for its CPU time.
+    /// The controller's pid, for its CPU time and resident memory.
     pub controller_pid: Option<u32>,
     /// Draw a progress bar on the terminal.
     pub progress: bool,
@@ -212,11 +212,14 @@ fn seconds_bins(s: &Schedule) -> usize {
     s.end_us().div_ceil(1_000_000) as usize + 1
 }
 
-/// The controller's CPU time at instants of the run.
+/// The controller's CPU time and resident memory at instants of the run
+/// (every second and every segment boundary), with `--controller-pid`.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct CpuSamples {
     /// `(µs since traffic started, CPU seconds used so far)`.
     pub samples: Vec<(u64, f64)>,
+    /// `(µs since traffic started, resident bytes then)`.
+    pub rss: Vec<(u64, u64)>,
 }
 
 impl CpuSamples {
@@ -231,6 +234,23 @@ impl CpuSamples {
         };
         Some(at(to_us)? - at(from_us)?)
     }
+
+    /// The controller's resident bytes at `t_us` (the nearest sample).
+    pub fn rss_at(&self, t_us: u64) -> Option<u64> {
+        self.rss
+            .iter()
+            .min_by_key(|(s, _)| s.abs_diff(t_us))
+            .map(|(_, b)| *b)
+    }
+
+    /// The largest resident size sampled in `[from_us, to_us]`.
+    pub fn rss_peak(&self, from_us: u64, to_us: u64) -> Option<u64> {
+        self.rss
+            .iter()
+            .filter(|(t, _)| (from_us..=to_us).contains(t))
+            .map(|(_, b)| *b)
+            .max()
+    }
 }
 
 /// The raw results of a run.
@@ -243,7 +263,8 @@ pub struct RunData {
     pub latency: Vec<Histogram<u64>>,
     /// Probe samples: (µs since traffic started, delay µs), in time order.
     pub probe: Vec<(u64, u64)>,
-    /// The controller's CPU time, with `controller_pid`.
+    /// The controller's CPU time and resident memory, with
+    /// `controller_pid`.
     pub cpu: Option<CpuSamples>,
     /// How long the emulator (and the controller, with `controller_pid`)
     /// waited for a CPU while traffic ran.
@@ -400,6 +421,9 @@ fn coordinate(config: &Config, shared: &Shared, total: usize, last_connect_us: u
         if let (Some(c), Some(p)) = (cpu.as_mut(), pid) {
             if let Some(s) = cpu_seconds(p) {
                 c.samples.push((t, s));
+            }
+            if let Some(b) = resident_bytes(p) {
+                c.rss.push((t, b));
             }
         }
     };

@@ -1,8 +1,9 @@
 //! The figures of a run, computed from the raw [`RunData`]: totals and
 //! per-switch rates over the counted period, per phase and per second,
-//! fairness, latency and probe delay, the controller's CPU cost; and their
-//! three renderings: a [`Report`] serialised as JSON, a table for the
-//! terminal, and the one-line summary that a run prints last.
+//! fairness, latency and probe delay, the controller's CPU cost and
+//! resident memory; and their three renderings: a [`Report`] serialised as
+//! JSON, a table for the terminal, and the one-line summary that a run
+//! prints last.
 //!
 //! "Counted" means the segments after the warm-up. *Responses* are
 //! FLOW_MODs and PACKET_OUTs as cbench counts them; *requests* are
@@ -83,6 +84,10 @@ pub struct PhaseReport {
     pub probe_delay_ms: Option<Percentiles>,
     /// Controller CPU seconds in this phase.
     pub cpu_seconds: Option<f64>,
+    /// The controller's resident memory (MiB) at the end of this phase
+    /// (with `--controller-pid`): with `--intervals`, how it grows over a
+    /// soak.
+    pub controller_rss_mib: Option<f64>,
 }
 
 /// One second of the run.
@@ -104,6 +109,8 @@ pub struct SecondReport {
     pub probe_delay_ms: Option<f64>,
     /// Controller CPU seconds in this second.
     pub cpu_seconds: Option<f64>,
+    /// The controller's resident memory (MiB) at the end of this second.
+    pub controller_rss_mib: Option<f64>,
 }
 
 /// The controller's CPU cost over the counted period.
@@ -117,6 +124,24 @@ pub struct CpuReport {
     pub per_1k_responses: Option<f64>,
     /// CPU seconds per 1000 requests answered.
     pub per_1k_requests: Option<f64>,
+}
+
+/// The controller's resident memory over the counted period (with
+/// `--controller-pid`), in MiB (2^20 bytes): what it held when counting
+/// started, when the run ended, and the most it held at a sample (every
+/// second and every phase boundary) in between.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct RssReport {
+    /// Resident memory when counting started (the end of the warm-up).
+    pub start_mib: f64,
+    /// Resident memory at the end of the run.
+    pub end_mib: f64,
+    /// The largest resident memory sampled while counting.
+    pub peak_mib: f64,
+}
+
+fn mib(bytes: u64) -> f64 {
+    bytes as f64 / (1u64 << 20) as f64
 }
 
 /// How the run was set up.
@@ -182,6 +207,8 @@ pub struct Report {
     pub per_second: Vec<SecondReport>,
     /// Controller CPU cost (with `--controller-pid`).
     pub cpu: Option<CpuReport>,
+    /// Controller resident memory (with `--controller-pid`).
+    pub controller_rss: Option<RssReport>,
     /// How long the emulator and the controller (with `--controller-pid`)
     /// waited for a CPU while traffic ran (warm-up included).
     pub wait: crate::cpus::Wait,
@@ -287,6 +314,7 @@ impl Report {
             None
         };
         let cpu_between = |from: u64, to: u64| run.cpu.as_ref().and_then(|c| c.between(from, to));
+        let rss_at = |t: u64| run.cpu.as_ref().and_then(|c| c.rss_at(t)).map(mib);
         let phases = counted
             .iter()
             .map(|&s| {
@@ -319,6 +347,7 @@ impl Report {
                         None
                     },
                     cpu_seconds: cpu_between(seg.start_us, seg.end_us),
+                    controller_rss_mib: rss_at(seg.end_us),
                 }
             })
             .collect();
@@ -334,6 +363,19 @@ impl Report {
                 .then(|| secs / (total.responses as f64 / 1000.0)),
             per_1k_requests: (requests > 0).then(|| secs / (requests as f64 / 1000.0)),
         });
+        let end = sched.end_us();
+        let controller_rss = match (rss_at(c0), rss_at(end)) {
+            (Some(start_mib), Some(end_mib)) => Some(RssReport {
+                start_mib,
+                end_mib,
+                peak_mib: run
+                    .cpu
+                    .as_ref()
+                    .and_then(|c| c.rss_peak(c0, end))
+                    .map_or(start_mib.max(end_mib), mib),
+            }),
+            _ => None,
+        };
         Report {
             responses_per_sec: rate(total.responses, counted_s),
             requests_per_sec: rate(requests, counted_s),
@@ -356,6 +398,7 @@ impl Report {
             phases,
             per_second,
             cpu,
+            controller_rss,
             wait: run.wait,
             config: RunSetup {
                 controller: cfg.controller.to_string(),
@@ -412,6 +455,7 @@ fn per_second(run: &RunData, main: &[&SwitchData], c0: u64) -> Vec<SecondReport>
                 probe_delay_ms: (!probe.is_empty())
                     .then(|| probe.iter().sum::<f64>() / probe.len() as f64),
                 cpu_seconds: run.cpu.as_ref().and_then(|c| c.between(from, to)),
+                controller_rss_mib: run.cpu.as_ref().and_then(|c| c.rss_at(to)).map(mib),
             }
         })
         .collect()

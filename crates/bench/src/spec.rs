@@ -24,6 +24,14 @@
 //! 80 %, 50 %, 80 % and 4x again, ten seconds each). The shape of the
 //! per-switch rates comes from `--rates` (uniform when absent); each phase
 //! scales it to its aggregate.
+//!
+//! ## `--intervals SECONDS`
+//! Splits every counted segment (the one measured period, or each phase)
+//! into consecutive pieces of at most `SECONDS`, each reported as a phase
+//! of its own with its segment's rates: `--duration 600 --intervals 60`
+//! reads minute by minute; `--phases 1000x60 --intervals 10` gives six
+//! phases. The last piece of a segment is shorter when `SECONDS` does not
+//! divide it ([`Schedule::split_counted`]).
 
 use baton_openflow::Version;
 use std::fmt;
@@ -280,9 +288,11 @@ pub fn parse_phases(s: &str) -> Result<Vec<PhaseSpec>, SpecError> {
             if secs <= 0.0 {
                 return Err(SpecError(format!("phase `{p}`: duration must be > 0")));
             }
+            let duration = Duration::try_from_secs_f64(secs)
+                .map_err(|_| SpecError(format!("phase `{p}`: duration is too long")))?;
             Ok(PhaseSpec {
                 aggregate: rate.parse()?,
-                duration: Duration::from_secs_f64(secs),
+                duration,
             })
         })
         .collect()
@@ -311,6 +321,12 @@ impl Segment {
         (self.end_us - self.start_us) as f64 / 1e6
     }
 }
+
+/// The most counted segments (phases) a schedule may have after
+/// [`Schedule::split_counted`]: each costs the emulator a latency
+/// histogram per thread, so `--intervals 1` on an hour's run is refused
+/// rather than allowed to take gigabytes.
+pub const MAX_PHASES: usize = 1000;
 
 /// The segments of a run: warm-up first, then the counted phases.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -408,10 +424,70 @@ impl Schedule {
     }
 
     /// The segment at time `t_us`; `None` after the end.
+    ///
+    /// Segments are contiguous and in time order (as [`Schedule::build`]
+    /// and [`Schedule::split_counted`] make them), so this is a binary
+    /// search: a long run split into many intervals costs the emulator
+    /// no more per message than a short one.
     pub fn segment_at(&self, t_us: u64) -> Option<usize> {
+        let i = self.segments.partition_point(|s| s.end_us <= t_us);
         self.segments
+            .get(i)
+            .filter(|s| t_us >= s.start_us && t_us < s.end_us)
+            .map(|_| i)
+    }
+
+    /// Splits every counted segment (all but the warm-up, segment 0) into
+    /// consecutive segments of at most `every`, each keeping its
+    /// segment's offered aggregate and per-switch rates, so that each
+    /// interval is reported as a phase of its own (`--intervals`). The
+    /// last piece of a segment is shorter when `every` does not divide it;
+    /// boundaries and the total length are unchanged.
+    ///
+    /// An `every` under a microsecond is an error, and so is a split into
+    /// more than [`MAX_PHASES`] counted segments (each costs the emulator
+    /// a latency histogram per thread).
+    pub fn split_counted(&mut self, every: Duration) -> Result<(), SpecError> {
+        let step = u64::try_from(every.as_micros()).unwrap_or(u64::MAX);
+        if step == 0 {
+            return Err(SpecError(
+                "an interval must be at least a microsecond long".into(),
+            ));
+        }
+        let pieces: u64 = self
+            .segments
             .iter()
-            .position(|s| t_us >= s.start_us && t_us < s.end_us)
+            .skip(1)
+            .map(|s| (s.end_us - s.start_us).div_ceil(step).max(1))
+            .sum();
+        if pieces > MAX_PHASES as u64 {
+            return Err(SpecError(format!(
+                "intervals of {} s would make {pieces} phases; at most {MAX_PHASES} (use longer intervals)",
+                every.as_secs_f64()
+            )));
+        }
+        let mut out = Vec::with_capacity(pieces as usize + 1);
+        let mut segments = std::mem::take(&mut self.segments).into_iter();
+        out.extend(segments.next());
+        for seg in segments {
+            if seg.end_us <= seg.start_us {
+                out.push(seg);
+                continue;
+            }
+            let mut t = seg.start_us;
+            while t < seg.end_us {
+                let end = seg.end_us.min(t.saturating_add(step));
+                out.push(Segment {
+                    start_us: t,
+                    end_us: end,
+                    aggregate: seg.aggregate,
+                    rates: seg.rates.clone(),
+                });
+                t = end;
+            }
+        }
+        self.segments = out;
+        Ok(())
     }
 
     /// The number of counted segments (phases).
@@ -493,6 +569,7 @@ mod tests {
         assert_eq!(p[2].duration, Duration::from_millis(2500));
         assert!(parse_phases("4c").is_err());
         assert!(parse_phases("10x0").is_err());
+        assert!(parse_phases("10x1e30").is_err());
         let rates: RateSpec = "list:1,3".parse().unwrap();
         let s = Schedule::build(
             Mode::Rate,
@@ -545,5 +622,125 @@ mod tests {
         assert_eq!(s.counted_start_us(), 2_000_000);
         assert_eq!(s.end_us(), 7_000_000);
         assert!(s.segments[1].rates.is_empty());
+    }
+
+    /// The counted segments of `s` tile `[counted_start, end)` with no gap
+    /// or overlap.
+    fn assert_contiguous(s: &Schedule) {
+        for w in s.segments.windows(2) {
+            assert_eq!(w[0].end_us, w[1].start_us, "{:?}", s.segments);
+        }
+        for seg in &s.segments[1..] {
+            assert!(seg.start_us < seg.end_us, "{seg:?}");
+        }
+    }
+
+    #[test]
+    fn intervals_split_a_single_period() {
+        let mut s = Schedule::build(
+            Mode::Latency,
+            4,
+            Duration::from_secs(2),
+            Duration::from_secs(600),
+            None,
+            None,
+            None,
+        )
+        .unwrap();
+        let before = (s.counted_start_us(), s.end_us(), s.segments[0].clone());
+        s.split_counted(Duration::from_secs(60)).unwrap();
+        assert_eq!(s.phases(), 10);
+        assert_eq!(s.segments[0], before.2, "the warm-up is left alone");
+        assert_eq!((s.counted_start_us(), s.end_us()), (before.0, before.1));
+        assert_contiguous(&s);
+        for seg in &s.segments[1..] {
+            assert_eq!(seg.end_us - seg.start_us, 60_000_000);
+            assert_eq!(seg.aggregate, None);
+            assert!(seg.rates.is_empty());
+        }
+        assert_eq!(s.segment_at(2_000_000), Some(1));
+        assert_eq!(s.segment_at(61_999_999), Some(1));
+        assert_eq!(s.segment_at(62_000_000), Some(2));
+        assert_eq!(s.segment_at(601_999_999), Some(10));
+        assert_eq!(s.segment_at(602_000_000), None);
+    }
+
+    #[test]
+    fn intervals_split_each_phase_keeping_its_rates() {
+        let p = parse_phases("1000x60,2000x25").unwrap();
+        let rates: RateSpec = "list:1,3".parse().unwrap();
+        let mut s = Schedule::build(
+            Mode::Rate,
+            2,
+            Duration::from_secs(1),
+            Duration::ZERO,
+            Some(&rates),
+            Some(&p),
+            None,
+        )
+        .unwrap();
+        let end = s.end_us();
+        s.split_counted(Duration::from_secs(10)).unwrap();
+        // 60 s -> six of 10 s; 25 s -> 10, 10 and a shorter 5.
+        assert_eq!(s.phases(), 9);
+        assert_eq!(s.end_us(), end);
+        assert_contiguous(&s);
+        let total: f64 = s.segments[1..].iter().map(Segment::seconds).sum();
+        assert!((total - 85.0).abs() < 1e-9);
+        for seg in &s.segments[1..7] {
+            assert_eq!(seg.seconds(), 10.0);
+            assert_eq!(seg.aggregate, Some(1000.0));
+            assert_eq!(seg.rates, vec![250.0, 750.0]);
+        }
+        for seg in &s.segments[7..] {
+            assert_eq!(seg.aggregate, Some(2000.0));
+            assert_eq!(seg.rates, vec![500.0, 1500.0]);
+        }
+        assert_eq!(s.segments[8].seconds(), 10.0);
+        assert_eq!(s.segments[9].seconds(), 5.0);
+        assert_eq!(s.segments[9].end_us, end);
+    }
+
+    #[test]
+    fn intervals_longer_than_a_segment_change_nothing() {
+        let build = || {
+            Schedule::build(
+                Mode::Throughput,
+                1,
+                Duration::ZERO,
+                Duration::from_millis(2500),
+                None,
+                None,
+                None,
+            )
+            .unwrap()
+        };
+        let mut s = build();
+        s.split_counted(Duration::from_secs(3600)).unwrap();
+        assert_eq!(s, build());
+        // A warm-up of zero stays an empty segment 0.
+        assert_eq!(s.segment_at(0), Some(1));
+    }
+
+    #[test]
+    fn bad_intervals_are_errors() {
+        let mut s = Schedule::build(
+            Mode::Latency,
+            1,
+            Duration::ZERO,
+            Duration::from_secs(3600),
+            None,
+            None,
+            None,
+        )
+        .unwrap();
+        let before = s.clone();
+        assert!(s.split_counted(Duration::ZERO).is_err());
+        assert!(s.split_counted(Duration::from_nanos(999)).is_err());
+        // 3600 one-second phases is over MAX_PHASES.
+        assert!(s.split_counted(Duration::from_secs(1)).is_err());
+        assert_eq!(s, before, "a refused split leaves the schedule alone");
+        assert!(s.split_counted(Duration::from_secs(4)).is_ok());
+        assert_eq!(s.phases(), 900);
     }
 }

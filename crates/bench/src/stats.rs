@@ -1,10 +1,11 @@
 //! The statistics of a run: Jain's fairness index, max-min fair shares by
 //! water-filling, each switch's deviation from its fair share and their
 //! CDF (Maestro §4.1), percentiles, and the controller's CPU time from
-//! `/proc/PID/stat`.
+//! `/proc/PID/stat` and resident memory from `/proc/PID/statm`.
 //!
-//! Everything here is a pure function of its inputs except [`cpu_seconds`],
-//! so the figures in a report can be checked by hand (see the tests).
+//! Everything here is a pure function of its inputs except [`cpu_seconds`]
+//! and [`resident_bytes`], so the figures in a report can be checked by
+//! hand (see the tests).
 
 use hdrhistogram::Histogram;
 
@@ -222,6 +223,23 @@ pub fn cpu_seconds(pid: u32) -> Option<f64> {
     Some(ticks as f64 / hz)
 }
 
+/// Reads the resident set size, in pages, from the text of
+/// `/proc/PID/statm` (its second field).
+pub fn parse_proc_statm(text: &str) -> Option<u64> {
+    text.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The resident memory of process `pid` now, in bytes (`None` when it
+/// cannot be read: not Linux, no such process, no permission).
+pub fn resident_bytes(pid: u32) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/statm")).ok()?;
+    let pages = parse_proc_statm(&text)?;
+    // SAFETY: sysconf has no preconditions; it only reads a constant.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    let page = if page > 0 { page as u64 } else { 4096 };
+    pages.checked_mul(page)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -317,5 +335,20 @@ mod tests {
         assert_eq!(parse_proc_stat(text), Some(300));
         assert_eq!(parse_proc_stat("garbage"), None);
         assert!(cpu_seconds(std::process::id()).is_some());
+    }
+
+    #[test]
+    fn proc_statm_parsing() {
+        assert_eq!(parse_proc_statm("5000 1234 300 20 0 900 0\n"), Some(1234));
+        assert_eq!(parse_proc_statm("5000"), None);
+        assert_eq!(parse_proc_statm("a b c"), None);
+        assert_eq!(resident_bytes(u32::MAX), None);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn resident_bytes_of_this_process() {
+        let rss = resident_bytes(std::process::id());
+        assert!(rss.is_some_and(|b| b > 0), "{rss:?}");
     }
 }

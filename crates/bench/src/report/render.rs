@@ -39,7 +39,7 @@ impl Report {
         );
         let _ = writeln!(
             s,
-            "{:>5} {:>10} {:>10} {:>12} {:>11} {:>7} {:>22} {:>17} {:>9} {:>9}",
+            "{:>5} {:>10} {:>10} {:>12} {:>11} {:>7} {:>22} {:>17} {:>9} {:>9} {:>9}",
             "phase",
             "offered/s",
             "sent/s",
@@ -49,7 +49,8 @@ impl Report {
             "deviation min/med/max",
             "latency p50/p99",
             "probe ms",
-            "cpu s"
+            "cpu s",
+            "rss MiB"
         );
         let opt =
             |v: Option<f64>, prec: usize| v.map_or("-".to_string(), |x| format!("{x:.prec$}"));
@@ -65,7 +66,7 @@ impl Report {
                 .map_or("-".to_string(), |l| format!("{:.3}/{:.3}", l.p50, l.p99));
             let _ = writeln!(
                 s,
-                "{:>5} {:>10} {:>10.0} {:>12.0} {:>11.0} {:>7.4} {:>21}% {:>17} {:>9} {:>9}",
+                "{:>5} {:>10} {:>10.0} {:>12.0} {:>11.0} {:>7.4} {:>21}% {:>17} {:>9} {:>9} {:>9}",
                 p.phase,
                 opt(p.offered_per_sec, 0),
                 p.sent_per_sec,
@@ -76,6 +77,7 @@ impl Report {
                 lat,
                 opt(p.probe_delay_ms.map(|d| d.mean), 3),
                 opt(p.cpu_seconds, 2),
+                opt(p.controller_rss_mib, 1),
             );
         }
         if let Some(l) = &self.latency_ms {
@@ -100,6 +102,16 @@ impl Report {
                 cpu.utilisation * 100.0,
                 opt(cpu.per_1k_responses, 5),
                 opt(cpu.per_1k_requests, 5)
+            );
+        }
+        if let Some(m) = &self.controller_rss {
+            let _ = writeln!(
+                s,
+                "controller rss: {:.1} MiB when counting started, {:.1} MiB at the end ({:+.1} MiB), peak {:.1} MiB",
+                m.start_mib,
+                m.end_mib,
+                m.end_mib - m.start_mib,
+                m.peak_mib
             );
         }
         let w = &self.wait;
