@@ -277,6 +277,7 @@ pub fn show(c: &Client, what: &Show, out: Output) -> Result<String, ClientError>
                         d.commits.to_string(),
                         d.conflicts.to_string(),
                         d.reruns.to_string(),
+                        d.late_commits.to_string(),
                         d.aborts.to_string(),
                     ]
                 })
@@ -291,6 +292,7 @@ pub fn show(c: &Client, what: &Show, out: Output) -> Result<String, ClientError>
                     "COMMITS",
                     "CONFLICTS",
                     "RERUNS",
+                    "LATE",
                     "ABORTS",
                 ],
                 rows,

@@ -303,6 +303,10 @@ pub struct Dag {
     pub conflicts: u64,
     /// Runs repeated because a view it read changed outside any DAG.
     pub reruns: u64,
+    /// Runs committed although views that trigger it had changed since it
+    /// read them (its inputs changed faster than it ran; a newer run
+    /// follows).
+    pub late_commits: u64,
     /// Runs aborted by a failed application.
     pub aborts: u64,
     /// The last committed run's duration, microseconds (0 before one).
@@ -322,6 +326,7 @@ impl From<&DagStatus> for Dag {
             commits: d.commits,
             conflicts: d.conflicts,
             reruns: d.reruns,
+            late_commits: d.late_commits,
             aborts: d.aborts,
             last_run_us: d.last_us,
         }

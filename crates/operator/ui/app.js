@@ -136,6 +136,7 @@ function renderDags(dags) {
     el("td", { class: "num" }, String(d.commits)),
     el("td", { class: "num" }, String(d.conflicts)),
     el("td", { class: "num" }, String(d.reruns)),
+    el("td", { class: "num" }, String(d.late_commits)),
     el("td", { class: "num" }, String(d.aborts)),
     el("td", { class: "num" }, d.commits > 0 ? `${d.last_run_us} µs` : "–")));
   $("#dags tbody").replaceChildren(...rows);

@@ -420,3 +420,52 @@ fn no_update_is_lost_in_either_mode() {
         assert_eq!(dag.stats.commits.load(Ordering::Relaxed), 600);
     }
 }
+
+/// A DAG whose input changes under every run: when only views that
+/// trigger it changed, its last run commits (the newer version runs it
+/// again); when a view that does not trigger it changed, nothing commits.
+#[test]
+fn a_dag_outrun_by_its_trigger_commits_its_last_run_and_one_outrun_by_another_view_does_not() {
+    for (trigger, stale_view_triggers) in [
+        (on_a(), true),
+        (Trigger::Views(vec![ViewId::of::<B>()]), false),
+    ] {
+        let env = Arc::new(env_with(1));
+        let outrun = {
+            let env = env.clone();
+            app(
+                "outrun",
+                ViewAccess::none().reads::<A>().writes::<C>(),
+                move |l| {
+                    let a = l.read::<A>().unwrap().0;
+                    // A writer outside any DAG publishes faster than it runs.
+                    env.publish(Publish::new().view(A(a + 1)));
+                    l.write(C(a))
+                },
+            )
+        };
+        let dag = Arc::new(Dag::new("outrun", vec![outrun], &[], trigger).unwrap());
+        let result = Dags::default().run(&dag, &env, &[], |_, _| {});
+        let late = dag.stats.late_commits.load(Ordering::Relaxed);
+        if stale_view_triggers {
+            let run = result.unwrap();
+            assert_eq!(run.runs, RERUNS);
+            // What it committed was computed from one version of A: the
+            // one its last run read, not the newest.
+            assert_eq!(*env.read::<C>().unwrap(), C(u64::from(RERUNS)));
+            assert_eq!(*env.read::<A>().unwrap(), A(u64::from(RERUNS) + 1));
+            assert_eq!((late, dag.status().late_commits), (1, 1));
+        } else {
+            assert!(
+                matches!(result, Err(DagError::Stale { runs: RERUNS })),
+                "{result:?}"
+            );
+            assert!(env.read::<C>().is_none());
+            assert_eq!(late, 0);
+        }
+        assert_eq!(
+            dag.stats.reruns.load(Ordering::Relaxed),
+            u64::from(RERUNS) - u64::from(stale_view_triggers)
+        );
+    }
+}
