@@ -63,6 +63,12 @@ pub struct DevicesConfig {
     /// every [`AWAY_CHECK`].
     #[serde(rename = "away_grace_ms", with = "crate::settings::millis")]
     pub away_grace: Duration,
+    /// The most hosts it tracks: while that many are known, a new one is
+    /// not learnt (its packets are still answered: `routing` floods
+    /// towards an unknown host) until others age out or go. A bound on
+    /// memory under a MAC flood, which would otherwise grow for
+    /// `host_timeout` at whatever rate the flood brings new addresses.
+    pub max_hosts: usize,
 }
 
 /// How often hosts away for longer than the grace are looked for.
@@ -74,6 +80,7 @@ impl Default for DevicesConfig {
             host_timeout: Duration::from_secs(300),
             refresh: Duration::from_secs(10),
             away_grace: Duration::from_secs(10),
+            max_hosts: 1 << 20,
         }
     }
 }
@@ -90,6 +97,8 @@ crate::counters::named_counters! {
         /// Hosts forgotten because their port became a link port, or stayed
         /// away (switch gone, port down) longer than the grace.
         dropped,
+        /// New hosts not learnt because `max_hosts` were known.
+        refused,
     }
 }
 
@@ -97,6 +106,9 @@ impl AppSettings for DevicesConfig {
     fn check(&self) -> Result<(), SettingsError> {
         if self.refresh.is_zero() {
             return Err(SettingsError::invalid("refresh_ms", "must be at least 1"));
+        }
+        if self.max_hosts == 0 {
+            return Err(SettingsError::invalid("max_hosts", "must be at least 1"));
         }
         if self.host_timeout < self.refresh {
             return Err(SettingsError::invalid(
@@ -116,6 +128,9 @@ struct State {
     last_seen: HashMap<MacAddr, Instant>,
     /// Since when each away host's switch or port has not been live.
     away: HashMap<MacAddr, Instant>,
+    /// Whether the log has said that `max_hosts` are known (said once
+    /// each time the table fills).
+    full: bool,
     /// The other members' facts, in a cluster.
     peers: Option<Arc<Peers>>,
 }
@@ -217,6 +232,22 @@ impl Inner {
 
     /// Records `seen` at `at`; true if the view must change.
     fn learn(&self, state: &mut State, seen: Seen, at: PortRef, now: Instant) -> bool {
+        let max_hosts = self.settings.get().max_hosts;
+        if state.hosts.len() >= max_hosts && state.hosts.get(&seen.mac).is_none() {
+            self.counters.refused.fetch_add(1, Ordering::Relaxed);
+            if !state.full {
+                state.full = true;
+                tracing::warn!(
+                    max_hosts,
+                    mac = %seen.mac,
+                    "host table full: new hosts are not learnt until others age out or go"
+                );
+            }
+            return false;
+        }
+        if state.hosts.len() < max_hosts {
+            state.full = false;
+        }
         state.last_seen.insert(seen.mac, now);
         // Seen on a live edge port: not away, wherever it was before.
         state.away.remove(&seen.mac);
@@ -292,24 +323,31 @@ impl Inner {
                 away.entry(h.mac).or_insert(now);
             }
         }
-        for mac in &linked {
-            self.forget(&mut state, mac, "its port carries a link");
-        }
-        for mac in &handed_over {
-            self.forget(&mut state, mac, "another member masters its switch now");
-        }
+        self.forget(&mut state, &linked, "its port carries a link");
+        self.forget(
+            &mut state,
+            &handed_over,
+            "another member masters its switch now",
+        );
         if !linked.is_empty() || !handed_over.is_empty() {
             self.publish(&mut state);
         }
     }
 
-    /// Forgets `mac`, saying why.
-    fn forget(&self, state: &mut State, mac: &MacAddr, why: &str) {
-        state.hosts.remove(mac);
-        state.last_seen.remove(mac);
-        state.away.remove(mac);
-        self.counters.dropped.fetch_add(1, Ordering::Relaxed);
-        tracing::info!(%mac, "host forgotten: {why}");
+    /// Forgets `macs`, saying why ([`log_hosts`]).
+    fn forget(&self, state: &mut State, macs: &[MacAddr], why: &str) {
+        if macs.is_empty() {
+            return;
+        }
+        for mac in macs {
+            state.hosts.remove(mac);
+            state.last_seen.remove(mac);
+            state.away.remove(mac);
+        }
+        self.counters
+            .dropped
+            .fetch_add(macs.len() as u64, Ordering::Relaxed);
+        log_hosts(macs, &format!("forgotten: {why}"));
     }
 
     /// Forgets the hosts that have been away for longer than the grace.
@@ -322,13 +360,11 @@ impl Inner {
             .filter(|&(_, &since)| now.saturating_duration_since(since) >= grace)
             .map(|(&mac, _)| mac)
             .collect();
-        for mac in &gone {
-            self.forget(
-                &mut state,
-                mac,
-                "its switch or port has been away longer than the grace",
-            );
-        }
+        self.forget(
+            &mut state,
+            &gone,
+            "its switch or port has been away longer than the grace",
+        );
         if !gone.is_empty() {
             self.publish(&mut state);
         }
@@ -345,6 +381,7 @@ impl Inner {
             ..
         } = &mut *state;
         let mut changed = false;
+        let mut aged = Vec::new();
         let macs: Vec<MacAddr> = hosts.by_mac.keys().copied().collect();
         for mac in macs {
             let seen = last_seen.get(&mac).copied().unwrap_or(now);
@@ -352,8 +389,7 @@ impl Inner {
                 hosts.remove(&mac);
                 last_seen.remove(&mac);
                 away.remove(&mac);
-                self.counters.aged.fetch_add(1, Ordering::Relaxed);
-                tracing::info!(%mac, "host aged out");
+                aged.push(mac);
                 changed = true;
             } else if let Some(h) = hosts.get(&mac).filter(|h| h.last_seen < seen) {
                 let h = Host {
@@ -364,8 +400,30 @@ impl Inner {
                 changed = true;
             }
         }
+        self.counters
+            .aged
+            .fetch_add(aged.len() as u64, Ordering::Relaxed);
+        log_hosts(&aged, "aged out");
         if changed {
             self.publish(&mut state);
+        }
+    }
+}
+
+/// Says in the log that `macs` were `what`: one line naming the host when
+/// it is one, one line counting them when they are many (with each host
+/// at debug level), so that a network losing a million hosts at once
+/// (a MAC flood aging out, a switch with all its hosts leaving) writes one
+/// line rather than a million.
+fn log_hosts(macs: &[MacAddr], what: &str) {
+    match macs {
+        [] => {}
+        [mac] => tracing::info!(%mac, "host {what}"),
+        [first, ..] => {
+            tracing::info!(hosts = macs.len(), %first, "hosts {what}");
+            for mac in macs {
+                tracing::debug!(%mac, "host {what}");
+            }
         }
     }
 }

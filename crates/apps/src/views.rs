@@ -14,6 +14,7 @@ use baton_openflow::neutral::PortDesc;
 use baton_openflow::{DatapathId, MacAddr, PortNo};
 use baton_runtime::SwitchId;
 use baton_runtime::env::View;
+use imbl::OrdMap;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::net::{Ipv4Addr, Ipv6Addr};
@@ -311,11 +312,18 @@ pub struct Host {
 }
 
 /// The hosts, by Ethernet address.
+///
+/// Persistent maps (`imbl`'s B-trees, which share what did not change):
+/// `devices` publishes a new version each time it learns a host, and a
+/// copy of a `BTreeMap` costs every host it holds, so with millions of
+/// hosts (10,000 switches under a MAC flood) the copies took the whole
+/// worker and no switch was answered for minutes (measured; BENCHMARKS.md,
+/// "A 10-minute soak"). A copy of these costs nothing, an insert a path.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Hosts {
     /// Every host.
-    pub by_mac: BTreeMap<MacAddr, Arc<Host>>,
-    by_ipv4: BTreeMap<Ipv4Addr, MacAddr>,
+    pub by_mac: OrdMap<MacAddr, Arc<Host>>,
+    by_ipv4: OrdMap<Ipv4Addr, MacAddr>,
 }
 
 impl View for Hosts {

@@ -471,6 +471,52 @@ fn silent_hosts_age_out_and_links_teach_no_hosts() {
     assert_eq!(devices.counters().aged, 1);
 }
 
+/// `max_hosts` bounds the hosts tracked: past it a new host is not
+/// learnt (and still reaches whom it talks to, flooded), one it already
+/// knows is still followed, and one that ages out makes room.
+#[test]
+fn no_more_than_max_hosts_are_tracked_and_one_that_ages_out_makes_room() {
+    let topology = Arc::new(TopologyApp::new(TopologyConfig::default()).unwrap());
+    let devices = Arc::new(DevicesApp::new(DevicesConfig {
+        host_timeout: Duration::from_secs(30),
+        refresh: Duration::from_secs(1),
+        max_hosts: 2,
+        ..DevicesConfig::default()
+    }));
+    let mut tb = Testbed::new(vec![
+        AnyApp::from(topology.clone()),
+        AnyApp::from(devices.clone()),
+        AnyApp::new(RoutingApp::new(RoutingConfig::default())),
+    ]);
+    tb.switch(1, Version::V10, 4);
+    tb.advance(Duration::from_millis(600));
+    let listed = |tb: &mut Testbed| -> Vec<MacAddr> {
+        let hosts = tb.harness().snapshot().get::<Hosts>().unwrap();
+        hosts.by_mac.keys().copied().collect()
+    };
+    tb.send((Sw(0), 1), &arp_request(mac(0), ip(0), ip(2)));
+    tb.send((Sw(0), 2), &arp_request(mac(1), ip(1), ip(2)));
+    tb.clear_received();
+    // The third is not learnt, and its packets still arrive.
+    let frame = udp(mac(2), ip(2), mac(0), ip(0), 1);
+    tb.send((Sw(0), 3), &frame);
+    assert_eq!(tb.received((Sw(0), 1)), vec![frame], "host 2 -> host 0");
+    assert_eq!(listed(&mut tb), vec![mac(0), mac(1)]);
+    assert_eq!(devices.counters().refused, 1);
+    // A known host that moves is still followed.
+    tb.send((Sw(0), 4), &arp_request(mac(1), ip(1), ip(0)));
+    let hosts = tb.harness().snapshot().get::<Hosts>().unwrap();
+    assert_eq!(hosts.get(&mac(1)).map(|h| h.at.port), Some(PortNo(4)));
+    // Host 0 falls silent and ages out; then the third is learnt.
+    for _ in 0..4 {
+        tb.advance(Duration::from_secs(10));
+        tb.send((Sw(0), 4), &arp_request(mac(1), ip(1), ip(0)));
+    }
+    assert_eq!(listed(&mut tb), vec![mac(1)]);
+    tb.send((Sw(0), 3), &arp_request(mac(2), ip(2), ip(0)));
+    assert_eq!(listed(&mut tb), vec![mac(1), mac(2)]);
+}
+
 /// Both hosts of a chain talk, ten packets a second each way, for
 /// `ticks` tenths of a second; returns the first tick after which host 0
 /// is listed, and asserts that every packet from host 0 arrives, and every

@@ -26,6 +26,7 @@ use baton_openflow::neutral::{self, MatchSpec};
 use baton_openflow::{DatapathId, MacAddr, PortNo, Xid};
 use baton_runtime::dag::{Dag, DagApp, Local, Trigger};
 use baton_runtime::env::{Versioned, ViewAccess, ViewId};
+use imbl::ordmap::DiffItem;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -200,10 +201,15 @@ impl RouteFlow {
     ) -> Vec<(DatapathId, MatchSpec<'static>)> {
         let installed = lock(&self.inner.installed);
         let mut doomed = Vec::new();
-        for (mac, h) in &before.by_mac {
-            if now.get(mac).is_some_and(|n| n.at == h.at) {
-                continue;
-            }
+        // The persistent maps' diff skips what the two versions share, so
+        // this costs the hosts that changed, not all of them: it runs at
+        // each new version of the hosts, continually under a MAC flood.
+        for change in before.by_mac.diff(&now.by_mac) {
+            let mac = match change {
+                DiffItem::Update { old, new } if old.1.at != new.1.at => old.0,
+                DiffItem::Remove(mac, _) => mac,
+                _ => continue,
+            };
             for &dpid in installed.by_mac.get(mac).into_iter().flatten() {
                 doomed.push((dpid, towards(*mac)));
             }
