@@ -6,7 +6,9 @@
 //! (`answer/...`, issue 28 target 2): a pre-encoded FLOW_MOD whose xid,
 //! buffer id and output port are patched (what `baton bench responder`
 //! sends), the learning switch's default FLOW_MOD with the frame's L2
-//! match, and its exact match written straight from the frame.
+//! match, and its exact match written straight from the frame; in 1.0
+//! also both through the general encoder (`answer/*-general`), which
+//! `encode_flow_add` used for them before its fixed-size path.
 //!
 //! Run with `cargo bench -p baton-openflow --bench hot_path`; the timings
 //! are kept short (1 s warm-up, 3 s measurement) so the run takes about a
@@ -20,6 +22,7 @@ use baton_openflow::v13::oxm::Oxm;
 use baton_openflow::{BufferId, Cookie, PortNo, Version, Xid, v10, v13};
 use criterion::{Criterion, criterion_group, criterion_main};
 use etherparse::{ArpHardwareId, ArpOperation, ArpPacket, EtherType, PacketBuilder};
+use std::borrow::Cow;
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -165,7 +168,14 @@ fn bench(c: &mut Criterion) {
                 black_box(out.len())
             })
         });
-        for (label, l2) in [("answer/l2", true), ("answer/exact", false)] {
+        let mut answers = vec![("answer/l2", true, false), ("answer/exact", false, false)];
+        if v == Version::V10 {
+            answers.extend([
+                ("answer/l2-general", true, true),
+                ("answer/exact-general", false, true),
+            ]);
+        }
+        for (label, l2, general) in answers {
             g.bench_function(label, |b| {
                 b.iter(|| {
                     out.clear();
@@ -180,7 +190,10 @@ fn bench(c: &mut Criterion) {
                         idle_timeout: 10,
                         ..FlowSpec::new(match_, &actions)
                     };
-                    neutral::encode_flow_add(&mut out, v, Xid(7), &flow);
+                    match general {
+                        true => encode_flow_add10_general(&mut out, Xid(7), &flow),
+                        false => neutral::encode_flow_add(&mut out, v, Xid(7), &flow),
+                    }
                     black_box(out.len())
                 })
             });
@@ -202,6 +215,24 @@ fn bench(c: &mut Criterion) {
         });
         g.finish();
     }
+}
+
+/// The 1.0 FLOW_MOD of `neutral::encode_flow_add` through the general
+/// encoder, as it was written before the learning switch's answer (no
+/// action or one output) got its fixed-size path: `answer/*-general`.
+fn encode_flow_add10_general(out: &mut Vec<u8>, xid: Xid, flow: &FlowSpec<'_>) {
+    let head = v10::FlowModHead {
+        match_: flow.match_.to_match10(),
+        cookie: flow.cookie,
+        command: v10::FlowModCommand::Add,
+        idle_timeout: flow.idle_timeout,
+        hard_timeout: flow.hard_timeout,
+        priority: flow.priority,
+        buffer_id: flow.buffer_id.unwrap_or(BufferId::NONE),
+        out_port: PortNo::ANY,
+        flags: flow.flags,
+    };
+    v10::encode_flow_mod_mapped(out, xid, &head, flow.actions, |a| Cow::Owned(a.to_v10()));
 }
 
 /// A FLOW_MOD encoded once, with the offsets of its xid, buffer id and

@@ -17,8 +17,9 @@ use crate::packet::consts::{
 };
 use crate::types::{MacAddr, PortNo};
 use crate::v10::ofmatch::{
-    Match10, OFP_VLAN_NONE, OFPFW_ALL, OFPFW_DL_DST, OFPFW_DL_SRC, OFPFW_DL_TYPE, OFPFW_DL_VLAN,
-    OFPFW_DL_VLAN_PCP, OFPFW_IN_PORT, OFPFW_NW_PROTO, OFPFW_NW_TOS, OFPFW_TP_DST, OFPFW_TP_SRC,
+    MATCH_LEN, Match10, OFP_VLAN_NONE, OFPFW_ALL, OFPFW_DL_DST, OFPFW_DL_SRC, OFPFW_DL_TYPE,
+    OFPFW_DL_VLAN, OFPFW_DL_VLAN_PCP, OFPFW_IN_PORT, OFPFW_NW_PROTO, OFPFW_NW_TOS, OFPFW_TP_DST,
+    OFPFW_TP_SRC, port_to_wire,
 };
 use crate::v13::oxm::{
     MATCH_BUF, OFPVID_NONE, OFPVID_PRESENT, Oxm, for_each_exact_oxm, put_exact_match,
@@ -148,6 +149,30 @@ impl<'a> MatchSpec<'a> {
                 dl_vlan: l2.vid.unwrap_or(OFP_VLAN_NONE),
                 ..Match10::ALL
             },
+        }
+    }
+
+    /// Writes the 40 bytes of [`MatchSpec::to_match10`] into `b`, the exact
+    /// match of a plain frame straight from its bytes
+    /// ([`Match10::write_exact_frame`]).
+    #[inline]
+    pub(crate) fn write_match10(&self, b: &mut [u8; MATCH_LEN]) {
+        match self {
+            MatchSpec::ExactFrame { in_port, frame } => {
+                Match10::write_exact_frame(b, *in_port, frame)
+            }
+            MatchSpec::L2(l2) => {
+                // `to_match10`'s L2 match, in place (1.0.0 §5.2.3 offsets).
+                let wildcards =
+                    OFPFW_ALL & !(OFPFW_IN_PORT | OFPFW_DL_SRC | OFPFW_DL_DST | OFPFW_DL_VLAN);
+                b[0..4].copy_from_slice(&wildcards.to_be_bytes());
+                b[4..6].copy_from_slice(&port_to_wire(l2.in_port).to_be_bytes());
+                b[6..12].copy_from_slice(&l2.eth_src.0);
+                b[12..18].copy_from_slice(&l2.eth_dst.0);
+                b[18..20].copy_from_slice(&l2.vid.unwrap_or(OFP_VLAN_NONE).to_be_bytes());
+                b[20..].fill(0);
+            }
+            MatchSpec::Exact(_) | MatchSpec::Fields(_) => self.to_match10().write(b),
         }
     }
 

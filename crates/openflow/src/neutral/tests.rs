@@ -25,6 +25,7 @@ fn decode13(b: &[u8]) -> (Xid, v13::Message) {
     v13::decode(b).unwrap()
 }
 
+mod flow_fixed;
 mod matching;
 mod packet_in;
 mod port;

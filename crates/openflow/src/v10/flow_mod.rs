@@ -35,8 +35,9 @@ pub const OFPFF_CHECK_OVERLAP: u16 = 1 << 1;
 /// `OFPFF_EMERG`: an emergency flow.
 pub const OFPFF_EMERG: u16 = 1 << 2;
 
-/// Byte offsets of `ofp_flow_mod`, header included.
-mod field {
+/// Byte offsets of `ofp_flow_mod`, header included (also the neutral
+/// encoder's fixed-size FLOW_MOD, `neutral::flow`).
+pub(crate) mod field {
     use crate::wire::{Field, Rest};
 
     pub const MATCH: Field = 8..48;
@@ -52,7 +53,7 @@ mod field {
 }
 
 /// The fixed part, header included: where the actions start.
-const FIXED_LEN: usize = field::ACTIONS.start;
+pub(crate) const FIXED_LEN: usize = field::ACTIONS.start;
 
 crate::header::message_view! {
     /// A view of an OFPT_FLOW_MOD in a buffer (1.0.0 §5.3.3).

@@ -345,12 +345,7 @@ impl Match10 {
         let Some(f) = PlainIpv4::new(frame) else {
             return Match10::exact(&FlowKey::extract(in_port, frame));
         };
-        let (wildcards, tp_src, tp_dst) = match f.transport() {
-            PlainTransport::Tcp | PlainTransport::Udp => {
-                (OFPFW_DL_VLAN_PCP, f.tp_src(), f.tp_dst())
-            }
-            PlainTransport::Unmatched => (OFPFW_DL_VLAN_PCP | OFPFW_TP_SRC | OFPFW_TP_DST, 0, 0),
-        };
+        let (wildcards, tp_src, tp_dst) = plain_wildcards_and_ports(&f);
         Match10 {
             wildcards,
             in_port,
@@ -366,6 +361,47 @@ impl Match10 {
             tp_src,
             tp_dst,
         }
+    }
+
+    /// Writes the 40 bytes of [`Match10::exact_frame`]`(in_port, frame)`;
+    /// for a [`PlainIpv4`] frame, straight from the frame's bytes, with no
+    /// [`Match10`] in between (for the 1.0 FLOW_MOD written in one go,
+    /// `neutral::flow`).
+    #[inline]
+    pub(crate) fn write_exact_frame(b: &mut [u8; MATCH_LEN], in_port: PortNo, frame: &[u8]) {
+        let Some(f) = PlainIpv4::new(frame) else {
+            Match10::exact(&FlowKey::extract(in_port, frame)).write(b);
+            return;
+        };
+        let (wildcards, tp_src, tp_dst) = plain_wildcards_and_ports(&f);
+        // Offsets as in `write` (1.0.0 §5.2.3); untagged, so `dl_vlan` is
+        // OFP_VLAN_NONE and `dl_vlan_pcp` 0.
+        b[0..4].copy_from_slice(&wildcards.to_be_bytes());
+        b[4..6].copy_from_slice(&port_to_wire(in_port).to_be_bytes());
+        b[6..12].copy_from_slice(&f.eth_src());
+        b[12..18].copy_from_slice(&f.eth_dst());
+        b[18..20].copy_from_slice(&OFP_VLAN_NONE.to_be_bytes());
+        b[20] = 0;
+        b[21] = 0;
+        b[22..24].copy_from_slice(&ETH_TYPE_IPV4.to_be_bytes());
+        b[24] = f.tos() & 0xfc;
+        b[25] = f.proto();
+        b[26..28].fill(0);
+        b[28..32].copy_from_slice(&f.ipv4_src());
+        b[32..36].copy_from_slice(&f.ipv4_dst());
+        b[36..38].copy_from_slice(&tp_src.to_be_bytes());
+        b[38..40].copy_from_slice(&tp_dst.to_be_bytes());
+    }
+}
+
+/// The wildcards and `tp_src` / `tp_dst` of a [`PlainIpv4`] frame's exact
+/// match: only `dl_vlan_pcp` wildcarded (untagged) and the ports for TCP
+/// and UDP; the transport fields too, as zeros, for the other protocols.
+#[inline]
+fn plain_wildcards_and_ports(f: &PlainIpv4<'_>) -> (u32, u16, u16) {
+    match f.transport() {
+        PlainTransport::Tcp | PlainTransport::Udp => (OFPFW_DL_VLAN_PCP, f.tp_src(), f.tp_dst()),
+        PlainTransport::Unmatched => (OFPFW_DL_VLAN_PCP | OFPFW_TP_SRC | OFPFW_TP_DST, 0, 0),
     }
 }
 
