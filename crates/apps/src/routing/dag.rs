@@ -84,10 +84,7 @@ impl DagApp for RoutesStage {
             return Ok(());
         };
         let version = local.version::<Topology>();
-        // Each switch once, not once per host: with a million hosts on
-        // 10,000 switches, `Routes::next_hops` topped the controller's
-        // profile (22% of its CPU) when it was called per host.
-        let host_switches = |hosts: Option<Arc<Hosts>>| -> BTreeSet<DatapathId> {
+        let host_switches = |hosts: Option<Arc<Hosts>>| -> Vec<DatapathId> {
             hosts
                 .map(|h| h.by_mac.values().map(|h| h.at.dpid).collect())
                 .unwrap_or_default()
