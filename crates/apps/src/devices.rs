@@ -230,9 +230,15 @@ impl Inner {
         self.publish(&mut state);
     }
 
-    /// Records `seen` at `at`; true if the view must change.
-    fn learn(&self, state: &mut State, seen: Seen, at: PortRef, now: Instant) -> bool {
-        let max_hosts = self.settings.get().max_hosts;
+    /// Records `seen` at `at`, unless it is new and `max_hosts` are
+    /// known; true if the view must change.
+    fn learn(
+        &self,
+        state: &mut State,
+        (seen, at): (Seen, PortRef),
+        now: Instant,
+        max_hosts: usize,
+    ) -> bool {
         if state.hosts.len() >= max_hosts && state.hosts.get(&seen.mac).is_none() {
             self.counters.refused.fetch_add(1, Ordering::Relaxed);
             if !state.full {
@@ -524,6 +530,7 @@ impl App for DevicesApp {
             return;
         };
         let now = net.now();
+        let max_hosts = inner.settings.get().max_hosts;
         let mut changed = false;
         batch.for_each(|sw, _, pi| {
             let at = PortRef::new(sw.dpid(), pi.in_port());
@@ -532,7 +539,7 @@ impl App for DevicesApp {
             }
             if let Some(s) = seen(pi) {
                 let mut state = lock(&inner.state);
-                changed |= inner.learn(&mut state, s, at, now);
+                changed |= inner.learn(&mut state, (s, at), now, max_hosts);
             }
         });
         if changed {
