@@ -238,11 +238,17 @@ proptest! {
     ) {
         let r = Routes::compute(random_topology(n, &pairs));
         let t = r.topology();
+        for b in 1..=n {
+            // Next hops span the destination's connected part only.
+            let hops = r.next_hops(d(b));
+            prop_assert_eq!(hops.len(), component(t, d(b)).len() - 1);
+        }
         for a in 1..=n {
             for b in 1..=n {
                 let path = r.path(d(a), d(b));
                 let reachable = component(t, d(a)).contains(&d(b));
                 prop_assert_eq!(path.is_some(), reachable);
+                prop_assert_eq!(r.next_hops(d(b)).get(&d(a)).is_some(), reachable && a != b);
                 let Some(path) = path else { continue };
                 let links = r.path_links(&path);
                 prop_assert_eq!(links.len(), path.len());

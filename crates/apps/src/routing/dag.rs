@@ -50,6 +50,7 @@ pub(super) fn stages(inner: &Arc<Inner>) -> Vec<Arc<dyn DagApp>> {
     vec![
         Arc::new(RoutesStage {
             inner: inner.clone(),
+            prepared: Mutex::default(),
         }),
         Arc::new(RouteFlow {
             inner: inner.clone(),
@@ -64,6 +65,26 @@ pub(super) fn stages(inner: &Arc<Inner>) -> Vec<Arc<dyn DagApp>> {
 /// their switches on the routes there are.
 struct RoutesStage {
     inner: Arc<Inner>,
+    /// The routes this stage last prepared and the hosts it prepared them
+    /// for. A new version of the hosts on the same routes prepares only
+    /// the switches of the hosts it added or moved: walking every host
+    /// at each version cost a million lookups per version while a MAC
+    /// flood taught hosts (a 10,000-switch soak, BENCHMARKS.md).
+    prepared: Mutex<Option<(Arc<Routes>, Arc<Hosts>)>>,
+}
+
+/// The switches of the hosts `now` has and `before` had not, or had
+/// elsewhere.
+fn switches_of_new_hosts(before: &Hosts, now: &Hosts) -> Vec<DatapathId> {
+    before
+        .by_mac
+        .diff(&now.by_mac)
+        .filter_map(|change| match change {
+            DiffItem::Add(_, host) => Some(host.at.dpid),
+            DiffItem::Update { old, new } if old.1.at != new.1.at => Some(new.1.at.dpid),
+            _ => None,
+        })
+        .collect()
 }
 
 impl DagApp for RoutesStage {
@@ -84,24 +105,39 @@ impl DagApp for RoutesStage {
             return Ok(());
         };
         let version = local.version::<Topology>();
-        let host_switches = |hosts: Option<Arc<Hosts>>| -> Vec<DatapathId> {
-            hosts
-                .map(|h| h.by_mac.values().map(|h| h.at.dpid).collect())
-                .unwrap_or_default()
+        let hosts = local.read::<Hosts>();
+        let every_host = |routes: &Routes| {
+            let switches = hosts
+                .iter()
+                .flat_map(|h| h.by_mac.values().map(|h| h.at.dpid));
+            routes.prepare(switches.collect::<BTreeSet<_>>());
         };
-        if let Some(current) = local.read::<Routes>()
-            && current.topology().version() == version
-        {
-            current.prepare(host_switches(local.read::<Hosts>()));
-            return Ok(());
-        }
-        let routes = Routes::compute(Versioned::shared(version, topo));
-        routes.prepare(host_switches(local.read::<Hosts>()));
-        self.inner
-            .counters
-            .computations
-            .fetch_add(1, Ordering::Relaxed);
-        local.write(routes)
+        let mut prepared = lock(&self.prepared);
+        let routes = match local.read::<Routes>() {
+            Some(current) if current.topology().version() == version => {
+                match (prepared.take(), &hosts) {
+                    (Some((routes, before)), Some(now)) if Arc::ptr_eq(&routes, &current) => {
+                        current.prepare(switches_of_new_hosts(&before, now));
+                    }
+                    _ => every_host(&current),
+                }
+                current
+            }
+            _ => {
+                let routes = Routes::compute(Versioned::shared(version, topo));
+                every_host(&routes);
+                self.inner
+                    .counters
+                    .computations
+                    .fetch_add(1, Ordering::Relaxed);
+                local.write(routes)?;
+                local
+                    .read::<Routes>()
+                    .ok_or("routes unreadable after writing them")?
+            }
+        };
+        *prepared = hosts.map(|hosts| (routes, hosts));
+        Ok(())
     }
 }
 
@@ -292,7 +328,7 @@ impl DagApp for RouteFlow {
 mod tests {
     use super::*;
     use crate::routing::{RoutingApp, RoutingConfig};
-    use crate::views::{PortRef, Served, SwitchNode};
+    use crate::views::{Host, PortRef, Served, SwitchNode};
     use baton_runtime::SwitchId;
     use baton_runtime::testing::port;
 
@@ -323,6 +359,39 @@ mod tests {
             t.add_link(l.reversed());
         }
         Arc::new(Routes::compute(Versioned::new(1, t)))
+    }
+
+    fn host(n: u8, dpid: u64) -> Host {
+        let now = std::time::Instant::now();
+        Host {
+            mac: MacAddr([2, 0, 0, 0, 0, n]),
+            vlan: None,
+            ipv4: Default::default(),
+            ipv6: Default::default(),
+            at: PortRef::new(DatapathId(dpid), PortNo(1)),
+            first_seen: now,
+            last_seen: now,
+            at_since_ms: 0,
+        }
+    }
+
+    #[test]
+    fn only_hosts_added_or_moved_have_their_switches_prepared() {
+        let mut before = Hosts::default();
+        for (n, dpid) in [(1, 1), (2, 2), (3, 3)] {
+            before.insert(host(n, dpid));
+        }
+        let mut now = before.clone();
+        now.insert(host(2, 5)); // moved from switch 2 to 5
+        now.remove(&host(3, 3).mac); // went
+        now.insert(host(4, 4)); // came
+        let mut refreshed = host(1, 1);
+        refreshed.last_seen += std::time::Duration::from_secs(60);
+        now.insert(refreshed); // seen again where it was
+        let mut got = switches_of_new_hosts(&before, &now);
+        got.sort();
+        assert_eq!(got, vec![DatapathId(4), DatapathId(5)]);
+        assert!(switches_of_new_hosts(&now, &now).is_empty());
     }
 
     #[test]
