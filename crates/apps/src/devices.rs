@@ -133,6 +133,8 @@ struct State {
     full: bool,
     /// The other members' facts, in a cluster.
     peers: Option<Arc<Peers>>,
+    /// The topology last followed ([`Inner::follow_topology`]).
+    followed: Option<Arc<Topology>>,
 }
 
 /// The host tracking application.
@@ -299,9 +301,17 @@ impl Inner {
 
     /// Follows a new topology: hosts on ports that carry a link are
     /// forgotten; hosts whose switch or port is not live are away (since
-    /// `now`), and come back from away when it is live again.
-    fn follow_topology(&self, topo: &Topology, now: Instant) {
+    /// `now`), and come back from away when it is live again. A topology
+    /// with the same switches and links as the one followed last changes
+    /// none of that and is not walked: under a MAC flood each first host
+    /// on a port is a new topology, and walking a million hosts at each
+    /// took a seventh of the worker (a 10,000-switch soak, BENCHMARKS.md).
+    fn follow_topology(&self, topo: &Arc<Topology>, now: Instant) {
         let mut state = lock(&self.state);
+        let last = state.followed.replace(topo.clone());
+        if last.is_some_and(|last| last.same_switches_and_links(topo)) {
+            return;
+        }
         let State { hosts, away, .. } = &mut *state;
         let mut linked = Vec::new();
         let mut handed_over = Vec::new();
@@ -517,7 +527,7 @@ impl App for DevicesApp {
             self.inner.follow_peers(p.arc());
         }
         if let Some(t) = snapshot.get::<Topology>() {
-            self.inner.follow_topology(&t, net.now());
+            self.inner.follow_topology(t.arc(), net.now());
         }
     }
 

@@ -141,7 +141,21 @@ struct Edge {
 /// millisecond rather than the tens a tree of maps costs.
 pub struct Routes {
     topology: Versioned<Topology>,
+    paths: Arc<Paths>,
+}
+
+/// What the routes take from a topology: its switches and the links known
+/// both ways. Routes of topologies that differ only in the rest (a port
+/// that settled, a port where hosts were seen) share them, searches
+/// already made included ([`Routes::follow`]): under a MAC flood every
+/// first host on a port is a new topology, and each recomputed the routes
+/// and searched again towards every switch with hosts (a 10,000-switch
+/// soak, BENCHMARKS.md).
+struct Paths {
     dpids: Vec<DatapathId>,
+    /// The links known both ways, as [`Topology::bidirectional_links`]
+    /// lists them.
+    links: Vec<Link>,
     numbering: Arc<Numbering>,
     /// Each switch's usable links, by port.
     adjacency: Vec<Vec<Edge>>,
@@ -159,7 +173,7 @@ impl std::fmt::Debug for Routes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Routes")
             .field("topology_version", &self.topology.version())
-            .field("tree", &self.tree)
+            .field("tree", &self.paths.tree)
             .finish()
     }
 }
@@ -168,6 +182,136 @@ impl Routes {
     /// The routes of `topology`: its adjacency and spanning tree now,
     /// shortest paths as they are asked for.
     pub fn compute(topology: Versioned<Topology>) -> Routes {
+        Routes {
+            paths: Arc::new(Paths::new(&topology)),
+            topology,
+        }
+    }
+
+    /// The routes of `topology`, a later version of these routes'
+    /// topology: these routes' paths and searches if it has the same
+    /// switches and links (known both ways), computed anew otherwise.
+    pub fn follow(&self, topology: Versioned<Topology>) -> Routes {
+        let paths = &self.paths;
+        let same = topology.switches.keys().eq(paths.dpids.iter())
+            && topology
+                .bidirectional_links()
+                .eq(paths.links.iter().copied());
+        match same {
+            true => Routes {
+                topology,
+                paths: paths.clone(),
+            },
+            false => Routes::compute(topology),
+        }
+    }
+
+    /// Whether these routes and `other` share their paths: the same
+    /// switches and links, and the searches made for either.
+    pub fn same_paths(&self, other: &Routes) -> bool {
+        Arc::ptr_eq(&self.paths, &other.paths)
+    }
+
+    /// The topology these routes were computed from.
+    pub fn topology(&self) -> &Versioned<Topology> {
+        &self.topology
+    }
+
+    /// For every switch that can reach `dst`, the port towards it.
+    pub fn next_hops(&self, dst: DatapathId) -> Arc<NextHops> {
+        if let Some(n) = lock(&self.paths.towards).get(&dst) {
+            return n.clone();
+        }
+        let numbering = &self.paths.numbering;
+        let (part, ports) = match numbering.index.get(&dst) {
+            Some(&d) => {
+                let part = numbering.part[d as usize];
+                let size = numbering.sizes[part as usize] as usize;
+                (part, next_hops(&self.paths.adjacency, numbering, size, d))
+            }
+            None => (u32::MAX, Vec::new()),
+        };
+        let n = Arc::new(NextHops {
+            part,
+            ports,
+            numbering: numbering.clone(),
+        });
+        lock(&self.paths.towards).insert(dst, n.clone());
+        n
+    }
+
+    /// Computes the next hops towards each of `dsts` now (the routing
+    /// application does this for switches with hosts when the topology
+    /// changes, off the packet-in path).
+    pub fn prepare(&self, dsts: impl IntoIterator<Item = DatapathId>) {
+        for d in dsts {
+            self.next_hops(d);
+        }
+    }
+
+    /// The ports a packet leaves by on its way from switch `from` to switch
+    /// `to`, one per switch, `from` first; empty when `from` is `to`;
+    /// `None` when `to` cannot be reached.
+    pub fn path(&self, from: DatapathId, to: DatapathId) -> Option<Vec<PortRef>> {
+        let index = &self.paths.numbering.index;
+        let (&f, &t) = (index.get(&from)?, index.get(&to)?);
+        let hops = self.next_hops(to);
+        let mut path = Vec::new();
+        let mut at = f;
+        while at != t {
+            let port = hops.at(at)?;
+            path.push(PortRef::new(self.paths.dpids[at as usize], port));
+            at = self.paths.adjacency[at as usize]
+                .iter()
+                .find(|e| e.port == port)?
+                .far;
+            if path.len() > self.paths.dpids.len() {
+                return None;
+            }
+        }
+        Some(path)
+    }
+
+    /// The links a path uses, as [`Routes::path`] lists its ports.
+    pub fn path_links(&self, path: &[PortRef]) -> Vec<Link> {
+        path.iter()
+            .filter_map(|&src| self.topology.link_from(src).map(|dst| Link { src, dst }))
+            .collect()
+    }
+
+    /// Whether port `p` is on the spanning tree.
+    pub fn is_tree_port(&self, p: PortRef) -> bool {
+        self.paths.tree.contains(&p)
+    }
+
+    /// The ports a broadcast or a packet for an unknown destination leaves
+    /// switch `dpid` by when it arrived on `in_port`: every edge port and
+    /// every tree port but the one it came in by. `None` when it arrived on
+    /// a link that is not on the tree (a copy that went round a loop):
+    /// it must be dropped.
+    pub fn flood_ports(&self, dpid: DatapathId, in_port: PortNo) -> Option<Vec<PortNo>> {
+        let arrived = PortRef::new(dpid, in_port);
+        if self.topology.is_link_port(arrived) && !self.paths.tree.contains(&arrived) {
+            return None;
+        }
+        let mut ports = self.topology.edge_ports(dpid);
+        if let Some(&i) = self.paths.numbering.index.get(&dpid) {
+            ports.extend(
+                self.paths.adjacency[i as usize]
+                    .iter()
+                    .map(|e| e.port)
+                    .filter(|&p| self.paths.tree.contains(&PortRef::new(dpid, p))),
+            );
+        }
+        ports.retain(|&p| p != in_port);
+        ports.sort();
+        ports.dedup();
+        Some(ports)
+    }
+}
+
+impl Paths {
+    fn new(topology: &Topology) -> Paths {
         let dpids: Vec<DatapathId> = topology.switches.keys().copied().collect();
         let index: HashMap<DatapathId, u32> = dpids
             .iter()
@@ -175,7 +319,8 @@ impl Routes {
             .map(|(i, d)| (*d, i as u32))
             .collect();
         let mut adjacency = vec![Vec::new(); dpids.len()];
-        for l in topology.bidirectional_links() {
+        let links: Vec<Link> = topology.bidirectional_links().collect();
+        for l in &links {
             let (Some(&a), Some(&b)) = (index.get(&l.src.dpid), index.get(&l.dst.dpid)) else {
                 continue;
             };
@@ -200,111 +345,14 @@ impl Routes {
             }
         }
         let tree = spanning_tree(&dpids, &adjacency);
-        Routes {
-            topology,
-            numbering: Arc::new(numbering),
+        Paths {
             dpids,
+            links,
+            numbering: Arc::new(numbering),
             adjacency,
             tree,
             towards: Mutex::new(HashMap::new()),
         }
-    }
-
-    /// The topology these routes were computed from.
-    pub fn topology(&self) -> &Versioned<Topology> {
-        &self.topology
-    }
-
-    /// For every switch that can reach `dst`, the port towards it.
-    pub fn next_hops(&self, dst: DatapathId) -> Arc<NextHops> {
-        if let Some(n) = lock(&self.towards).get(&dst) {
-            return n.clone();
-        }
-        let numbering = &self.numbering;
-        let (part, ports) = match numbering.index.get(&dst) {
-            Some(&d) => {
-                let part = numbering.part[d as usize];
-                let size = numbering.sizes[part as usize] as usize;
-                (part, next_hops(&self.adjacency, numbering, size, d))
-            }
-            None => (u32::MAX, Vec::new()),
-        };
-        let n = Arc::new(NextHops {
-            part,
-            ports,
-            numbering: numbering.clone(),
-        });
-        lock(&self.towards).insert(dst, n.clone());
-        n
-    }
-
-    /// Computes the next hops towards each of `dsts` now (the routing
-    /// application does this for switches with hosts when the topology
-    /// changes, off the packet-in path).
-    pub fn prepare(&self, dsts: impl IntoIterator<Item = DatapathId>) {
-        for d in dsts {
-            self.next_hops(d);
-        }
-    }
-
-    /// The ports a packet leaves by on its way from switch `from` to switch
-    /// `to`, one per switch, `from` first; empty when `from` is `to`;
-    /// `None` when `to` cannot be reached.
-    pub fn path(&self, from: DatapathId, to: DatapathId) -> Option<Vec<PortRef>> {
-        let index = &self.numbering.index;
-        let (&f, &t) = (index.get(&from)?, index.get(&to)?);
-        let hops = self.next_hops(to);
-        let mut path = Vec::new();
-        let mut at = f;
-        while at != t {
-            let port = hops.at(at)?;
-            path.push(PortRef::new(self.dpids[at as usize], port));
-            at = self.adjacency[at as usize]
-                .iter()
-                .find(|e| e.port == port)?
-                .far;
-            if path.len() > self.dpids.len() {
-                return None;
-            }
-        }
-        Some(path)
-    }
-
-    /// The links a path uses, as [`Routes::path`] lists its ports.
-    pub fn path_links(&self, path: &[PortRef]) -> Vec<Link> {
-        path.iter()
-            .filter_map(|&src| self.topology.link_from(src).map(|dst| Link { src, dst }))
-            .collect()
-    }
-
-    /// Whether port `p` is on the spanning tree.
-    pub fn is_tree_port(&self, p: PortRef) -> bool {
-        self.tree.contains(&p)
-    }
-
-    /// The ports a broadcast or a packet for an unknown destination leaves
-    /// switch `dpid` by when it arrived on `in_port`: every edge port and
-    /// every tree port but the one it came in by. `None` when it arrived on
-    /// a link that is not on the tree (a copy that went round a loop):
-    /// it must be dropped.
-    pub fn flood_ports(&self, dpid: DatapathId, in_port: PortNo) -> Option<Vec<PortNo>> {
-        let arrived = PortRef::new(dpid, in_port);
-        if self.topology.is_link_port(arrived) && !self.tree.contains(&arrived) {
-            return None;
-        }
-        let mut ports = self.topology.edge_ports(dpid);
-        if let Some(&i) = self.numbering.index.get(&dpid) {
-            ports.extend(
-                self.adjacency[i as usize]
-                    .iter()
-                    .map(|e| e.port)
-                    .filter(|&p| self.tree.contains(&PortRef::new(dpid, p))),
-            );
-        }
-        ports.retain(|&p| p != in_port);
-        ports.sort();
-        ports.dedup();
-        Some(ports)
     }
 }
 

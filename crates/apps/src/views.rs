@@ -233,6 +233,14 @@ impl Topology {
         touching
     }
 
+    /// Whether `other` has the same switches (their ports and who serves
+    /// them included) and links: topologies that differ only in their
+    /// settling ports and host ports. Cheap when they share their switches
+    /// (`Arc` equality compares pointers first).
+    pub fn same_switches_and_links(&self, other: &Topology) -> bool {
+        self.switches == other.switches && self.links == other.links
+    }
+
     /// Every link, one direction at a time.
     pub fn links(&self) -> impl Iterator<Item = Link> + '_ {
         self.links.iter().map(|(&src, &dst)| Link { src, dst })

@@ -279,3 +279,24 @@ fn distance(t: &Topology, a: DatapathId, b: DatapathId) -> usize {
     }
     dist[&b]
 }
+
+#[test]
+fn routes_of_a_topology_that_kept_its_switches_and_links_share_their_paths() {
+    let chain = [((1, 2), (2, 1))];
+    let r = Routes::compute(topology(3, 3, &chain));
+    let hops = r.next_hops(d(2));
+    // Hosts seen on a port: another topology, the same paths.
+    let mut t = Topology::clone(r.topology());
+    t.host_ports.insert(pr(3, 1));
+    let same = r.follow(Versioned::new(2, t));
+    assert!(same.same_paths(&r));
+    assert!(Arc::ptr_eq(&same.next_hops(d(2)), &hops), "searches kept");
+    assert_eq!(same.topology().version(), 2);
+    // A link came: paths computed anew.
+    let linked = same.follow(topology(3, 3, &[((1, 2), (2, 1)), ((2, 2), (3, 1))]));
+    assert!(!linked.same_paths(&same));
+    assert_eq!(linked.path(d(1), d(3)), Some(vec![pr(1, 2), pr(2, 2)]));
+    // A switch went: anew too.
+    let fewer = r.follow(topology(2, 3, &chain));
+    assert!(!fewer.same_paths(&r));
+}

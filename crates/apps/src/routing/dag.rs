@@ -66,10 +66,11 @@ pub(super) fn stages(inner: &Arc<Inner>) -> Vec<Arc<dyn DagApp>> {
 struct RoutesStage {
     inner: Arc<Inner>,
     /// The routes this stage last prepared and the hosts it prepared them
-    /// for. A new version of the hosts on the same routes prepares only
-    /// the switches of the hosts it added or moved: walking every host
-    /// at each version cost a million lookups per version while a MAC
-    /// flood taught hosts (a 10,000-switch soak, BENCHMARKS.md).
+    /// for. A new version of the hosts on routes with the same paths
+    /// ([`Routes::same_paths`]) prepares only the switches of the hosts it
+    /// added or moved: walking every host at each version cost a million
+    /// lookups per version while a MAC flood taught hosts (a
+    /// 10,000-switch soak, BENCHMARKS.md).
     prepared: Mutex<Option<(Arc<Routes>, Arc<Hosts>)>>,
 }
 
@@ -112,30 +113,34 @@ impl DagApp for RoutesStage {
                 .flat_map(|h| h.by_mac.values().map(|h| h.at.dpid));
             routes.prepare(switches.collect::<BTreeSet<_>>());
         };
-        let mut prepared = lock(&self.prepared);
-        let routes = match local.read::<Routes>() {
-            Some(current) if current.topology().version() == version => {
-                match (prepared.take(), &hosts) {
-                    (Some((routes, before)), Some(now)) if Arc::ptr_eq(&routes, &current) => {
-                        current.prepare(switches_of_new_hosts(&before, now));
-                    }
-                    _ => every_host(&current),
-                }
-                current
-            }
+        let current = local.read::<Routes>();
+        let routes = match current {
+            Some(current) if current.topology().version() == version => current,
             _ => {
-                let routes = Routes::compute(Versioned::shared(version, topo));
-                every_host(&routes);
-                self.inner
-                    .counters
-                    .computations
-                    .fetch_add(1, Ordering::Relaxed);
+                let topology = Versioned::shared(version, topo);
+                let routes = match &current {
+                    Some(current) => current.follow(topology),
+                    None => Routes::compute(topology),
+                };
+                if !current.as_ref().is_some_and(|c| c.same_paths(&routes)) {
+                    self.inner
+                        .counters
+                        .computations
+                        .fetch_add(1, Ordering::Relaxed);
+                }
                 local.write(routes)?;
                 local
                     .read::<Routes>()
                     .ok_or("routes unreadable after writing them")?
             }
         };
+        let mut prepared = lock(&self.prepared);
+        match (prepared.take(), &hosts) {
+            (Some((before_routes, before)), Some(now)) if before_routes.same_paths(&routes) => {
+                routes.prepare(switches_of_new_hosts(&before, now));
+            }
+            _ => every_host(&routes),
+        }
         *prepared = hosts.map(|hosts| (routes, hosts));
         Ok(())
     }
