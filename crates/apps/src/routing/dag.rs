@@ -278,18 +278,28 @@ impl DagApp for RouteFlow {
         let hosts = local.read::<Hosts>();
         let last = lock(&self.last).clone();
         let mut doomed: Vec<(DatapathId, MatchSpec<'static>)> = Vec::new();
-        if let Some(old) = last.routes.filter(|old| !Arc::ptr_eq(old, &routes)) {
+        // Routes with the same paths over the same switches (masters
+        // included) take every flow where it went: nothing to compare.
+        // Each first host on a port is a new topology under a MAC flood,
+        // and comparing two topologies costs every switch and link.
+        let changed = |old: &Routes| {
+            !old.same_paths(&routes) || old.topology().switches != routes.topology().switches
+        };
+        if let Some(old) = last.routes.filter(|old| changed(old)) {
             let off = self.off_new_routes(&old, &routes, hosts.as_deref());
             doomed.extend(off.into_iter().map(|(dpid, mac)| (dpid, towards(mac))));
         }
         if let (Some(before), Some(now)) = (last.hosts.as_deref(), hosts.as_deref()) {
             doomed.extend(self.off_moved_hosts(before, now));
         }
-        let connected: HashMap<DatapathId, _> = local
-            .switches()
-            .iter()
-            .map(|s| (s.dpid, (s.id, s.version)))
-            .collect();
+        let connected: HashMap<DatapathId, _> = match doomed.is_empty() {
+            true => HashMap::new(),
+            false => local
+                .switches()
+                .iter()
+                .map(|s| (s.dpid, (s.id, s.version)))
+                .collect(),
+        };
         let mut done = Done {
             seen: Seen {
                 routes: Some(routes),
