@@ -174,13 +174,16 @@ struct Shared {
     /// When each link's latest probe arrived.
     link_seen: HashMap<Link, Instant>,
     /// When each settling port came up.
-    settling_since: HashMap<PortRef, Instant>,
+    ///
+    /// This and the next two are ordered by port, so a switch's ports are
+    /// together and its leaving costs its ports (`forget_switch`).
+    settling_since: BTreeMap<PortRef, Instant>,
     /// When each live port came up (in a cluster: a port is not taken for
     /// a host port in its first probe interval, see `mark_host_port`).
-    up_since: HashMap<PortRef, Instant>,
+    up_since: BTreeMap<PortRef, Instant>,
     /// When each port last lost a link (in a cluster: a port is not taken
     /// for a host port for a link timeout after, see `mark_host_port`).
-    link_lost: HashMap<PortRef, Instant>,
+    link_lost: BTreeMap<PortRef, Instant>,
     /// The nonce of the latest probe accepted from each port.
     last_nonce: HashMap<PortRef, u64>,
     next_nonce: u64,
@@ -290,7 +293,9 @@ impl Inner {
     }
 
     /// Merges the peers' facts into this instance's and publishes the
-    /// result.
+    /// result. Standalone, the merge and the published version are clones
+    /// of `topo` that share its maps (pointer copies, see [`Topology`]):
+    /// what the next event changes is copied then, its path alone.
     fn publish(&self, shared: &mut Shared) {
         shared.merged = merge(&shared.topo, shared.peers.as_ref().map(|(_, t)| t));
         let Some(net) = self.net.get() else {
@@ -391,7 +396,7 @@ impl Inner {
         shared.settling_since.remove(&from);
         shared.settling_since.remove(&at);
         shared.topo.settling.remove(&from);
-        let settled_now = shared.topo.settling.remove(&at);
+        let settled_now = shared.topo.settling.remove(&at).is_some();
         if let Some(displaced) = shared.topo.add_link(link) {
             self.removed(&displaced, &mut shared);
             bump(&self.counters.links_learnt);
@@ -456,7 +461,7 @@ impl Inner {
             return;
         }
         state.host_ports.insert(at.port);
-        if shared.topo.host_ports.insert(at) {
+        if shared.topo.host_ports.insert(at).is_none() {
             tracing::debug!(port = %at, "host port");
             // The other members check probes against it too.
             self.publish(&mut shared);
@@ -478,7 +483,7 @@ impl Inner {
             .collect();
         for p in settled {
             shared.settling_since.remove(&p);
-            changed |= shared.topo.settling.remove(&p);
+            changed |= shared.topo.settling.remove(&p).is_some();
         }
         // Ports still settling without a link are probed at every tick: a
         // probe that reached a neighbour before its handshake was done was
@@ -689,11 +694,7 @@ impl App for TopologyApp {
             // member: the links leaving the switch for this member's other
             // switches are still cabled, and its new master probes them
             // (they age out if nobody does); only its own go.
-            let mine: Vec<Link> = shared
-                .topo
-                .links()
-                .filter(|l| l.dst.dpid == sw.dpid)
-                .collect();
+            let mine: Vec<Link> = shared.topo.links_to_switch(sw.dpid).collect();
             for l in &mine {
                 shared.topo.remove_link(*l);
             }
@@ -703,11 +704,16 @@ impl App for TopologyApp {
             shared.topo.remove_switch(sw.dpid)
         };
         inner.removed(&gone, &mut shared);
-        shared.topo.host_ports.retain(|p| p.dpid != sw.dpid);
-        shared.settling_since.retain(|p, _| p.dpid != sw.dpid);
-        shared.up_since.retain(|p, _| p.dpid != sw.dpid);
-        shared.link_lost.retain(|p, _| p.dpid != sw.dpid);
-        shared.topo.settling.retain(|p| p.dpid != sw.dpid);
+        shared.topo.remove_switch_ports(sw.dpid);
+        let Shared {
+            settling_since,
+            up_since,
+            link_lost,
+            ..
+        } = &mut *shared;
+        for times in [settling_since, up_since, link_lost] {
+            forget_switch(times, sw.dpid);
+        }
         tracing::info!(dpid = %sw.dpid, "switch left the topology");
         inner.publish(&mut shared);
     }
@@ -772,6 +778,18 @@ impl App for TopologyApp {
             }
             inner.mark_host_port(state, at, sw.net());
         });
+    }
+}
+
+/// Removes the entries of switch `dpid`'s ports from `times`: a range of
+/// the map, not a scan of every switch's ports.
+fn forget_switch<V>(times: &mut BTreeMap<PortRef, V>, dpid: DatapathId) {
+    let ports: Vec<PortRef> = times
+        .range(PortRef::of_switch(dpid))
+        .map(|(p, _)| *p)
+        .collect();
+    for p in &ports {
+        times.remove(p);
     }
 }
 

@@ -190,7 +190,7 @@ impl RouteFlow {
         let (old_switches, new_switches) = (&old.topology().switches, &new.topology().switches);
         let moved: BTreeSet<DatapathId> = new_switches
             .iter()
-            .filter(|(d, s)| old_switches.get(d).is_some_and(|o| o.peer() != s.peer()))
+            .filter(|(d, s)| old_switches.get(*d).is_some_and(|o| o.peer() != s.peer()))
             .map(|(d, _)| *d)
             .collect();
         let installed = lock(&self.inner.installed);

@@ -262,6 +262,64 @@ fn a_switch_that_leaves_takes_its_links_and_quiet_links_age_out() {
 }
 
 #[test]
+fn a_switch_that_leaves_takes_its_own_ports_only() {
+    const D3: DatapathId = DatapathId(3);
+    let mut n = Net::new(TopologyConfig::default());
+    for d in [D1, D2, D3] {
+        n.switch(d, 4, baton_openflow::Version::V10);
+    }
+    n.cable(pr(D1, 1), pr(D2, 1));
+    n.cable(pr(D2, 2), pr(D3, 1));
+    n.run(Duration::from_secs(1));
+    assert_eq!(n.links().len(), 2);
+    // On every switch, a host on port 3 and port 4 just back up.
+    let mut frame = vec![0xff; 6];
+    frame.extend_from_slice(&[2, 0, 0, 0, 0, 0x42, 0x08, 0x00]);
+    frame.resize(60, 0);
+    for d in [D1, D2, D3] {
+        let id = n.ids[&d];
+        n.h.packet_in(id, 3, &frame);
+        let down = PortDesc {
+            link_down: true,
+            ..port(4)
+        };
+        n.h.port_status(id, PortReason::Modify, &down);
+        n.h.port_status(id, PortReason::Modify, &port(4));
+    }
+    let ports = |no: u32, ds: &[DatapathId]| ds.iter().map(|&d| pr(d, no)).collect::<Vec<_>>();
+    let t = n.topology();
+    assert_eq!(
+        t.host_ports.iter().copied().collect::<Vec<_>>(),
+        ports(3, &[D1, D2, D3])
+    );
+    assert_eq!(
+        t.settling.iter().copied().collect::<Vec<_>>(),
+        ports(4, &[D1, D2, D3])
+    );
+
+    n.h.disconnect(n.ids[&D2]);
+    let t = n.topology();
+    assert_eq!(t.switches.keys().copied().collect::<Vec<_>>(), vec![D1, D3]);
+    assert!(t.links().next().is_none(), "both links touched switch 2");
+    assert_eq!(
+        t.host_ports.iter().copied().collect::<Vec<_>>(),
+        ports(3, &[D1, D3])
+    );
+    assert_eq!(
+        t.settling.iter().copied().collect::<Vec<_>>(),
+        ports(4, &[D1, D3])
+    );
+    let shared = lock(&n.app.inner.shared);
+    let keys = |m: &BTreeMap<PortRef, Instant>| m.keys().copied().collect::<Vec<_>>();
+    assert_eq!(keys(&shared.settling_since), ports(4, &[D1, D3]));
+    let mut up: Vec<PortRef> = (1..=4).flat_map(|no| ports(no, &[D1, D3])).collect();
+    up.sort();
+    assert_eq!(keys(&shared.up_since), up);
+    // The far ends of the links it took lost them.
+    assert_eq!(keys(&shared.link_lost), vec![pr(D1, 1), pr(D3, 1)]);
+}
+
+#[test]
 fn forged_replayed_reflected_and_foreign_lldp_teach_nothing() {
     let mut n = two_switches(baton_openflow::Version::V10);
     let id1 = n.ids[&D1];
