@@ -125,6 +125,10 @@ struct Installed {
     flows: HashMap<(DatapathId, MacAddr), Towards>,
     by_link: HashMap<Link, HashSet<(DatapathId, MacAddr)>>,
     by_mac: HashMap<MacAddr, HashSet<DatapathId>>,
+    /// The switches and destinations of each source's flows: a host that
+    /// goes costs its own flows, not a walk of every flow (under a MAC
+    /// flood, hosts age out by the thousand at each sweep).
+    by_src: HashMap<MacAddr, HashSet<(DatapathId, MacAddr)>>,
     /// Deletions that could not be sent because the switch was away: sent
     /// when it comes back, since a switch in fail-secure mode keeps its
     /// flows meanwhile.
@@ -179,6 +183,7 @@ impl Installed {
     ) {
         let t = self.flows.entry((dpid, dst)).or_default();
         t.sources.insert(src, generation);
+        self.by_src.entry(src).or_default().insert((dpid, dst));
         t.longest = t.longest.max(links.len());
         for l in links {
             t.links.insert(l.canonical());
@@ -195,6 +200,9 @@ impl Installed {
         let Some(t) = self.flows.remove(&(dpid, dst)) else {
             return false;
         };
+        for src in t.sources.keys() {
+            self.forget_source(src, dpid, dst);
+        }
         for l in t.links {
             if let Some(s) = self.by_link.get_mut(&l) {
                 s.remove(&(dpid, dst));
@@ -223,18 +231,52 @@ impl Installed {
             return;
         }
         t.sources.remove(&src);
-        if t.sources.is_empty() {
+        let last = t.sources.is_empty();
+        self.forget_source(&src, dpid, dst);
+        if last {
             self.remove(dpid, dst);
+        }
+    }
+
+    /// Drops `(dpid, dst)` from `src`'s flows in [`Installed::by_src`].
+    fn forget_source(&mut self, src: &MacAddr, dpid: DatapathId, dst: MacAddr) {
+        if let Some(s) = self.by_src.get_mut(src) {
+            s.remove(&(dpid, dst));
+            if s.is_empty() {
+                self.by_src.remove(src);
+            }
+        }
+    }
+
+    /// Forgets the flows towards `dst` on `dpid` (only the one from `src`
+    /// if given) that paths up to number `up_to` installed: a deletion of
+    /// them was sent (or kept for the switch's return) because their host
+    /// went or moved. Their removal reports would forget them too, but a
+    /// switch that sends none (`baton bench`'s emulated ones, cbench's)
+    /// would leave them here for ever as hosts come and go. A newer flow,
+    /// installed since, stays: if the deletion took it too, the record
+    /// costs at worst one deletion more.
+    fn forget_deleted(&mut self, dpid: DatapathId, dst: MacAddr, src: Option<MacAddr>, up_to: u64) {
+        let Some(t) = self.flows.get(&(dpid, dst)) else {
+            return;
+        };
+        let deleted: Vec<(MacAddr, u64)> = t
+            .sources
+            .iter()
+            .filter(|&(s, &g)| src.is_none_or(|src| src == *s) && g <= up_to)
+            .map(|(&s, &g)| (s, g))
+            .collect();
+        for (s, g) in deleted {
+            self.removed(dpid, (s, dst), g);
         }
     }
 
     /// The switches and destinations of the flows from `src`.
     fn from(&self, src: MacAddr) -> Vec<(DatapathId, MacAddr)> {
-        self.flows
-            .iter()
-            .filter(|(_, t)| t.sources.contains_key(&src))
-            .map(|(&key, _)| key)
-            .collect()
+        self.by_src
+            .get(&src)
+            .map(|flows| flows.iter().copied().collect())
+            .unwrap_or_default()
     }
 
     fn len(&self) -> usize {
@@ -656,5 +698,32 @@ mod tests {
         installed.removed(s1, (A, B), g);
         assert_eq!(installed.len(), 1);
         assert!(installed.by_mac.contains_key(&B));
+        assert!(installed.from(A).is_empty());
+        assert_eq!(installed.from(MacAddr([2, 0, 0, 0, 0, 3])), vec![(s1, B)]);
+    }
+
+    #[test]
+    fn deleted_flows_of_a_host_that_went_are_forgotten_but_newer_ones_kept() {
+        const C: MacAddr = MacAddr([2, 0, 0, 0, 0, 3]);
+        let mut installed = Installed::default();
+        let (s1, s2) = (DatapathId(1), DatapathId(2));
+        for (sw, pair) in [(s1, (A, B)), (s2, (A, B)), (s1, (C, B)), (s1, (B, C))] {
+            let g = installed.next_generation();
+            installed.add(sw, pair, Vec::new(), g);
+        }
+        assert_eq!(installed.from(B), vec![(s1, C)]);
+        // B went: its flows were listed, then a new path towards B was
+        // installed on s2 before the deletions committed.
+        let up_to = installed.generation;
+        let newer = installed.next_generation();
+        installed.add(s2, (C, B), Vec::new(), newer);
+        for (sw, dst, src) in [(s1, B, None), (s2, B, None), (s1, C, Some(B))] {
+            installed.forget_deleted(sw, dst, src, up_to);
+        }
+        assert_eq!(installed.len(), 1, "only the newer flow is left");
+        assert_eq!(installed.from(C), vec![(s2, B)]);
+        assert!(installed.from(A).is_empty() && installed.from(B).is_empty());
+        assert_eq!(installed.by_mac.get(&B), Some(&HashSet::from([s2])));
+        assert!(!installed.by_mac.contains_key(&C));
     }
 }

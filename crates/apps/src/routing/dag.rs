@@ -160,6 +160,19 @@ struct Done {
     pending: Vec<(DatapathId, MatchSpec<'static>)>,
     /// Deletions sent.
     sent: u64,
+    /// The flows of hosts that went or moved, deleted: forgotten once the
+    /// run commits ([`OffMovedHosts`]).
+    forget: OffMovedHosts,
+}
+
+/// The flows of the hosts that moved or went (see
+/// [`RouteFlow::off_moved_hosts`]): the switch and destination of each,
+/// and its source when only that source's flow goes; the flows installed
+/// by paths up to number `up_to`, the last when they were listed.
+#[derive(Default)]
+struct OffMovedHosts {
+    flows: Vec<(DatapathId, MacAddr, Option<MacAddr>)>,
+    up_to: u64,
 }
 
 /// Deletes the flows the new routes no longer take: those across a link
@@ -235,13 +248,12 @@ impl RouteFlow {
     /// the next packets to or from such a host reach the controller and
     /// `devices` learns where it is now, even while it talks over flows
     /// installed before (a switch that reconnected, a port that flapped).
-    fn off_moved_hosts(
-        &self,
-        before: &Hosts,
-        now: &Hosts,
-    ) -> Vec<(DatapathId, MatchSpec<'static>)> {
+    fn off_moved_hosts(&self, before: &Hosts, now: &Hosts) -> OffMovedHosts {
         let installed = lock(&self.inner.installed);
-        let mut doomed = Vec::new();
+        let mut off = OffMovedHosts {
+            flows: Vec::new(),
+            up_to: installed.generation,
+        };
         // The persistent maps' diff skips what the two versions share, so
         // this costs the hosts that changed, not all of them: it runs at
         // each new version of the hosts, continually under a MAC flood.
@@ -252,13 +264,13 @@ impl RouteFlow {
                 _ => continue,
             };
             for &dpid in installed.by_mac.get(mac).into_iter().flatten() {
-                doomed.push((dpid, towards(*mac)));
+                off.flows.push((dpid, *mac, None));
             }
             for (dpid, dst) in installed.from(*mac) {
-                doomed.push((dpid, between(*mac, dst)));
+                off.flows.push((dpid, dst, Some(*mac)));
             }
         }
-        doomed
+        off
     }
 }
 
@@ -289,8 +301,13 @@ impl DagApp for RouteFlow {
             let off = self.off_new_routes(&old, &routes, hosts.as_deref());
             doomed.extend(off.into_iter().map(|(dpid, mac)| (dpid, towards(mac))));
         }
+        let mut forget = OffMovedHosts::default();
         if let (Some(before), Some(now)) = (last.hosts.as_deref(), hosts.as_deref()) {
-            doomed.extend(self.off_moved_hosts(before, now));
+            forget = self.off_moved_hosts(before, now);
+            doomed.extend(forget.flows.iter().map(|&(dpid, dst, src)| match src {
+                None => (dpid, towards(dst)),
+                Some(src) => (dpid, between(src, dst)),
+            }));
         }
         let connected: HashMap<DatapathId, _> = match doomed.is_empty() {
             true => HashMap::new(),
@@ -307,6 +324,7 @@ impl DagApp for RouteFlow {
             },
             pending: Vec::new(),
             sent: 0,
+            forget,
         };
         for (dpid, match_) in doomed {
             match connected.get(&dpid) {
@@ -331,6 +349,9 @@ impl DagApp for RouteFlow {
         let mut installed = lock(&self.inner.installed);
         for (dpid, match_) in done.pending {
             installed.pending.entry(dpid).or_default().push(match_);
+        }
+        for (dpid, dst, src) in done.forget.flows {
+            installed.forget_deleted(dpid, dst, src, done.forget.up_to);
         }
         let counters = &self.inner.counters;
         counters
