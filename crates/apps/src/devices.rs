@@ -301,21 +301,28 @@ impl Inner {
 
     /// Follows a new topology: hosts on ports that carry a link are
     /// forgotten; hosts whose switch or port is not live are away (since
-    /// `now`), and come back from away when it is live again. A topology
-    /// with the same switches and links as the one followed last changes
-    /// none of that and is not walked: under a MAC flood each first host
-    /// on a port is a new topology, and walking a million hosts at each
-    /// took a seventh of the worker (a 10,000-switch soak, BENCHMARKS.md).
+    /// `now`), and come back from away when it is live again. Only the
+    /// hosts on switches that changed since the topology followed last
+    /// are looked at ([`Topology::switches_changed_since`]): under a MAC
+    /// flood each first host on a port is a new topology, and walking a
+    /// million hosts at each took a seventh of the worker; at the end of a
+    /// 10,000-switch soak, a walk per switch that left kept the controller
+    /// busy for more than a quarter of an hour (BENCHMARKS.md).
     fn follow_topology(&self, topo: &Arc<Topology>, now: Instant) {
         let mut state = lock(&self.state);
         let last = state.followed.replace(topo.clone());
-        if last.is_some_and(|last| last.same_switches_and_links(topo)) {
-            return;
-        }
         let State { hosts, away, .. } = &mut *state;
+        let concerned: Vec<&Arc<Host>> = match last {
+            None => hosts.by_mac.values().collect(),
+            Some(last) => topo
+                .switches_changed_since(&last)
+                .into_iter()
+                .flat_map(|dpid| hosts.on_switch(dpid))
+                .collect(),
+        };
         let mut linked = Vec::new();
         let mut handed_over = Vec::new();
-        for h in hosts.by_mac.values() {
+        for h in concerned {
             if topo.is_link_port(h.at) {
                 linked.push(h.mac);
                 continue;

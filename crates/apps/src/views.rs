@@ -15,6 +15,7 @@ use baton_openflow::neutral::PortDesc;
 use baton_openflow::{DatapathId, MacAddr, PortNo};
 use baton_runtime::SwitchId;
 use baton_runtime::env::View;
+use imbl::ordmap::DiffItem;
 use imbl::{OrdMap, OrdSet};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -254,12 +255,27 @@ impl Topology {
         touching
     }
 
-    /// Whether `other` has the same switches (their ports and who serves
-    /// them included) and links: topologies that differ only in their
-    /// settling ports and host ports. Costs what they do not share (the
-    /// persistent maps' comparison skips shared nodes).
-    pub fn same_switches_and_links(&self, other: &Topology) -> bool {
-        self.switches == other.switches && self.links == other.links
+    /// The switches that differ from `before`'s: came, went, or changed
+    /// (ports, who serves them), and both ends of each link that came or
+    /// went. Empty for topologies that differ only in their settling ports
+    /// and host ports. Costs what the two do not share (the persistent
+    /// maps' diff skips shared nodes).
+    pub fn switches_changed_since(&self, before: &Topology) -> BTreeSet<DatapathId> {
+        let mut changed = BTreeSet::new();
+        for d in before.switches.diff(&self.switches) {
+            changed.insert(match d {
+                DiffItem::Add(dpid, _) | DiffItem::Remove(dpid, _) => *dpid,
+                DiffItem::Update { new, .. } => *new.0,
+            });
+        }
+        for d in before.links.diff(&self.links) {
+            let ends = match d {
+                DiffItem::Add(src, dst) | DiffItem::Remove(src, dst) => [src, dst, dst],
+                DiffItem::Update { old, new } => [old.0, old.1, new.1],
+            };
+            changed.extend(ends.iter().map(|p| p.dpid));
+        }
+        changed
     }
 
     /// Forgets which ports of switch `dpid` are settling or host ports
@@ -378,6 +394,9 @@ pub struct Hosts {
     /// Every host.
     pub by_mac: OrdMap<MacAddr, Arc<Host>>,
     by_ipv4: OrdMap<Ipv4Addr, MacAddr>,
+    /// The hosts attached to each switch: what a switch's change concerns
+    /// ([`Hosts::on_switch`]).
+    by_switch: OrdMap<DatapathId, OrdSet<MacAddr>>,
 }
 
 impl View for Hosts {
@@ -387,17 +406,44 @@ impl View for Hosts {
 impl Hosts {
     /// Adds or replaces a host.
     pub fn insert(&mut self, host: Host) {
-        if let Some(old) = self.by_mac.get(&host.mac) {
+        let mut attached = true;
+        if let Some(old) = self.by_mac.get(&host.mac).cloned() {
             for ip in &old.ipv4 {
                 if self.by_ipv4.get(ip) == Some(&host.mac) {
                     self.by_ipv4.remove(ip);
                 }
             }
+            attached = old.at.dpid == host.at.dpid;
+            if !attached {
+                self.detach(&old);
+            }
         }
         for ip in &host.ipv4 {
             self.by_ipv4.insert(*ip, host.mac);
         }
+        let already = attached
+            && self
+                .by_switch
+                .get(&host.at.dpid)
+                .is_some_and(|macs| macs.contains(&host.mac));
+        if !already {
+            self.by_switch
+                .entry(host.at.dpid)
+                .or_default()
+                .insert(host.mac);
+        }
         self.by_mac.insert(host.mac, Arc::new(host));
+    }
+
+    /// Drops `host` from its switch's hosts.
+    fn detach(&mut self, host: &Host) {
+        let Some(macs) = self.by_switch.get_mut(&host.at.dpid) else {
+            return;
+        };
+        macs.remove(&host.mac);
+        if macs.is_empty() {
+            self.by_switch.remove(&host.at.dpid);
+        }
     }
 
     /// Removes a host.
@@ -408,7 +454,14 @@ impl Hosts {
                 self.by_ipv4.remove(ip);
             }
         }
+        self.detach(&old);
         Some(old)
+    }
+
+    /// The hosts attached to switch `dpid`.
+    pub fn on_switch(&self, dpid: DatapathId) -> impl Iterator<Item = &Arc<Host>> + '_ {
+        let macs = self.by_switch.get(&dpid).into_iter().flatten();
+        macs.filter_map(|mac| self.by_mac.get(mac))
     }
 
     /// The host with this Ethernet address.
@@ -471,6 +524,76 @@ mod tests {
 
     fn p(d: u64, n: u32) -> PortRef {
         PortRef::new(DatapathId(d), PortNo(n))
+    }
+
+    fn host(n: u8, at: PortRef) -> Host {
+        let now = Instant::now();
+        Host {
+            mac: MacAddr([2, 0, 0, 0, 0, n]),
+            vlan: None,
+            ipv4: BTreeSet::new(),
+            ipv6: BTreeSet::new(),
+            at,
+            first_seen: now,
+            last_seen: now,
+            at_since_ms: 0,
+        }
+    }
+
+    fn on_switch(hosts: &Hosts, dpid: u64) -> Vec<u8> {
+        hosts
+            .on_switch(DatapathId(dpid))
+            .map(|h| h.mac.0[5])
+            .collect()
+    }
+
+    #[test]
+    fn hosts_are_found_by_their_switch_as_they_come_move_and_go() {
+        let mut hosts = Hosts::default();
+        hosts.insert(host(1, p(1, 1)));
+        hosts.insert(host(2, p(1, 2)));
+        hosts.insert(host(3, p(2, 1)));
+        assert_eq!(on_switch(&hosts, 1), vec![1, 2]);
+        hosts.insert(host(2, p(1, 3))); // another port, same switch
+        hosts.insert(host(1, p(2, 2))); // another switch
+        assert_eq!(on_switch(&hosts, 1), vec![2]);
+        assert_eq!(on_switch(&hosts, 2), vec![1, 3]);
+        hosts.remove(&host(2, p(1, 3)).mac);
+        assert!(on_switch(&hosts, 1).is_empty());
+        assert!(hosts.by_switch.get(&DatapathId(1)).is_none());
+    }
+
+    #[test]
+    fn switches_changed_are_those_that_came_went_changed_or_were_linked() {
+        let node = |d: u64, ports: u32| {
+            let ports = (1..=ports).map(|n| (PortNo(n), baton_runtime::testing::port(n)));
+            Arc::new(SwitchNode {
+                served: Served::Here(SwitchId::new(d as u32, 0)),
+                dpid: DatapathId(d),
+                ports: ports.collect(),
+            })
+        };
+        let mut before = Topology::default();
+        for d in 1..=4 {
+            before.switches.insert(DatapathId(d), node(d, 2));
+        }
+        let mut now = before.clone();
+        now.host_ports.insert(p(1, 1));
+        now.settling.insert(p(1, 2));
+        assert!(now.switches_changed_since(&before).is_empty());
+        now.switches.remove(&DatapathId(4));
+        now.switches.insert(DatapathId(2), node(2, 3));
+        now.switches.insert(DatapathId(5), node(5, 1));
+        now.add_link(Link {
+            src: p(1, 2),
+            dst: p(3, 1),
+        });
+        let changed: Vec<u64> = now
+            .switches_changed_since(&before)
+            .iter()
+            .map(|d| d.0)
+            .collect();
+        assert_eq!(changed, vec![1, 2, 3, 4, 5]);
     }
 
     #[test]
