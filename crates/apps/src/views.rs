@@ -269,11 +269,14 @@ impl Topology {
             });
         }
         for d in before.links.diff(&self.links) {
-            let ends = match d {
-                DiffItem::Add(src, dst) | DiffItem::Remove(src, dst) => [src, dst, dst],
-                DiffItem::Update { old, new } => [old.0, old.1, new.1],
-            };
-            changed.extend(ends.iter().map(|p| p.dpid));
+            match d {
+                DiffItem::Add(src, dst) | DiffItem::Remove(src, dst) => {
+                    changed.extend([src.dpid, dst.dpid]);
+                }
+                DiffItem::Update { old, new } => {
+                    changed.extend([old.0.dpid, old.1.dpid, new.1.dpid]);
+                }
+            }
         }
         changed
     }
