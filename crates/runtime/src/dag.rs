@@ -36,7 +36,7 @@ use crate::network::Network;
 use crate::switch::{SwitchId, SwitchInfo};
 use crate::sync::lock;
 use std::any::Any;
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -102,7 +102,7 @@ pub struct Local<'a> {
     app: &'a str,
     switches: &'a [SwitchInfo],
     writes: Publish,
-    outbox: Vec<(SwitchId, Vec<u8>)>,
+    outbox: Outbox,
 }
 
 impl Local<'_> {
@@ -146,10 +146,12 @@ impl Local<'_> {
         self.switches
     }
 
-    /// Queues a message (whole OpenFlow messages) for switch `id`, sent
-    /// when the run commits and dropped if it does not.
-    pub fn send(&mut self, id: SwitchId, bytes: Vec<u8>) {
-        self.outbox.push((id, bytes));
+    /// Queues one message for switch `id`, which `encode` appends (whole)
+    /// to the switch's output: sent when the run commits, dropped if it
+    /// does not.
+    pub fn send(&mut self, id: SwitchId, encode: impl FnOnce(&mut Vec<u8>)) {
+        encode(self.outbox.to.entry(id).or_default());
+        self.outbox.messages += 1;
     }
 }
 
@@ -428,7 +430,7 @@ impl Dag {
         switches: &[SwitchInfo],
     ) -> Result<(Publish, Outbox), DagError> {
         let mut outputs = Publish::new();
-        let mut outbox = Vec::new();
+        let mut outbox = Outbox::default();
         for stage in &self.stages {
             let results: Vec<Result<(Publish, Outbox), DagError>> = if stage.len() == 1 {
                 vec![self.run_app(stage[0], snapshot, switches, &outputs)]
@@ -450,7 +452,7 @@ impl Dag {
             for r in results {
                 let (writes, msgs) = r?;
                 outputs.merge(writes);
-                outbox.extend(msgs);
+                outbox.append(msgs);
             }
         }
         Ok((outputs, outbox))
@@ -471,7 +473,7 @@ impl Dag {
             app: app.name(),
             switches,
             writes: Publish::new(),
-            outbox: Vec::new(),
+            outbox: Outbox::default(),
         };
         match catch_unwind(AssertUnwindSafe(|| app.run(&mut local))) {
             Ok(Ok(())) => Ok((local.writes, local.outbox)),
@@ -498,7 +500,26 @@ impl fmt::Debug for Dag {
     }
 }
 
-type Outbox = Vec<(SwitchId, Vec<u8>)>;
+/// The messages a run queued: one buffer per switch, written with one
+/// `send` when the run commits. Message by message, the deletions of a
+/// MAC flood aging out (hundreds of thousands of hosts in one sweep) were
+/// as many allocations and `write` calls, and the worker's answers
+/// stalled behind them (BENCHMARKS.md, "A 10-minute soak").
+#[derive(Default)]
+struct Outbox {
+    to: BTreeMap<SwitchId, Vec<u8>>,
+    messages: usize,
+}
+
+impl Outbox {
+    /// Adds `later`'s messages after this one's, switch by switch.
+    fn append(&mut self, later: Outbox) {
+        for (id, bytes) in later.to {
+            self.to.entry(id).or_default().extend_from_slice(&bytes);
+        }
+        self.messages += later.messages;
+    }
+}
 
 fn panicked(app: &str, e: &Box<dyn Any + Send>) -> DagError {
     let error = e
@@ -693,7 +714,7 @@ impl Dags {
             });
             match committed {
                 Ok(changes) => {
-                    for (id, bytes) in &outbox {
+                    for (id, bytes) in &outbox.to {
                         send(*id, bytes);
                     }
                     for app in &dag.apps {
@@ -708,7 +729,7 @@ impl Dags {
                         .store(started.elapsed().as_micros() as u64, Ordering::Relaxed);
                     return Ok(DagRun {
                         changes,
-                        messages: outbox.len(),
+                        messages: outbox.messages,
                         runs: run,
                         waited: false,
                     });

@@ -60,12 +60,10 @@ impl DagApp for Greeter {
             .iter()
             .find(|s| s.dpid.0 == newest)
             .ok_or("not connected")?;
-        let mut bytes = Vec::new();
-        match sw.version {
-            Version::V10 => v10::Message::EchoRequest(b"hi".to_vec()).encode(Xid(7), &mut bytes),
-            Version::V13 => v13::Message::EchoRequest(b"hi".to_vec()).encode(Xid(7), &mut bytes),
-        }
-        local.send(sw.id, bytes);
+        local.send(sw.id, |out| match sw.version {
+            Version::V10 => v10::Message::EchoRequest(b"hi".to_vec()).encode(Xid(7), out),
+            Version::V13 => v13::Message::EchoRequest(b"hi".to_vec()).encode(Xid(7), out),
+        });
         local.write(Greeted(arrivals.0.len()))
     }
 }

@@ -329,9 +329,9 @@ impl DagApp for RouteFlow {
         for (dpid, match_) in doomed {
             match connected.get(&dpid) {
                 Some(&(id, version)) => {
-                    let mut out = Vec::new();
-                    neutral::encode_flow_delete(&mut out, version, Xid(0), &match_, PortNo::ANY);
-                    local.send(id, out);
+                    local.send(id, |out| {
+                        neutral::encode_flow_delete(out, version, Xid(0), &match_, PortNo::ANY)
+                    });
                     done.sent += 1;
                 }
                 None => done.pending.push((dpid, match_)),

@@ -74,7 +74,7 @@ fn chain() -> Dag {
         ViewAccess::none().reads::<C>().writes::<E>(),
         |l| {
             let c = l.read::<C>().unwrap().0;
-            l.send(SwitchId::new(0, 0), vec![c as u8]);
+            l.send(SwitchId::new(0, 0), |out| out.push(c as u8));
             l.write(E(c * 10))
         },
     );
@@ -99,6 +99,39 @@ fn outputs_feed_later_applications_and_commit_together() {
     assert_eq!((s.version::<C>(), s.version::<E>()), (1, 1));
     assert_eq!(sent, vec![(SwitchId::new(0, 0), vec![5])]);
     assert_eq!(dag.stats.commits.load(Ordering::Relaxed), 1);
+}
+
+#[test]
+fn a_run_s_messages_go_in_one_send_per_switch_in_the_order_queued() {
+    let (s0, s1) = (SwitchId::new(0, 0), SwitchId::new(1, 0));
+    let first = app(
+        "first",
+        ViewAccess::none().reads::<A>().writes::<C>(),
+        move |l| {
+            l.send(s1, |out| out.push(1));
+            l.send(s0, |out| out.push(2));
+            l.send(s0, |out| out.extend([3, 4]));
+            l.write(C(0))
+        },
+    );
+    let second = app(
+        "second",
+        ViewAccess::none().reads::<C>().writes::<E>(),
+        move |l| {
+            l.send(s0, |out| out.push(5));
+            l.write(E(0))
+        },
+    );
+    let dag =
+        Arc::new(Dag::new("two", vec![first, second], &[("first", "second")], on_a()).unwrap());
+    let mut sent = Vec::new();
+    let run = Dags::default()
+        .run(&dag, &env_with(1), &[], |id, bytes| {
+            sent.push((id, bytes.to_vec()))
+        })
+        .unwrap();
+    assert_eq!(run.messages, 4);
+    assert_eq!(sent, vec![(s0, vec![2, 3, 4, 5]), (s1, vec![1])]);
 }
 
 #[test]
@@ -200,7 +233,7 @@ fn a_failed_or_panicking_application_commits_nothing() {
             "first",
             ViewAccess::none().reads::<A>().writes::<C>(),
             |l| {
-                l.send(SwitchId::new(0, 0), vec![1]);
+                l.send(SwitchId::new(0, 0), |out| out.push(1));
                 l.write(C(1))
             },
         );
