@@ -123,9 +123,9 @@ impl AppSettings for DevicesConfig {
 #[derive(Default)]
 struct State {
     hosts: Hosts,
-    /// The latest time each host was seen (the view has it as of the last
-    /// refresh).
-    last_seen: HashMap<MacAddr, Instant>,
+    /// When each host was seen last (the view has it as of the last
+    /// refresh): the hosts `hosts` holds, no more and no fewer.
+    last_seen: HashMap<MacAddr, Sighting>,
     /// Since when each away host's switch or port has not been live.
     away: HashMap<MacAddr, Instant>,
     /// Whether the log has said that `max_hosts` are known (said once
@@ -135,6 +135,13 @@ struct State {
     peers: Option<Arc<Peers>>,
     /// The topology last followed ([`Inner::follow_topology`]).
     followed: Option<Arc<Topology>>,
+}
+
+/// When a host was seen last, and whether the view says so.
+#[derive(Debug, Clone, Copy)]
+struct Sighting {
+    last: Instant,
+    in_view: bool,
 }
 
 /// The host tracking application.
@@ -256,7 +263,6 @@ impl Inner {
         if state.hosts.len() < max_hosts {
             state.full = false;
         }
-        state.last_seen.insert(seen.mac, now);
         // Seen on a live edge port: not away, wherever it was before.
         state.away.remove(&seen.mac);
         let old = state.hosts.get(&seen.mac).cloned();
@@ -291,12 +297,14 @@ impl Inner {
         host.vlan = seen.vlan;
         host.ipv4.extend(seen.ipv4);
         host.ipv6.extend(seen.ipv6);
-        if old.as_deref() == Some(&host) {
-            return false;
+        let in_view = old.as_deref() != Some(&host);
+        if in_view {
+            host.last_seen = now;
+            state.hosts.insert(host);
         }
-        host.last_seen = now;
-        state.hosts.insert(host);
-        true
+        let sighting = Sighting { last: now, in_view };
+        state.last_seen.insert(seen.mac, sighting);
+        in_view
     }
 
     /// Follows a new topology: hosts on ports that carry a link are
@@ -393,7 +401,12 @@ impl Inner {
         }
     }
 
-    /// Ages hosts out and refreshes the view's last-seen times.
+    /// Ages hosts out and refreshes the view's last-seen times. The walk
+    /// is over the sightings, a plain hash map: the view is looked up
+    /// only for the hosts that go or whose time it must refresh. Walking
+    /// the view's persistent map with a lookup per host held the lock,
+    /// and so the packet-in path, for the whole walk of a million hosts
+    /// every `refresh` (a 10,000-switch soak, BENCHMARKS.md).
     fn refresh(&self, now: Instant) {
         let mut state = lock(&self.state);
         let timeout = self.settings.get().host_timeout;
@@ -403,24 +416,29 @@ impl Inner {
             away,
             ..
         } = &mut *state;
-        let mut changed = false;
         let mut aged = Vec::new();
-        let macs: Vec<MacAddr> = hosts.by_mac.keys().copied().collect();
-        for mac in macs {
-            let seen = last_seen.get(&mac).copied().unwrap_or(now);
-            if now.saturating_duration_since(seen) >= timeout {
-                hosts.remove(&mac);
-                last_seen.remove(&mac);
-                away.remove(&mac);
+        let mut stale = Vec::new();
+        for (&mac, seen) in last_seen.iter_mut() {
+            if now.saturating_duration_since(seen.last) >= timeout {
                 aged.push(mac);
-                changed = true;
-            } else if let Some(h) = hosts.get(&mac).filter(|h| h.last_seen < seen) {
+            } else if !seen.in_view {
+                seen.in_view = true;
+                stale.push((mac, seen.last));
+            }
+        }
+        let changed = !aged.is_empty() || !stale.is_empty();
+        for mac in &aged {
+            hosts.remove(mac);
+            last_seen.remove(mac);
+            away.remove(mac);
+        }
+        for (mac, last) in stale {
+            if let Some(h) = hosts.get(&mac) {
                 let h = Host {
-                    last_seen: seen,
+                    last_seen: last,
                     ..Host::clone(h)
                 };
                 hosts.insert(h);
-                changed = true;
             }
         }
         self.counters
