@@ -380,15 +380,40 @@ fn main() {
     std::process::exit(code);
 }
 
+/// Set by the first SIGINT or SIGTERM; a second one, while stopping,
+/// exits at once (status 1) without waiting for anything.
 fn stop_flag() -> Option<Arc<AtomicBool>> {
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        if let Err(e) = signal_hook::flag::register(sig, stop.clone()) {
+        // The second registered first: the first signal finds the flag
+        // unset, then sets it.
+        let registered = signal_hook::flag::register_conditional_shutdown(sig, 1, stop.clone())
+            .and_then(|_| signal_hook::flag::register(sig, stop.clone()));
+        if let Err(e) = registered {
             eprintln!("baton: cannot install signal handler: {e}");
             return None;
         }
     }
     Some(stop)
+}
+
+/// How long `baton run` waits for its threads once told to stop before it
+/// exits without them: a worker busy in a long computation must not keep
+/// the process for minutes after SIGTERM (one did for 18, at the end of a
+/// 10,000-switch soak; BENCHMARKS.md).
+const STOP_GRACE: Duration = Duration::from_secs(10);
+
+/// Exits the process with status 1 if it is still running `STOP_GRACE`
+/// from now, saying why.
+fn exit_after_grace() {
+    std::thread::spawn(|| {
+        std::thread::sleep(STOP_GRACE);
+        tracing::error!(
+            grace_s = STOP_GRACE.as_secs(),
+            "not stopped within the grace (a worker is still busy): exiting without waiting for it"
+        );
+        std::process::exit(1);
+    });
 }
 
 fn switch(args: SwitchArgs) -> i32 {
@@ -547,7 +572,8 @@ fn run(args: RunArgs) -> i32 {
             last_msgs = msgs;
         }
     }
-    tracing::info!("stopping");
+    tracing::info!("stopping (a second SIGINT or SIGTERM exits at once)");
+    exit_after_grace();
     if let Some(api) = api {
         api.stop();
     }

@@ -231,3 +231,54 @@ fn a_closed_log_pipe_loses_the_lines_and_nothing_else() {
         "the controller exited"
     );
 }
+
+#[test]
+fn a_controller_whose_worker_is_busy_still_exits_after_the_grace() {
+    // Each PACKET_IN burns a minute of the only worker.
+    let child = baton()
+        .args(["run", "--listen", "127.0.0.1:0", "--api", "off"])
+        .args([
+            "--workers",
+            "1",
+            "--apps",
+            "burn:60000000000,learning-switch",
+        ])
+        .env("RUST_LOG", "info")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut running = Running(child);
+    let mut log = BufReader::new(running.0.stderr.take().unwrap())
+        .lines()
+        .map_while(Result::ok);
+    let openflow = log
+        .by_ref()
+        .find_map(|l| {
+            let rest = &l[l.find("baton running listen=")? + "baton running listen=".len()..];
+            Some(rest.split_whitespace().next()?.to_string())
+        })
+        .expect("the switches' address in the log");
+    let lines = std::thread::spawn(move || log.collect::<Vec<_>>());
+    // One emulated switch; its first PACKET_IN keeps the worker busy.
+    let bench = baton()
+        .args(["bench", "--controller", &openflow, "--mode", "latency"])
+        .args(["--switches", "1", "--duration", "1", "--warmup", "0"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&bench.stdout).contains("latency mode"),
+        "{bench:?}"
+    );
+    let pid = running.0.id().to_string();
+    let term = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    assert!(term.success());
+    let status = running.0.wait().unwrap();
+    let lines = lines.join().unwrap();
+    assert_eq!(status.code(), Some(1), "{lines:#?}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("not stopped within the grace (a worker is still busy)")),
+        "{lines:#?}"
+    );
+}
