@@ -18,16 +18,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-/// mimalloc rather than glibc's allocator: it gives freed pages back to
-/// the system. Under a MAC flood on 10,000 switches, with glibc's, each
-/// transient peak (a million hosts aging out at once: two versions of the
-/// hosts view side by side, the deletions of their flows) stayed resident
-/// for good, and runs doing the same work ended 30% apart in memory, as
-/// each thread's arena happened to fragment (BENCHMARKS.md, "A 10-minute
-/// soak").
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 #[derive(Parser)]
 #[command(
     name = "baton",
