@@ -501,10 +501,10 @@ impl fmt::Debug for Dag {
 }
 
 /// The messages a run queued: one buffer per switch, written with one
-/// `send` when the run commits. Message by message, the deletions of a
-/// MAC flood aging out (hundreds of thousands of hosts in one sweep) were
-/// as many allocations and `write` calls, and the worker's answers
-/// stalled behind them (BENCHMARKS.md, "A 10-minute soak").
+/// `send` when the run commits ("write once per batch per switch"):
+/// message by message, `route-flow`'s deletions of a MAC flood aging out
+/// (hundreds of thousands of hosts in one sweep) were as many allocations
+/// and `write` calls (BENCHMARKS.md, "A 10-minute soak").
 #[derive(Default)]
 struct Outbox {
     to: BTreeMap<SwitchId, Vec<u8>>,
