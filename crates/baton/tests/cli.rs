@@ -174,6 +174,16 @@ fn show_and_app_talk_to_a_running_controller() {
     );
 }
 
+/// Spawns `cmd` (a `baton run`) with its log piped: the controller, killed
+/// when the test ends, and the log's lines.
+fn spawn_logging(cmd: &mut Command) -> (Running, impl Iterator<Item = String> + Send + 'static) {
+    let mut running = Running(cmd.stderr(Stdio::piped()).spawn().unwrap());
+    let log = BufReader::new(running.0.stderr.take().unwrap())
+        .lines()
+        .map_while(Result::ok);
+    (running, log)
+}
+
 /// The controller's address for switches and its API's, read from its log.
 fn addresses(log: &mut impl Iterator<Item = String>) -> (String, String) {
     let (mut openflow, mut api) = (None, None);
@@ -193,17 +203,12 @@ fn addresses(log: &mut impl Iterator<Item = String>) -> (String, String) {
 
 #[test]
 fn a_closed_log_pipe_loses_the_lines_and_nothing_else() {
-    let child = baton()
-        .args(["run", "--listen", "127.0.0.1:0", "--api", "127.0.0.1:0"])
-        .args(["--workers", "1", "--log", "debug"])
-        .env_remove("RUST_LOG")
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut running = Running(child);
-    let mut log = BufReader::new(running.0.stderr.take().unwrap())
-        .lines()
-        .map_while(Result::ok);
+    let (mut running, mut log) = spawn_logging(
+        baton()
+            .args(["run", "--listen", "127.0.0.1:0", "--api", "127.0.0.1:0"])
+            .args(["--workers", "1", "--log", "debug"])
+            .env_remove("RUST_LOG"),
+    );
     let (openflow, api) = addresses(&mut log);
     // Whoever read the log has gone: every line from now on fails to be
     // written (EPIPE).
@@ -235,22 +240,13 @@ fn a_closed_log_pipe_loses_the_lines_and_nothing_else() {
 #[test]
 fn a_controller_whose_worker_is_busy_still_exits_after_the_grace() {
     // Each PACKET_IN burns a minute of the only worker.
-    let child = baton()
-        .args(["run", "--listen", "127.0.0.1:0", "--api", "off"])
-        .args([
-            "--workers",
-            "1",
-            "--apps",
-            "burn:60000000000,learning-switch",
-        ])
-        .env("RUST_LOG", "info")
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut running = Running(child);
-    let mut log = BufReader::new(running.0.stderr.take().unwrap())
-        .lines()
-        .map_while(Result::ok);
+    let (mut running, mut log) = spawn_logging(
+        baton()
+            .args(["run", "--listen", "127.0.0.1:0", "--api", "off"])
+            .args(["--workers", "1"])
+            .args(["--apps", "burn:60000000000,learning-switch"])
+            .env("RUST_LOG", "info"),
+    );
     let openflow = log
         .by_ref()
         .find_map(|l| {
