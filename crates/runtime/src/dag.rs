@@ -36,6 +36,7 @@ use crate::network::Network;
 use crate::switch::{SwitchId, SwitchInfo};
 use crate::sync::lock;
 use std::any::Any;
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -515,7 +516,12 @@ impl Outbox {
     /// Adds `later`'s messages after this one's, switch by switch.
     fn append(&mut self, later: Outbox) {
         for (id, bytes) in later.to {
-            self.to.entry(id).or_default().extend_from_slice(&bytes);
+            match self.to.entry(id) {
+                Entry::Vacant(e) => {
+                    e.insert(bytes);
+                }
+                Entry::Occupied(mut e) => e.get_mut().extend_from_slice(&bytes),
+            }
         }
         self.messages += later.messages;
     }
