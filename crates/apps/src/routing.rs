@@ -257,17 +257,23 @@ impl Installed {
     /// installed since, stays: if the deletion took it too, the record
     /// costs at worst one deletion more.
     fn forget_deleted(&mut self, dpid: DatapathId, dst: MacAddr, src: Option<MacAddr>, up_to: u64) {
-        let Some(t) = self.flows.get(&(dpid, dst)) else {
+        let Some(t) = self.flows.get_mut(&(dpid, dst)) else {
             return;
         };
-        let deleted: Vec<(MacAddr, u64)> = t
-            .sources
-            .iter()
-            .filter(|&(s, &g)| src.is_none_or(|src| src == *s) && g <= up_to)
-            .map(|(&s, &g)| (s, g))
-            .collect();
-        for (s, g) in deleted {
-            self.removed(dpid, (s, dst), g);
+        let mut deleted = Vec::new();
+        t.sources.retain(|&s, &mut g| {
+            let gone = src.is_none_or(|src| src == s) && g <= up_to;
+            if gone {
+                deleted.push(s);
+            }
+            !gone
+        });
+        let last = t.sources.is_empty();
+        for s in &deleted {
+            self.forget_source(s, dpid, dst);
+        }
+        if last && !deleted.is_empty() {
+            self.remove(dpid, dst);
         }
     }
 
