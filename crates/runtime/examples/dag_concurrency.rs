@@ -94,7 +94,7 @@ fn run(mode: Concurrency, dags: [Arc<Dag>; 2], secs: f64) -> (f64, u64, Duration
             std::thread::spawn(move || {
                 let mut commits = 0u64;
                 while !stop.load(Ordering::Relaxed) {
-                    if runs.run(&d, &env, &[], |_, _| {}).is_ok() {
+                    if runs.run(&d, &env, Vec::new, |_, _| {}).is_ok() {
                         commits += 1;
                     }
                 }

@@ -41,7 +41,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// How many times a run is repeated when a view it read was changed
@@ -101,7 +101,7 @@ pub struct Local<'a> {
     upstream: &'a Publish,
     access: ViewAccess,
     app: &'a str,
-    switches: &'a [SwitchInfo],
+    switches: &'a Switches<'a>,
     writes: Publish,
     outbox: Outbox,
 }
@@ -141,10 +141,11 @@ impl Local<'_> {
         Ok(())
     }
 
-    /// The switches connected when the run started (their ids, datapath
-    /// ids and versions), to address and encode messages.
+    /// The switches connected when an application of the run first
+    /// asked (their ids, datapath ids and versions), to address and
+    /// encode messages.
     pub fn switches(&self) -> &[SwitchInfo] {
-        self.switches
+        self.switches.get()
     }
 
     /// Queues one message for switch `id`, which `encode` appends (whole)
@@ -153,6 +154,20 @@ impl Local<'_> {
     pub fn send(&mut self, id: SwitchId, encode: impl FnOnce(&mut Vec<u8>)) {
         encode(self.outbox.to.entry(id).or_default());
         self.outbox.messages += 1;
+    }
+}
+
+/// The switches a run's applications address, listed when one first asks:
+/// most runs send nothing, and listing 10,000 switches at every run took
+/// a third of the DAG thread while a MAC flood aged out (BENCHMARKS.md).
+struct Switches<'a> {
+    list: &'a (dyn Fn() -> Vec<SwitchInfo> + Sync),
+    listed: OnceLock<Vec<SwitchInfo>>,
+}
+
+impl Switches<'_> {
+    fn get(&self) -> &[SwitchInfo] {
+        self.listed.get_or_init(self.list)
     }
 }
 
@@ -428,7 +443,7 @@ impl Dag {
     fn execute(
         &self,
         snapshot: &Snapshot,
-        switches: &[SwitchInfo],
+        switches: &Switches<'_>,
     ) -> Result<(Publish, Outbox), DagError> {
         let mut outputs = Publish::new();
         let mut outbox = Outbox::default();
@@ -463,7 +478,7 @@ impl Dag {
         &self,
         i: usize,
         snapshot: &Snapshot,
-        switches: &[SwitchInfo],
+        switches: &Switches<'_>,
         upstream: &Publish,
     ) -> Result<(Publish, Outbox), DagError> {
         let app = &self.apps[i];
@@ -639,15 +654,21 @@ impl Dags {
     }
 
     /// Runs `dag` once on `env`: waits while a conflicting DAG runs, runs
-    /// it on a snapshot (its applications see `switches`), commits its
-    /// outputs, and hands its messages to `send`.
+    /// it on a snapshot (its applications see the switches `switches`
+    /// lists, if they ask), commits its outputs, and hands its messages
+    /// to `send`.
     pub fn run(
         &self,
         dag: &Arc<Dag>,
         env: &Environment,
-        switches: &[SwitchInfo],
+        switches: impl Fn() -> Vec<SwitchInfo> + Sync,
         mut send: impl FnMut(SwitchId, &[u8]),
     ) -> Result<DagRun, DagError> {
+        let switches = Switches {
+            list: &switches,
+            listed: OnceLock::new(),
+        };
+        let switches = &switches;
         if self.mode == Concurrency::Optimistic {
             return self.run_admitted(dag, env, switches, &mut send);
         }
@@ -688,7 +709,7 @@ impl Dags {
         &self,
         dag: &Dag,
         env: &Environment,
-        switches: &[SwitchInfo],
+        switches: &Switches<'_>,
         send: &mut dyn FnMut(SwitchId, &[u8]),
     ) -> Result<DagRun, DagError> {
         let stats = &dag.stats;
@@ -823,11 +844,16 @@ impl DagSet {
 /// Runs `dag` once, its messages sent through `net`; a failure is logged
 /// (and counted in its figures).
 fn run_logged(runs: &Dags, dag: &Arc<Dag>, net: &Network) {
-    let sent = runs.run(dag, net.env(), &net.switches(), |id, bytes| {
-        if let Err(e) = net.send(id, bytes) {
-            tracing::debug!(dag = %dag.name, switch = %id, error = %e, "DAG message not sent");
-        }
-    });
+    let sent = runs.run(
+        dag,
+        net.env(),
+        || net.switches(),
+        |id, bytes| {
+            if let Err(e) = net.send(id, bytes) {
+                tracing::debug!(dag = %dag.name, switch = %id, error = %e, "DAG message not sent");
+            }
+        },
+    );
     if let Err(e) = sent {
         tracing::warn!(dag = %dag.name, error = %e, "DAG run not committed");
     }

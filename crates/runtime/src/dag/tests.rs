@@ -89,7 +89,9 @@ fn outputs_feed_later_applications_and_commit_together() {
     assert_eq!(dag.write_set(), [ViewId::of::<C>(), ViewId::of::<E>()]);
     let mut sent = Vec::new();
     let run = Dags::default()
-        .run(&dag, &env, &[], |id, bytes| sent.push((id, bytes.to_vec())))
+        .run(&dag, &env, Vec::new, |id, bytes| {
+            sent.push((id, bytes.to_vec()))
+        })
         .unwrap();
     assert_eq!((run.runs, run.messages, run.changes.len()), (1, 1, 2));
     let s = env.snapshot();
@@ -126,7 +128,7 @@ fn a_run_s_messages_go_in_one_send_per_switch_in_the_order_queued() {
         Arc::new(Dag::new("two", vec![first, second], &[("first", "second")], on_a()).unwrap());
     let mut sent = Vec::new();
     let run = Dags::default()
-        .run(&dag, &env_with(1), &[], |id, bytes| {
+        .run(&dag, &env_with(1), Vec::new, |id, bytes| {
             sent.push((id, bytes.to_vec()))
         })
         .unwrap();
@@ -171,7 +173,9 @@ fn a_dag_s_applications_never_see_a_view_change_mid_run() {
     };
     let dag =
         Arc::new(Dag::new("two", vec![first, second], &[("first", "second")], on_a()).unwrap());
-    let run = Dags::default().run(&dag, &env, &[], |_, _| {}).unwrap();
+    let run = Dags::default()
+        .run(&dag, &env, Vec::new, |_, _| {})
+        .unwrap();
     assert_eq!(run.runs, 2);
     assert_eq!(
         *seen.lock().unwrap(),
@@ -218,9 +222,9 @@ fn only_a_committed_run_tells_its_applications() {
     let dag = Arc::new(Dag::new("d", apps, &[("remembers", "judge")], on_a()).unwrap());
     let env = env_with(1);
     let dags = Dags::default();
-    assert!(dags.run(&dag, &env, &[], |_, _| {}).is_err());
+    assert!(dags.run(&dag, &env, Vec::new, |_, _| {}).is_err());
     env.publish(Publish::new().view(A(2)));
-    assert!(dags.run(&dag, &env, &[], |_, _| {}).is_ok());
+    assert!(dags.run(&dag, &env, Vec::new, |_, _| {}).is_ok());
     let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
     assert_eq!((get(&remembers.runs), get(&remembers.committed)), (2, 1));
 }
@@ -252,7 +256,7 @@ fn a_failed_or_panicking_application_commits_nothing() {
             Arc::new(Dag::new("d", vec![first, second], &[("first", "second")], on_a()).unwrap());
         let mut sent = 0;
         let err = Dags::default()
-            .run(&dag, &env, &[], |_, _| sent += 1)
+            .run(&dag, &env, Vec::new, |_, _| sent += 1)
             .unwrap_err();
         let DagError::Failed { app, error } = err else {
             panic!("{err:?}");
@@ -298,7 +302,9 @@ fn branches_run_together_and_may_not_write_the_same_view() {
     let edges = [("root", "left"), ("root", "right")];
     let dag = Arc::new(Dag::new("fork", vec![root, left, right], &edges, on_a()).unwrap());
     let env = env_with(3);
-    Dags::default().run(&dag, &env, &[], |_, _| {}).unwrap();
+    Dags::default()
+        .run(&dag, &env, Vec::new, |_, _| {})
+        .unwrap();
     let s = env.snapshot();
     assert_eq!((s.get::<E>().unwrap().0, s.get::<F>().unwrap().0), (3, 3));
 
@@ -395,7 +401,7 @@ fn conflicting_dags_are_serialised_and_others_overlap() {
     let dags = Arc::new(Dags::default());
     let spawn = |d: &Arc<Dag>| {
         let (d, dags, env) = (d.clone(), dags.clone(), env.clone());
-        std::thread::spawn(move || dags.run(&d, &env, &[], |_, _| {}).unwrap())
+        std::thread::spawn(move || dags.run(&d, &env, Vec::new, |_, _| {}).unwrap())
     };
     let wait_for = |what: &dyn Fn() -> bool| {
         while !what() {
@@ -441,7 +447,7 @@ fn no_update_is_lost_in_either_mode() {
                 let (dag, dags, env) = (dag.clone(), dags.clone(), env.clone());
                 std::thread::spawn(move || {
                     for _ in 0..300 {
-                        dags.run(&dag, &env, &[], |_, _| {}).unwrap();
+                        dags.run(&dag, &env, Vec::new, |_, _| {}).unwrap();
                     }
                 })
             })
@@ -478,7 +484,7 @@ fn a_dag_outrun_by_its_trigger_commits_its_last_run_and_one_outrun_by_another_vi
             )
         };
         let dag = Arc::new(Dag::new("outrun", vec![outrun], &[], trigger).unwrap());
-        let result = Dags::default().run(&dag, &env, &[], |_, _| {});
+        let result = Dags::default().run(&dag, &env, Vec::new, |_, _| {});
         let late = dag.stats.late_commits.load(Ordering::Relaxed);
         if stale_view_triggers {
             let run = result.unwrap();
