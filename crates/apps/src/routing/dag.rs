@@ -27,7 +27,7 @@ use baton_openflow::{DatapathId, MacAddr, PortNo, Xid};
 use baton_runtime::dag::{Dag, DagApp, Local, Trigger};
 use baton_runtime::env::{Versioned, ViewAccess, ViewId};
 use imbl::ordmap::DiffItem;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
@@ -249,25 +249,43 @@ impl RouteFlow {
     /// `devices` learns where it is now, even while it talks over flows
     /// installed before (a switch that reconnected, a port that flapped).
     fn off_moved_hosts(&self, before: &Hosts, now: &Hosts) -> OffMovedHosts {
+        // The persistent maps' diff skips what the two versions share, so
+        // this costs the hosts that changed, not all of them: it runs at
+        // each new version of the hosts, continually under a MAC flood.
+        // It runs before taking the record of the flows, which the
+        // packet-in path takes to install.
+        let changed: Vec<MacAddr> = before
+            .by_mac
+            .diff(&now.by_mac)
+            .filter_map(|change| match change {
+                DiffItem::Update { old, new } if old.1.at != new.1.at => Some(*old.0),
+                DiffItem::Remove(mac, _) => Some(*mac),
+                _ => None,
+            })
+            .collect();
         let installed = lock(&self.inner.installed);
         let mut off = OffMovedHosts {
             flows: Vec::new(),
             up_to: installed.generation,
         };
-        // The persistent maps' diff skips what the two versions share, so
-        // this costs the hosts that changed, not all of them: it runs at
-        // each new version of the hosts, continually under a MAC flood.
-        for change in before.by_mac.diff(&now.by_mac) {
-            let mac = match change {
-                DiffItem::Update { old, new } if old.1.at != new.1.at => old.0,
-                DiffItem::Remove(mac, _) => mac,
-                _ => continue,
-            };
-            for &dpid in installed.by_mac.get(mac).into_iter().flatten() {
-                off.flows.push((dpid, *mac, None));
+        let towards_changed: HashSet<MacAddr> = changed
+            .iter()
+            .copied()
+            .filter(|mac| installed.by_mac.contains_key(mac))
+            .collect();
+        for &mac in &changed {
+            for &dpid in installed.by_mac.get(&mac).into_iter().flatten() {
+                off.flows.push((dpid, mac, None));
             }
-            for (dpid, dst) in installed.from(*mac) {
-                off.flows.push((dpid, dst, Some(*mac)));
+            // A flow from `mac` towards a host that changed too goes with
+            // every flow towards that host, listed above: one deletion per
+            // switch rather than one per source (when a MAC flood ages
+            // out, its hosts and the gateway they all sent to go in the
+            // same sweep).
+            for (dpid, dst) in installed.from(mac) {
+                if !towards_changed.contains(&dst) {
+                    off.flows.push((dpid, dst, Some(mac)));
+                }
             }
         }
         off
@@ -428,6 +446,47 @@ mod tests {
         got.sort();
         assert_eq!(got, vec![DatapathId(4), DatapathId(5)]);
         assert!(switches_of_new_hosts(&now, &now).is_empty());
+    }
+
+    #[test]
+    fn a_flow_whose_source_and_destination_both_went_is_deleted_once() {
+        let app = RoutingApp::new(RoutingConfig::default());
+        let stage = RouteFlow {
+            inner: app.inner.clone(),
+            last: Mutex::default(),
+            next: Mutex::default(),
+        };
+        // Hosts 1 and 2 behind s1 send to the gateway 9 there; host 1
+        // also sends to host 3, behind s2.
+        let (s1, s2) = (DatapathId(1), DatapathId(2));
+        let mac = |n| host(n, 0).mac;
+        let mut before = Hosts::default();
+        for (n, dpid) in [(1, 1), (2, 1), (9, 1), (3, 2)] {
+            before.insert(host(n, dpid));
+        }
+        {
+            let mut installed = lock(&app.inner.installed);
+            for (dpid, src, dst) in [(s1, 1, 9), (s1, 2, 9), (s2, 1, 3)] {
+                let g = installed.next_generation();
+                installed.add(dpid, (mac(src), mac(dst)), Vec::new(), g);
+            }
+        }
+        let mut now = before.clone();
+        for n in [1, 2, 9] {
+            now.remove(&mac(n));
+        }
+        let off = stage.off_moved_hosts(&before, &now);
+        assert_eq!(
+            off.flows,
+            vec![(s2, mac(3), Some(mac(1))), (s1, mac(9), None)],
+            "one deletion of every flow towards the gateway; host 1's flow towards host 3 on its own"
+        );
+        let mut installed = lock(&app.inner.installed);
+        for (dpid, dst, src) in off.flows {
+            installed.forget_deleted(dpid, dst, src, off.up_to);
+        }
+        assert_eq!(installed.len(), 0);
+        assert!(installed.by_src.is_empty() && installed.by_mac.is_empty());
     }
 
     #[test]
