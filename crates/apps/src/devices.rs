@@ -418,18 +418,28 @@ impl Inner {
         } = &mut *state;
         let mut aged = Vec::new();
         let mut stale = Vec::new();
-        for (&mac, seen) in last_seen.iter_mut() {
+        // One pass that also forgets the aged sightings: a million
+        // removals by key cost a cache miss each.
+        last_seen.retain(|&mac, seen| {
             if now.saturating_duration_since(seen.last) >= timeout {
                 aged.push(mac);
-            } else if !seen.in_view {
+                return false;
+            }
+            if !seen.in_view {
                 seen.in_view = true;
                 stale.push((mac, seen.last));
             }
-        }
+            true
+        });
         let changed = !aged.is_empty() || !stale.is_empty();
+        // In the persistent maps' order: a sweep that ages out a MAC
+        // flood's million hosts then walks the trees once, copying each
+        // node the published view shares once, rather than hopping to a
+        // random leaf for each host.
+        aged.sort_unstable();
+        stale.sort_unstable();
         for mac in &aged {
             hosts.remove(mac);
-            last_seen.remove(mac);
             away.remove(mac);
         }
         for (mac, last) in stale {
