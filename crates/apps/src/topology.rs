@@ -424,7 +424,7 @@ impl Inner {
         };
         if let Some(port) = s.live_ports().find(|d| d.no == p.port) {
             let frame = self.probe_frame(shared, s.dpid, port, now);
-            send_probe(net, &s, port.no, &frame);
+            send_probes(net, &s, &[(port.no, frame)]);
         }
     }
 
@@ -526,10 +526,11 @@ impl Inner {
             self.removed(&expired, &mut shared);
             let switches: Vec<Arc<SwitchNode>> = shared.topo.switches.values().cloned().collect();
             for s in switches {
-                for port in s.live_ports() {
-                    let frame = self.probe_frame(&mut shared, s.dpid, port, now);
-                    send_probe(net, &s, port.no, &frame);
-                }
+                let probes: Vec<(PortNo, Vec<u8>)> = s
+                    .live_ports()
+                    .map(|port| (port.no, self.probe_frame(&mut shared, s.dpid, port, now)))
+                    .collect();
+                send_probes(net, &s, &probes);
             }
         }
         if changed {
@@ -581,19 +582,27 @@ fn merge(own: &Topology, peers: Option<&Topology>) -> Topology {
     t
 }
 
-/// Sends a probe out of port `port` of `s`, if this instance serves it.
-fn send_probe(net: &Network, s: &SwitchNode, port: PortNo, frame: &[u8]) {
+/// Sends each probe out of its port of `s`, if this instance serves it:
+/// a switch's probes go in one write (a round probes every port of
+/// 10,000 switches at once).
+fn send_probes(net: &Network, s: &SwitchNode, probes: &[(PortNo, Vec<u8>)]) {
     let Some(id) = s.here() else {
         return;
     };
-    let _ = net.packet_out(
-        id,
-        &PacketOut {
+    let actions: Vec<[ActionSpec; 1]> = probes
+        .iter()
+        .map(|&(port, _)| [ActionSpec::Output { port, max_len: 0 }])
+        .collect();
+    let outs: Vec<PacketOut<'_>> = probes
+        .iter()
+        .zip(&actions)
+        .map(|((_, frame), actions)| PacketOut {
             payload: Payload::Frame(frame),
             in_port: PortNo::CONTROLLER,
-            actions: &[ActionSpec::Output { port, max_len: 0 }],
-        },
-    );
+            actions,
+        })
+        .collect();
+    let _ = net.packet_outs(id, &outs);
 }
 
 fn is_lldp(frame: &[u8]) -> bool {

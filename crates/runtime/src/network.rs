@@ -222,9 +222,21 @@ impl Network {
 
     /// Sends a packet out of switch `id`.
     pub fn packet_out(&self, id: SwitchId, po: &PacketOut<'_>) -> Result<(), SendError> {
-        self.send_with(id, |out, v, xid| {
-            neutral::encode_packet_out(out, v, xid, po)
-        })
+        self.packet_outs(id, std::slice::from_ref(po))
+    }
+
+    /// Sends packets out of switch `id` in one write, each with its own
+    /// xid (a round of discovery probes, one per port).
+    pub fn packet_outs(&self, id: SwitchId, pos: &[PacketOut<'_>]) -> Result<(), SendError> {
+        let version = self.fabric.version(id).ok_or(SendError::Gone)?;
+        let mut out = Vec::with_capacity(128 * pos.len());
+        for po in pos {
+            neutral::encode_packet_out(&mut out, version, self.fabric.next_xid(), po);
+        }
+        if out.is_empty() {
+            return Ok(());
+        }
+        self.fabric.send(id, &out)
     }
 
     /// Sends encoded messages to a switch now (one `write`, or queued if
