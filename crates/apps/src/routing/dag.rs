@@ -448,14 +448,20 @@ mod tests {
         assert!(switches_of_new_hosts(&now, &now).is_empty());
     }
 
-    #[test]
-    fn a_flow_whose_source_and_destination_both_went_is_deleted_once() {
+    /// Routing with default settings, and a `route-flow` stage of it.
+    fn route_flow() -> (RoutingApp, RouteFlow) {
         let app = RoutingApp::new(RoutingConfig::default());
         let stage = RouteFlow {
             inner: app.inner.clone(),
             last: Mutex::default(),
             next: Mutex::default(),
         };
+        (app, stage)
+    }
+
+    #[test]
+    fn a_flow_whose_source_and_destination_both_went_is_deleted_once() {
+        let (app, stage) = route_flow();
         // Hosts 1 and 2 behind s1 send to the gateway 9 there; host 1
         // also sends to host 3, behind s2.
         let (s1, s2) = (DatapathId(1), DatapathId(2));
@@ -491,12 +497,7 @@ mod tests {
 
     #[test]
     fn paths_through_a_switch_whose_master_changed_are_deleted() {
-        let app = RoutingApp::new(RoutingConfig::default());
-        let stage = RouteFlow {
-            inner: app.inner.clone(),
-            last: Mutex::default(),
-            next: Mutex::default(),
-        };
+        let (app, stage) = route_flow();
         let before = routes(0, "b");
         // This member's hop on s1 of a path to a host on s3, through s2.
         let host = MacAddr([2, 0, 0, 0, 0, 9]);
