@@ -137,6 +137,54 @@ fn a_run_s_messages_go_in_one_send_per_switch_in_the_order_queued() {
 }
 
 #[test]
+fn the_switches_are_listed_once_and_only_when_an_application_asks() {
+    let listed = AtomicU64::new(0);
+    let switch = SwitchInfo {
+        id: SwitchId::new(3, 0),
+        dpid: baton_openflow::DatapathId(7),
+        version: baton_openflow::Version::V13,
+        peer: None,
+    };
+    let list = || {
+        listed.fetch_add(1, Ordering::Relaxed);
+        vec![switch]
+    };
+    let silent = app("silent", ViewAccess::none().reads::<A>(), |_| Ok(()));
+    let quiet = Arc::new(Dag::new("quiet", vec![silent], &[], on_a()).unwrap());
+    Dags::default()
+        .run(&quiet, &env_with(1), list, |_, _| {})
+        .unwrap();
+    assert_eq!(listed.load(Ordering::Relaxed), 0, "no application asked");
+    let asks = |name, access: ViewAccess| {
+        app(name, access, move |l| {
+            let to = l.switches()[0].id;
+            l.send(to, |out| out.push(1));
+            Ok(())
+        })
+    };
+    let dag = Arc::new(
+        Dag::new(
+            "asking",
+            vec![
+                asks("first", ViewAccess::none().reads::<A>().writes::<C>()),
+                asks("second", ViewAccess::none().reads::<C>()),
+            ],
+            &[("first", "second")],
+            on_a(),
+        )
+        .unwrap(),
+    );
+    let mut sent = Vec::new();
+    Dags::default()
+        .run(&dag, &env_with(1), list, |id, bytes| {
+            sent.push((id, bytes.to_vec()))
+        })
+        .unwrap();
+    assert_eq!(listed.load(Ordering::Relaxed), 1, "listed once for the run");
+    assert_eq!(sent, vec![(switch.id, vec![1, 1])]);
+}
+
+#[test]
 fn a_dag_s_applications_never_see_a_view_change_mid_run() {
     // Both applications read A; between them, a writer outside any DAG
     // publishes a new A. Both must see the same version, and the commit,
