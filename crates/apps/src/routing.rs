@@ -148,7 +148,7 @@ struct Installed {
 #[derive(Debug)]
 enum SourceFlows {
     One((DatapathId, MacAddr)),
-    // Boxed so that the common case's slot stays 24 bytes, not 56.
+    // Boxed so that the common case's slot stays 24 bytes, not 48.
     #[allow(clippy::box_collection)]
     Many(Box<HashSet<(DatapathId, MacAddr)>>),
 }
