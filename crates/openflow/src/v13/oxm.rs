@@ -22,7 +22,8 @@ mod tlv;
 mod value;
 
 pub use exact::{
-    emit_exact_match, for_each_exact_oxm, put_exact_match, put_exact_match_frame, put_l2_match,
+    L2_TLVS_LEN, emit_exact_match, for_each_exact_oxm, l2_tlvs, put_exact_match,
+    put_exact_match_frame, put_l2_match,
 };
 pub use field::{
     OFPMT_OXM, OFPVID_NONE, OFPVID_PRESENT, OFPXMC_EXPERIMENTER, OFPXMC_NXM_0, OFPXMC_NXM_1,

@@ -1,8 +1,9 @@
-//! The 1.0 FLOW_MOD written in one go (no action or one output) is the
+//! The FLOW_MODs written in one go (1.0 with no action or one output, 1.3
+//! with the L2 match, no meter and no action or one output) are the
 //! general encoder's, byte for byte, whatever the frame and the fields.
 
 use super::*;
-use crate::neutral::flow::encode_flow_add10;
+use crate::neutral::flow::{encode_flow_add10, encode_flow_add13};
 use crate::packet::tests::{icmp_frame, ipv6_ns_frame, ipv6_tcp_frame, udp_frame, vlan_udp_frame};
 use proptest::prelude::*;
 
@@ -28,16 +29,28 @@ fn frames() -> Vec<Vec<u8>> {
     frames.into_iter().chain(tos).collect()
 }
 
-/// `encode_flow_add` for 1.0, after a few bytes already in `out`, equals
-/// the general encoder's output.
+/// `encode_flow_add` for each version, after a few bytes already in
+/// `out`, equals the general encoder's output.
 fn assert_fixed_is_general(flow: &FlowSpec<'_>) {
     let prefix = [0xee, 0xdd, 0xcc];
+    let xid = Xid(0x0102_0304);
     let (mut fixed, mut general) = (prefix.to_vec(), prefix.to_vec());
-    encode_flow_add(&mut fixed, Version::V10, Xid(0x0102_0304), flow);
-    encode_flow_add10(&mut general, Xid(0x0102_0304), flow);
-    assert_eq!(fixed, general, "{flow:?}");
+    encode_flow_add(&mut fixed, Version::V10, xid, flow);
+    encode_flow_add10(&mut general, xid, flow);
+    assert_eq!(fixed, general, "1.0 {flow:?}");
     let expect_len = 72 + 8 * flow.actions.len();
     assert_eq!(fixed.len() - prefix.len(), expect_len, "{flow:?}");
+
+    let (mut fixed, mut general) = (prefix.to_vec(), prefix.to_vec());
+    encode_flow_add(&mut fixed, Version::V13, xid, flow);
+    encode_flow_add13(&mut general, xid, flow);
+    assert_eq!(fixed, general, "1.3 {flow:?}");
+    if matches!(flow.match_, MatchSpec::L2(_)) && flow.meter.is_none() {
+        // The header and fixed fields, the padded match, and the
+        // instruction with its one output.
+        let expect_len = 48 + 40 + 24 * flow.actions.len();
+        assert_eq!(fixed.len() - prefix.len(), expect_len, "{flow:?}");
+    }
 }
 
 /// The matches a learning switch sends for `frame`, and two others.

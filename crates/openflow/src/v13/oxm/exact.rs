@@ -90,7 +90,7 @@ impl Match13 {
 /// Writes the L2 `ofp_match` (`IN_PORT`, `ETH_DST`, `ETH_SRC`, and
 /// `VLAN_VID`: `OFPVID_PRESENT | vid` when tagged, `OFPVID_NONE`
 /// otherwise; `crate::neutral::MatchSpec::l2_frame`) into `b`, as one
-/// fixed run of TLVs.
+/// fixed run of TLVs ([`l2_tlvs`]).
 #[inline]
 pub fn put_l2_match<const N: usize>(
     b: &mut Fixed<N>,
@@ -99,16 +99,24 @@ pub fn put_l2_match<const N: usize>(
     src: [u8; 6],
     vid: Option<u16>,
 ) {
+    put_match_with(b, |b| b.put_array(l2_tlvs(in_port, dst, src, vid)));
+}
+
+/// Bytes of the L2 match's TLVs ([`l2_tlvs`]).
+pub const L2_TLVS_LEN: usize = t(4) + t(6) + t(6) + t(2);
+
+/// The TLVs of the L2 match (see [`put_l2_match`]), in their order, for
+/// an `ofp_match` written at a constant offset of a fixed image.
+#[inline(always)]
+pub fn l2_tlvs(in_port: PortNo, dst: [u8; 6], src: [u8; 6], vid: Option<u16>) -> [u8; L2_TLVS_LEN] {
     use OxmField as F;
     let vlan = vid.map_or(OFPVID_NONE, |v| OFPVID_PRESENT | (v & 0x0fff));
-    put_match_with(b, |b| {
-        Run::<{ t(4) + t(6) + t(6) + t(2) }>::new()
-            .tlv(F::InPort, in_port.0.to_be_bytes())
-            .tlv(F::EthDst, dst)
-            .tlv(F::EthSrc, src)
-            .tlv(F::VlanVid, vlan.to_be_bytes())
-            .put(b)
-    });
+    Run::<L2_TLVS_LEN>::new()
+        .tlv(F::InPort, in_port.0.to_be_bytes())
+        .tlv(F::EthDst, dst)
+        .tlv(F::EthSrc, src)
+        .tlv(F::VlanVid, vlan.to_be_bytes())
+        .into_array()
 }
 
 /// A run of TLVs whose layout is fixed (`K` bytes in all), built on the
@@ -151,8 +159,14 @@ impl<const K: usize> Run<K> {
     /// Appends the run to `b`.
     #[inline(always)]
     fn put<const N: usize>(self, b: &mut Fixed<N>) {
+        b.put_array(self.into_array());
+    }
+
+    /// The run's bytes.
+    #[inline(always)]
+    fn into_array(self) -> [u8; K] {
         debug_assert_eq!(self.at, K, "a run's TLVs fill it exactly");
-        b.put_array(self.buf);
+        self.buf
     }
 }
 
