@@ -62,9 +62,9 @@ impl SchedulerKind {
     /// The smallest quantum (bytes served per service chance) a scheduler
     /// uses unless told otherwise. Maestro read a fixed 2 KB, and its
     /// designs here keep a 1 KB floor: their rounds must stay short for a
-    /// light switch's delay, since it waits for a round. `fair` lets a
-    /// switch that has not had its turn in a round in at the head of the
-    /// queue, so a light switch waits for a service and not a round; its
+    /// light switch's delay, since it waits for a round. `fair` serves a
+    /// switch ready from idle before the busy ones (`sched/queues.rs`),
+    /// so a light switch waits for a service and not a round; its
     /// quantum can then be 16 KB, which costs less per response than many
     /// small turns (BENCHMARKS.md, "Fairness and the schedulers": probe
     /// 1.19 ms with a 16 KB quantum, and "Tried and not kept": 16 KB reads
