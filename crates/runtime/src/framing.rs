@@ -17,6 +17,11 @@ use std::io::{self, Read};
 /// read size needs it.
 const INITIAL_LEN: usize = 4096;
 
+/// How far into its buffer a switch's unconsumed input may lie before a
+/// service moves it to the front even without reading
+/// ([`RecvBuffer::compact_for`]): a maximal message.
+const FAR: usize = MAX_MESSAGE_LEN;
+
 /// What one read produced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ReadOutcome {
@@ -52,27 +57,37 @@ impl Default for RecvBuffer {
 }
 
 impl RecvBuffer {
-    /// Makes room for a read of `want` bytes at the front of the buffer:
-    /// moves the unconsumed bytes (complete messages read ahead, and a
-    /// partial one) there when they are no more than the read itself (a
-    /// copy much cheaper than the read), or when the space after them is
-    /// short. Reads then land in the same few cache-warm kilobytes every
-    /// time, rather than sweeping the whole buffer: without the first
-    /// condition a busy switch's buffer, read again within batches
-    /// (`Engine::refill`, which cannot compact), grew to 400-540 KB, with
-    /// it to about 210 KB (BENCHMARKS.md, "Fairness and the schedulers").
+    /// Makes room for a read of `want` bytes at the front of the buffer
+    /// (`want` 0 at the start of a service that may not read): moves the
+    /// unconsumed bytes (complete messages read ahead, and a partial one)
+    /// there when
+    /// - they are no more than the read itself, a copy much cheaper than
+    ///   the read: reads then land in the same few cache-warm kilobytes
+    ///   rather than sweeping the buffer;
+    /// - the space after them is short;
+    /// - or they lie at least [`FAR`] in and no nearer the front than
+    ///   their own length, so a copy costs at most a byte per byte
+    ///   consumed since the last one. Without this, a switch served from
+    ///   read-ahead and read again only after messages of the same
+    ///   service were in the batch (which forbids moving bytes) was never
+    ///   compacted: under callgrind's slow run its buffer grew by a read at
+    ///   a time to 32 MB (BENCHMARKS.md, "Fairness and the schedulers").
+    ///
     /// A switch read far ahead is not copied on every service. Call it
     /// only when no message of this buffer is in a batch: it moves bytes
     /// that batch entries would point into.
     pub fn compact_for(&mut self, want: usize) {
-        if self.start == self.end {
+        let unconsumed = self.end - self.start;
+        if unconsumed == 0 {
             self.start = 0;
             self.end = 0;
         } else if self.start > 0
-            && (self.end - self.start <= want || self.buf.len() - self.end < want)
+            && (unconsumed <= want
+                || self.buf.len() - self.end < want
+                || self.start >= FAR.max(unconsumed))
         {
             self.buf.copy_within(self.start..self.end, 0);
-            self.end -= self.start;
+            self.end = unconsumed;
             self.start = 0;
         }
     }
@@ -293,6 +308,25 @@ mod tests {
         let (at, len) = r.next_message().unwrap().unwrap();
         assert_eq!((at, len), (0, 8));
         assert_eq!(r.slice(at, len)[7], 9);
+    }
+
+    #[test]
+    fn input_far_into_the_buffer_moves_to_the_front_without_a_read() {
+        let mut r = RecvBuffer::default();
+        let mut big = vec![1, 2, 0xff, 0xff, 0, 0, 0, 0];
+        big.resize(0xffff, 7);
+        r.push(&big);
+        r.push(&big);
+        r.push(&[1, 0, 0, 8, 0, 0, 0, 5]);
+        r.next_message().unwrap().unwrap();
+        r.compact_for(0);
+        assert_eq!(r.buffered(), 2 * 0xffff + 8, "more ahead than behind: left");
+        r.next_message().unwrap().unwrap();
+        r.compact_for(0);
+        assert_eq!(r.buffered(), 8, "the last message now starts the buffer");
+        let (at, len) = r.next_message().unwrap().unwrap();
+        assert_eq!((at, len), (0, 8));
+        assert_eq!(r.slice(at, len)[7], 5);
     }
 
     #[test]
