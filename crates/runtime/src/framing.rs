@@ -202,6 +202,13 @@ impl RecvBuffer {
 mod tests {
     use super::*;
 
+    /// A maximal (65,535-byte) message whose xid's last byte is `tag`.
+    fn maximal_message(tag: u8) -> Vec<u8> {
+        let mut m = vec![1, 2, 0xff, 0xff, 0, 0, 0, tag];
+        m.resize(0xffff, 7);
+        m
+    }
+
     /// A reader that hands out its bytes in chunks of at most `step`.
     struct Trickle<'a> {
         bytes: &'a [u8],
@@ -270,8 +277,7 @@ mod tests {
     #[test]
     fn grows_for_a_large_message_and_rejects_bad_lengths() {
         let mut r = RecvBuffer::default();
-        let mut big = vec![1, 2, 0xff, 0xff, 0, 0, 0, 9];
-        big.resize(0xffff, 7);
+        let big = maximal_message(9);
         let mut src = Trickle {
             bytes: &big,
             step: 3000,
@@ -313,8 +319,7 @@ mod tests {
     #[test]
     fn input_far_into_the_buffer_moves_to_the_front_without_a_read() {
         let mut r = RecvBuffer::default();
-        let mut big = vec![1, 2, 0xff, 0xff, 0, 0, 0, 0];
-        big.resize(0xffff, 7);
+        let big = maximal_message(0);
         r.push(&big);
         r.push(&big);
         r.push(&[1, 0, 0, 8, 0, 0, 0, 5]);
@@ -334,11 +339,8 @@ mod tests {
         // More than a maximal message plus a read is waiting: growing for
         // the next read must not cut the buffer below what it holds.
         let mut r = RecvBuffer::default();
-        let mut big = vec![1, 2, 0xff, 0xff, 0, 0, 0, 0];
-        big.resize(0xffff, 7);
         for x in 0..4 {
-            big[7] = x;
-            r.push(&big);
+            r.push(&maximal_message(x));
         }
         let first = r.next_message().unwrap().unwrap();
         assert_eq!(r.slice(first.0, first.1)[7], 0);
