@@ -74,6 +74,13 @@ pub struct DevicesConfig {
 /// How often hosts away for longer than the grace are looked for.
 pub const AWAY_CHECK: Duration = Duration::from_secs(1);
 
+/// Most aged hosts taken out of the view per hold of the lock that the
+/// packet-in path takes to learn. Taking a MAC flood's half a million
+/// out in one hold (0.3-0.4 s) stalled the worker that long, every
+/// switch waiting behind it; 8,192 take about 6-20 ms (BENCHMARKS.md,
+/// the soak's aging minute).
+const AGING_CHUNK: usize = 8192;
+
 impl Default for DevicesConfig {
     fn default() -> Self {
         DevicesConfig {
@@ -406,15 +413,31 @@ impl Inner {
     /// only for the hosts that go or whose time it must refresh. Walking
     /// the view's persistent map with a lookup per host held the lock,
     /// and so the packet-in path, for the whole walk of a million hosts
-    /// every `refresh` (a 10,000-switch soak, BENCHMARKS.md).
+    /// every `refresh` (a 10,000-switch soak, BENCHMARKS.md). The aged
+    /// hosts then leave the view [`AGING_CHUNK`] at a time
+    /// ([`Inner::remove_aged`]).
     fn refresh(&self, now: Instant) {
+        let aged = self.walk_sightings(now);
+        for chunk in aged.chunks(AGING_CHUNK) {
+            self.remove_aged(chunk);
+        }
+        self.counters
+            .aged
+            .fetch_add(aged.len() as u64, Ordering::Relaxed);
+        log_hosts(&aged, "aged out");
+        if !aged.is_empty() {
+            self.publish(&mut lock(&self.state));
+        }
+    }
+
+    /// Forgets the sightings older than `host_timeout` and returns their
+    /// hosts, in the view's order, for [`Inner::remove_aged`]; brings the
+    /// view's last-seen times up to date, publishing if any changed.
+    fn walk_sightings(&self, now: Instant) -> Vec<MacAddr> {
         let mut state = lock(&self.state);
         let timeout = self.settings.get().host_timeout;
         let State {
-            hosts,
-            last_seen,
-            away,
-            ..
+            hosts, last_seen, ..
         } = &mut *state;
         let mut aged = Vec::new();
         let mut stale = Vec::new();
@@ -431,17 +454,13 @@ impl Inner {
             }
             true
         });
-        let changed = !aged.is_empty() || !stale.is_empty();
         // In the persistent maps' order: a sweep that ages out a MAC
         // flood's million hosts then walks the trees once, copying each
         // node the published view shares once, rather than hopping to a
         // random leaf for each host.
         aged.sort_unstable();
         stale.sort_unstable();
-        for mac in &aged {
-            hosts.remove(mac);
-            away.remove(mac);
-        }
+        let refreshed = !stale.is_empty();
         for (mac, last) in stale {
             if let Some(h) = hosts.get(&mac) {
                 let h = Host {
@@ -451,12 +470,28 @@ impl Inner {
                 hosts.insert(h);
             }
         }
-        self.counters
-            .aged
-            .fetch_add(aged.len() as u64, Ordering::Relaxed);
-        log_hosts(&aged, "aged out");
-        if changed {
+        if refreshed && aged.is_empty() {
             self.publish(&mut state);
+        }
+        aged
+    }
+
+    /// Takes `aged` hosts out of the view, but for those seen again since
+    /// [`Inner::walk_sightings`] forgot their sightings: those were
+    /// learnt anew meanwhile, and stay.
+    fn remove_aged(&self, aged: &[MacAddr]) {
+        let mut state = lock(&self.state);
+        let State {
+            hosts,
+            last_seen,
+            away,
+            ..
+        } = &mut *state;
+        for mac in aged {
+            if !last_seen.contains_key(mac) {
+                hosts.remove(mac);
+                away.remove(mac);
+            }
         }
     }
 }
@@ -590,5 +625,46 @@ impl App for DevicesApp {
         if changed {
             inner.publish(&mut lock(&inner.state));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use baton_openflow::{DatapathId, PortNo};
+
+    fn sighting(app: &DevicesApp, last: u8, now: Instant) {
+        let seen = Seen {
+            mac: MacAddr([2, 0, 0, 0, 0, last]),
+            vlan: None,
+            ipv4: Some(Ipv4Addr::new(10, 0, 0, last)),
+            ipv6: None,
+        };
+        let at = PortRef::new(DatapathId(1), PortNo(u32::from(last)));
+        let inner = &app.inner;
+        inner.learn(&mut lock(&inner.state), (seen, at), now, usize::MAX);
+    }
+
+    /// A host seen again between the walk that aged it out and its
+    /// removal from the view, which the walk no longer holds the lock
+    /// for, was learnt anew and stays, consistently in both tables.
+    #[test]
+    fn a_host_seen_again_while_it_ages_out_stays() {
+        let app = DevicesApp::new(DevicesConfig::default());
+        let timeout = DevicesConfig::default().host_timeout;
+        let t0 = Instant::now();
+        sighting(&app, 1, t0);
+        sighting(&app, 2, t0);
+        let later = t0 + timeout;
+        let aged = app.inner.walk_sightings(later);
+        assert_eq!(aged.len(), 2, "both aged out");
+        sighting(&app, 1, later);
+        app.inner.remove_aged(&aged);
+        let state = lock(&app.inner.state);
+        let listed: Vec<_> = state.hosts.by_mac.keys().copied().collect();
+        assert_eq!(listed, vec![MacAddr([2, 0, 0, 0, 0, 1])]);
+        assert!(state.last_seen.contains_key(&listed[0]));
+        assert_eq!(state.last_seen.len(), 1);
+        assert_eq!(state.hosts.by_ipv4(Ipv4Addr::new(10, 0, 0, 2)), None);
     }
 }
