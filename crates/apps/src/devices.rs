@@ -77,7 +77,7 @@ pub const AWAY_CHECK: Duration = Duration::from_secs(1);
 /// Most aged hosts taken out of the view per hold of the lock that the
 /// packet-in path takes to learn. Taking a MAC flood's half a million
 /// out in one hold (0.3-0.4 s) stalled the worker that long, every
-/// switch waiting behind it; 8,192 take about 6-20 ms (BENCHMARKS.md,
+/// switch waiting behind it; 8,192 take 6-28 ms (BENCHMARKS.md,
 /// the soak's aging minute).
 const AGING_CHUNK: usize = 8192;
 
