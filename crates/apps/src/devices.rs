@@ -432,7 +432,8 @@ impl Inner {
 
     /// Forgets the sightings older than `host_timeout` and returns their
     /// hosts, in the view's order, for [`Inner::remove_aged`]; brings the
-    /// view's last-seen times up to date, publishing if any changed.
+    /// view's last-seen times up to date, publishing them here only when
+    /// no host aged ([`Inner::refresh`] publishes after the removals).
     fn walk_sightings(&self, now: Instant) -> Vec<MacAddr> {
         let mut state = lock(&self.state);
         let timeout = self.settings.get().host_timeout;
