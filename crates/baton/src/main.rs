@@ -4,6 +4,7 @@
 //! switch (`baton switch`). Everything it does is a library call; this
 //! file only parses flags and waits for a signal.
 
+mod allocator;
 mod contract;
 
 use baton_operator::client::{self, AppAction, Client, Output, Show};
@@ -473,6 +474,7 @@ fn run(args: RunArgs) -> i32 {
         }
     };
     init_logging(settings.log.as_deref());
+    allocator::purge_in_background();
     let Settings {
         runtime: mut config,
         apps,
