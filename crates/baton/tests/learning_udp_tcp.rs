@@ -141,10 +141,10 @@ fn udp_and_tcp_follow_the_flows(version: OfVersion, matching: Matching) {
     // No packet before baton has the switch's FEATURES_REPLY: a packet
     // that reaches Open vSwitch (secure mode) before its side of the
     // handshake gets a `drop` datapath flow, which the retried ARP keeps
-    // alive for good. In 1.3 the table-miss flow baton installs makes OVS
-    // look again; in 1.0 nothing does. Without this wait the first
-    // exchange failed in about one run in three of the 1.0 test with two
-    // busy loops beside it, `dump-flows` empty and one datapath flow.
+    // alive (netlab's docs). Without this wait the first exchange of the
+    // 1.0 test failed in 4 of 12 runs with two busy loops beside it,
+    // `dump-flows` empty and one datapath flow; the 1.3 test's, whose
+    // table-miss flow baton installs at the handshake, never did.
     baton
         .wait_for_output("switch connected", 10 * SECOND)
         .expect("the switch connects");
