@@ -897,6 +897,9 @@ impl App for BandwidthApp {
         let Some(routes) = snapshot.get::<Routes>() else {
             return;
         };
+        // With what `devices` learnt in this very batch; `routing` reads
+        // the same hosts for the packets left to it.
+        let hosts = snapshot.get::<Hosts>();
         batch.for_each(|sw, _, pi| {
             let (Some(src), Some(dst)) = (pi.eth_src(), pi.eth_dst()) else {
                 return;
@@ -904,8 +907,6 @@ impl App for BandwidthApp {
             if dst.is_multicast() {
                 return;
             }
-            // Devices may have learnt the source in this very batch.
-            let hosts = net.view::<Hosts>();
             let Some(to) = hosts.as_ref().and_then(|h| h.get(&dst)).map(|h| h.at) else {
                 return; // routing floods it
             };

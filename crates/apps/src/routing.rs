@@ -645,20 +645,14 @@ impl App for RoutingApp {
             batch.for_each(|sw, _, pi| sw.drop_packet(pi));
             return;
         };
-        // The hosts published by `devices` in this very batch are newer
-        // than the snapshot; read the latest when either end is unknown.
+        // The snapshot holds what `devices` published in this very batch,
+        // and what the applications before this one read (one picture
+        // for the whole batch: `bandwidth` left a packet for an unknown
+        // host here knowing what this reads).
         batch.for_each(|sw, _, pi| {
             let (Some(src), Some(dst)) = (pi.eth_src(), pi.eth_dst()) else {
                 sw.drop_packet(pi);
                 return;
-            };
-            let hosts = if hosts
-                .as_ref()
-                .is_some_and(|h| h.get(&dst).is_some() && h.get(&src).is_some())
-            {
-                hosts.clone()
-            } else {
-                net.view::<Hosts>()
             };
             let came_in = PortRef::new(sw.dpid(), pi.in_port());
             let topo = routes.topology();

@@ -101,7 +101,11 @@ pub trait App: Send + Sync + 'static {
     /// removed.
     fn port_down(&self, _sw: &mut SwitchCtx<'_>, _state: &mut Self::Switch, _port: &PortDesc) {}
 
-    /// A batch of PACKET_INs (see [`PacketInBatch::for_each`]).
+    /// A batch of PACKET_INs (see [`PacketInBatch::for_each`]). Every
+    /// application handling the batch reads the same views through
+    /// [`Network::snapshot`] and [`Network::view`] (with what the batch's
+    /// own applications publish), whatever other threads publish
+    /// meanwhile.
     fn packet_in(&self, _batch: &mut PacketInBatch<'_, Self::Switch>) {}
 
     /// Any other message from a switch after its handshake (PORT_STATUS,

@@ -25,6 +25,7 @@
 //! the same way on a private [`Snapshot`] (cloning one copies pointers, not
 //! views).
 
+pub(crate) mod pinned;
 pub mod transaction;
 
 use crate::sync::lock;
@@ -305,7 +306,9 @@ impl Environment {
             );
             changes.push(Change { view: id, from, to });
         }
-        self.current.store(Arc::new(next));
+        let next = Arc::new(next);
+        pinned::published(self, &changes, &next);
+        self.current.store(next);
         let mut pending = lock(&self.pending);
         pending.extend(changes.iter().copied());
         if self.waiting.load(Ordering::Relaxed) > 0 {

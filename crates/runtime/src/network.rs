@@ -6,6 +6,7 @@
 //! in-memory harness of [`crate::testing`]; applications cannot tell
 //! which, so the same code runs in both.
 
+use crate::env::pinned;
 use crate::env::{
     Change, Committed, Environment, Publish, Snapshot, Transaction, TxError, UndeclaredWrite,
     Versioned, View, ViewAccess, ViewId,
@@ -84,14 +85,17 @@ impl Network {
     }
 
     /// Every view of the environment now, as one consistent picture
-    /// (no lock, no copy).
+    /// (no lock, no copy). While the pipeline hands one event to its
+    /// applications in turn, the picture that event's first read found,
+    /// plus what its applications published (the runtime's `env::pinned`).
     pub fn snapshot(&self) -> Arc<Snapshot> {
-        self.fabric.env().snapshot()
+        pinned::snapshot(self.fabric.env())
     }
 
-    /// The current version of view `T`.
+    /// The current version of view `T` (within an event, as
+    /// [`Network::snapshot`] says).
     pub fn view<T: View>(&self) -> Option<Versioned<T>> {
-        self.fabric.env().read::<T>()
+        pinned::read::<T>(self.fabric.env())
     }
 
     /// The environment itself (for the runtime's DAGs).

@@ -18,7 +18,7 @@
 use crate::app::{AnyApp, Verdict};
 use crate::conn::{AppSwitchState, Connection};
 use crate::context::{BatchSwitches, RawBatch, SwitchCtx};
-use crate::env::{Change, Snapshot};
+use crate::env::{Change, Snapshot, pinned};
 use crate::event::PacketInRecord;
 use crate::network::Network;
 use crate::session::PortChange;
@@ -399,24 +399,41 @@ impl Pipeline {
     /// Hands `records` to each running application in turn, until every
     /// one of them has been stopped.
     pub fn packet_ins(&self, switches: &mut dyn BatchSwitches, records: &[PacketInRecord]) {
-        for app in 0..self.apps.len() {
-            if records.iter().all(|r| r.stopped.get()) {
-                break;
+        self.one_event(|| {
+            for app in 0..self.apps.len() {
+                if records.iter().all(|r| r.stopped.get()) {
+                    break;
+                }
+                self.call(app, |a, net| {
+                    a.erased().packet_in(RawBatch {
+                        switches: &mut *switches,
+                        records,
+                        app,
+                        net,
+                    })
+                });
             }
-            self.call(app, |a, net| {
-                a.erased().packet_in(RawBatch {
-                    switches: &mut *switches,
-                    records,
-                    app,
-                    net,
-                })
-            });
+        })
+    }
+
+    /// Runs `f`, which hands one event to the applications in turn, with
+    /// one picture of the environment for all of them
+    /// ([`crate::env::pinned`]): what an application lets pass, the next
+    /// acts on knowing what it knew.
+    fn one_event<R>(&self, f: impl FnOnce() -> R) -> R {
+        match self.apps.first() {
+            Some(e) => pinned::during(e.net.env(), f),
+            None => f(),
         }
     }
 
     /// Hands a message to each running application in turn, until one
     /// stops it.
     pub fn message(&self, conn: &mut Connection, msg: &Message) {
+        self.one_event(|| self.message_in_turn(conn, msg))
+    }
+
+    fn message_in_turn(&self, conn: &mut Connection, msg: &Message) {
         for i in 0..self.apps.len() {
             if !self.is_running(i) {
                 continue;

@@ -393,6 +393,92 @@ fn views_are_published_versioned_and_drive_their_readers() {
     );
 }
 
+/// How many hosts are known: what the first application leaves a packet
+/// to the second on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Known(u32);
+impl View for Known {
+    const NAME: &'static str = "known";
+}
+
+/// Reads `Known` for each packet-in and lets it pass; between its read and
+/// the next application's, another thread publishes a new version (as a
+/// cluster's peers do).
+#[derive(Default)]
+struct Passer {
+    others: std::sync::OnceLock<Network>,
+    read: Mutex<Vec<u64>>,
+}
+
+impl App for Passer {
+    type Switch = ();
+    fn name(&self) -> &str {
+        "passer"
+    }
+    fn views(&self) -> ViewAccess {
+        ViewAccess::none().reads::<Known>()
+    }
+    fn switch_up(&self, _sw: &mut SwitchCtx<'_>) {}
+    fn packet_in(&self, batch: &mut PacketInBatch<'_, ()>) {
+        batch.for_each(|sw, _, _| {
+            let known = sw.net().view::<Known>().unwrap();
+            self.read.lock().unwrap().push(known.version());
+        });
+        let others = self.others.get().unwrap().clone();
+        std::thread::spawn(move || others.publish(Publish::new().view(Known(2))).unwrap())
+            .join()
+            .unwrap();
+    }
+}
+
+/// Acts on what `Passer` let pass, reading `Known` both ways.
+#[derive(Default)]
+struct Actor(Mutex<Vec<(u64, u64)>>);
+
+impl App for Actor {
+    type Switch = ();
+    fn name(&self) -> &str {
+        "actor"
+    }
+    fn views(&self) -> ViewAccess {
+        ViewAccess::none().reads::<Known>()
+    }
+    fn switch_up(&self, _sw: &mut SwitchCtx<'_>) {}
+    fn packet_in(&self, batch: &mut PacketInBatch<'_, ()>) {
+        batch.for_each(|sw, _, _| {
+            let net = sw.net();
+            let read = (
+                net.view::<Known>().unwrap().version(),
+                net.snapshot().version::<Known>(),
+            );
+            self.0.lock().unwrap().push(read);
+        });
+    }
+}
+
+#[test]
+fn applications_handling_one_batch_read_one_environment() {
+    let passer = Arc::new(Passer::default());
+    let actor = Arc::new(Actor::default());
+    let mut h = Harness::new(vec![
+        AnyApp::from(passer.clone()),
+        AnyApp::from(actor.clone()),
+    ]);
+    let net = h.network();
+    net.publish(Publish::new().view(Known(1))).unwrap();
+    assert!(passer.others.set(net.clone()).is_ok());
+    let sw = h.connect(1, Version::V13);
+    h.packet_in(sw, 1, &[0xff; 60]);
+    assert_eq!(*passer.read.lock().unwrap(), [1]);
+    // The version the other thread published is not this batch's.
+    assert_eq!(*actor.0.lock().unwrap(), [(1, 1)]);
+    assert_eq!(net.view::<Known>().unwrap().version(), 2);
+    // The next batch reads it.
+    h.packet_in(sw, 1, &[0xff; 60]);
+    assert_eq!(*passer.read.lock().unwrap(), [1, 2]);
+    assert_eq!(actor.0.lock().unwrap()[1], (2, 2));
+}
+
 #[test]
 fn requests_get_their_replies_and_applications_do_not() {
     use baton_openflow::v13::multipart::{
