@@ -24,7 +24,7 @@
 
 use crate::Error;
 use crate::compare::scenarios::Case;
-use crate::cpus::{Wait, WaitMeter};
+use crate::cpus::{CpuMeter, CpuUse};
 use crate::spec::Mode;
 use baton_openflow::Version;
 use std::fs::File;
@@ -164,9 +164,9 @@ pub struct CbenchRun {
     /// Jain's index over the switches' responses in the counted tests
     /// (when the per-test lines list every switch).
     pub jain: Option<f64>,
-    /// How long cbench and the controller waited for a CPU during the run
-    /// (when [`run`] ran it).
-    pub wait: Option<Wait>,
+    /// How long cbench and the controller ran and waited for a CPU during
+    /// the run (when [`run`] ran it).
+    pub cpu_use: Option<CpuUse>,
 }
 
 /// One per-test line: `HH:MM:SS.mmm N switches: flows/sec:  c1  c2 ...
@@ -244,7 +244,7 @@ pub fn parse(output: &str, warmup_loops: u32) -> Result<CbenchRun, String> {
         stdev,
         per_test,
         jain,
-        wait: None,
+        cpu_use: None,
     })
 }
 
@@ -260,7 +260,7 @@ pub fn find(explicit: Option<&Path>) -> Option<PathBuf> {
 /// in `log_base`.out and .err, killed after [`Invocation::time_limit`].
 /// cbench inherits the calling thread's CPU affinity (compare pins it to
 /// the emulator's CPUs). With `controller`, the controller's process, the
-/// run records how long each waited for a CPU.
+/// run records how long each ran and waited for a CPU.
 pub fn run(
     program: &Path,
     inv: &Invocation,
@@ -278,14 +278,14 @@ pub fn run(
         .spawn()
         .map_err(|e| Error::new(format!("cannot start {}: {e}", program.display())))?;
     let start = Instant::now();
-    let meter = WaitMeter::start(Some(child.id()), controller);
-    let mut wait = None;
+    let meter = CpuMeter::start(Some(child.id()), controller);
+    let mut cpu_use = None;
     let limit = inv.time_limit();
     let status = loop {
         // Read while cbench runs: its threads are gone once it exits.
         let w = meter.read();
-        if w.generator_pct.is_some() {
-            wait = Some(w);
+        if w.generator_wait_pct.is_some() {
+            cpu_use = Some(w);
         }
         if let Some(status) = child.try_wait()? {
             break Some(status);
@@ -311,7 +311,7 @@ pub fn run(
     };
     let mut r = parse(&output, inv.warmup_loops)
         .map_err(|e| Error::new(format!("cbench exited ({status}): {e}; stderr: {}", tail())))?;
-    r.wait = wait;
+    r.cpu_use = cpu_use;
     Ok(r)
 }
 

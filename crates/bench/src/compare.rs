@@ -25,7 +25,7 @@
 //! Why one file of about 880 lines: running a case (targets started,
 //! emulator and cbench rounds interleaved) and rendering its table share
 //! the result types declared here; the scenarios and the targets are
-//! already apart. The Markdown rendering (from `fmt_wait` down) is the
+//! already apart. The Markdown rendering (from `CpuColumn` down) is the
 //! next thing to move out, with the result types, into a `report` module.
 
 pub mod scenarios;
@@ -33,14 +33,14 @@ pub mod targets;
 
 use crate::Error;
 use crate::cbench::{self, CbenchRun, Invocation};
-use crate::cpus::Wait;
+use crate::cpus::CpuUse;
 use crate::emulator::{self, Config, Writes};
 use crate::report::Report;
 use crate::report::render::write_json;
 use crate::spec::{Mode, OfVersion, Schedule};
 use scenarios::{Case, Scenario};
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
+use std::fmt::{self, Write as _};
 use std::path::PathBuf;
 use std::time::Duration;
 use targets::{Programs, Target};
@@ -239,12 +239,12 @@ pub struct Round {
     pub bench: Option<f64>,
     /// cbench's figure, when it ran and succeeded.
     pub cbench: Option<f64>,
-    /// How long the emulator and the controller waited for a CPU during
-    /// the emulator's run.
-    pub bench_wait: Option<Wait>,
-    /// How long cbench and the controller waited for a CPU during
+    /// How long the emulator and the controller ran and waited for a CPU
+    /// during the emulator's run.
+    pub bench_cpu: Option<CpuUse>,
+    /// How long cbench and the controller ran and waited for a CPU during
     /// cbench's run.
-    pub cbench_wait: Option<Wait>,
+    pub cbench_cpu: Option<CpuUse>,
 }
 
 /// cbench's figures for one target in one case.
@@ -571,7 +571,7 @@ fn run_case(
             match run_one(case, t, p, threads, capacity, &tag) {
                 Ok(r) => {
                     round.bench = Some(r.responses_per_sec);
-                    round.bench_wait = Some(r.wait);
+                    round.bench_cpu = Some(r.cpu_use);
                     eprintln!(
                         "[{}] run {}/{} {:<24} {}",
                         case.name,
@@ -600,7 +600,7 @@ fn run_case(
             match run_cbench(program, inv, case, t, p, &format!("{tag}-cbench")) {
                 Ok(r) => {
                     round.cbench = Some(r.avg);
-                    round.cbench_wait = r.wait;
+                    round.cbench_cpu = r.cpu_use;
                     eprintln!(
                         "[{}] run {}/{} {:<24} cbench: {:.0} responses/s",
                         case.name,
@@ -698,17 +698,45 @@ fn paired_agreement(results: &mut [TargetResult]) {
     }
 }
 
-/// `generator / controller` percent of time waiting for a CPU, medians
-/// over `waits`; `-` without any.
-fn fmt_wait<'a>(waits: impl Iterator<Item = &'a Wait> + Clone) -> String {
-    if waits.clone().next().is_none() {
+/// Which of [`CpuUse`]'s pairs a row shows.
+#[derive(Clone, Copy)]
+enum CpuColumn {
+    /// Waiting for a CPU.
+    Wait,
+    /// Running.
+    Busy,
+}
+
+impl CpuColumn {
+    /// `(generator, controller)` percentages of `u`.
+    fn of(self, u: &CpuUse) -> (Option<f64>, Option<f64>) {
+        match self {
+            CpuColumn::Wait => (u.generator_wait_pct, u.controller_wait_pct),
+            CpuColumn::Busy => (u.generator_busy_pct, u.controller_busy_pct),
+        }
+    }
+}
+
+/// Medians over `uses` of the generator's and the controller's `column`
+/// percentages.
+fn cpu_medians<'a>(
+    uses: impl Iterator<Item = &'a CpuUse> + Clone,
+    column: CpuColumn,
+) -> (Option<f64>, Option<f64>) {
+    let (generator, controller): (Vec<_>, Vec<_>) = uses.map(|u| column.of(u)).unzip();
+    let m = |v: Vec<Option<f64>>| median(&v.into_iter().flatten().collect::<Vec<_>>());
+    (m(generator), m(controller))
+}
+
+/// `generator / controller` percentages of `column`, medians over `uses`;
+/// `-` without any.
+fn fmt_cpu<'a>(uses: impl Iterator<Item = &'a CpuUse> + Clone, column: CpuColumn) -> String {
+    if uses.clone().next().is_none() {
         return "-".into();
     }
-    let m = |f: fn(&Wait) -> Option<f64>| {
-        let v: Vec<f64> = waits.clone().filter_map(f).collect();
-        median(&v).map_or("?".to_string(), |x| format!("{x:.1}"))
-    };
-    format!("{} / {}", m(|w| w.generator_pct), m(|w| w.controller_pct))
+    let (g, c) = cpu_medians(uses, column);
+    let f = |x: Option<f64>| x.map_or("?".to_string(), |x| format!("{x:.1}"));
+    format!("{} / {}", f(g), f(c))
 }
 
 fn fmt_value(metric: &str, v: f64) -> String {
@@ -774,8 +802,17 @@ fn cbench_rows(s: &mut String, case: &CaseResult, runs: usize) {
             _ => "-".into(),
         },
     );
+    row(s, "cbench cpu busy % (cbench / controller)", &|_, t| {
+        fmt_cpu(
+            t.rounds.iter().filter_map(|r| r.cbench_cpu.as_ref()),
+            CpuColumn::Busy,
+        )
+    });
     row(s, "cbench cpu wait % (cbench / controller)", &|_, t| {
-        fmt_wait(t.rounds.iter().filter_map(|r| r.cbench_wait.as_ref()))
+        fmt_cpu(
+            t.rounds.iter().filter_map(|r| r.cbench_cpu.as_ref()),
+            CpuColumn::Wait,
+        )
     });
     row(s, "cbench runs ok", &|_, t| match cb(t) {
         Some(c) => format!("{}/{runs}", c.runs.len()),
@@ -787,17 +824,64 @@ fn cbench_rows(s: &mut String, case: &CaseResult, runs: usize) {
 /// emulator may be what limits the figures (issue 28 target 5).
 const EMULATOR_ENOUGH: f64 = 0.95;
 
-/// For the do-nothing responder, the emulator's median rate over cbench's
-/// when it is below [`EMULATOR_ENOUGH`]: the emulator, not the controller,
-/// may then set the pace, and every ratio to the responder is capped.
-fn emulator_share(t: &TargetResult) -> Option<f64> {
+/// An emulator thread busy less than this share of the time had time to
+/// spare: it was not what limited the run.
+const EMULATOR_SPARE: f64 = 90.0;
+
+/// The do-nothing responder's rate under the emulator below
+/// [`EMULATOR_ENOUGH`] of cbench's: the share, and how busy the emulator
+/// (per thread) and the responder were in its runs.
+struct SlowerThanCbench {
+    share: f64,
+    emulator_busy_per_thread: Option<f64>,
+    controller_busy: Option<f64>,
+}
+
+fn emulator_share(t: &TargetResult) -> Option<SlowerThanCbench> {
     if t.target != "responder" {
         return None;
     }
     let bench = *t.medians.get("responses/s")?;
     let cbench = t.cbench.as_ref()?.median?;
     let share = bench / cbench;
-    (cbench > 0.0 && share < EMULATOR_ENOUGH).then_some(share)
+    if cbench <= 0.0 || share >= EMULATOR_ENOUGH {
+        return None;
+    }
+    let per_thread: Vec<f64> = t
+        .runs
+        .iter()
+        .filter_map(|r| Some(r.cpu_use.generator_busy_pct? / r.config.threads.max(1) as f64))
+        .collect();
+    let (_, controller_busy) = cpu_medians(
+        t.rounds.iter().filter_map(|r| r.bench_cpu.as_ref()),
+        CpuColumn::Busy,
+    );
+    Some(SlowerThanCbench {
+        share,
+        emulator_busy_per_thread: median(&per_thread),
+        controller_busy,
+    })
+}
+
+impl fmt::Display for SlowerThanCbench {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let pct = |x: Option<f64>| x.map_or("?".to_string(), |x| format!("{x:.0}%"));
+        write!(
+            f,
+            "the emulator drove `responder` at {:.2}x cbench's rate (below {EMULATOR_ENOUGH}x); its threads were busy {} of the time, the responder {}: ",
+            self.share,
+            pct(self.emulator_busy_per_thread),
+            pct(self.controller_busy)
+        )?;
+        match self.emulator_busy_per_thread {
+            Some(b) if b < EMULATOR_SPARE => f.write_str(
+                "the emulator had time to spare and was not the limit; the responder ran slower under its load than under cbench's",
+            ),
+            _ => f.write_str(
+                "at this rate the emulator may be the limit, and its ratios to the responder are capped",
+            ),
+        }
+    }
 }
 
 /// The comparison as markdown tables, one per case.
@@ -861,14 +945,16 @@ pub fn markdown(c: &Comparison) -> String {
         if case
             .targets
             .iter()
-            .any(|t| t.rounds.iter().any(|r| r.bench_wait.is_some()))
+            .any(|t| t.rounds.iter().any(|r| r.bench_cpu.is_some()))
         {
-            let _ = write!(s, "| cpu wait % (emulator / controller) |");
-            for t in &case.targets {
-                let cell = fmt_wait(t.rounds.iter().filter_map(|r| r.bench_wait.as_ref()));
-                let _ = write!(s, " {cell} |");
+            for (name, column) in [("busy", CpuColumn::Busy), ("wait", CpuColumn::Wait)] {
+                let _ = write!(s, "| cpu {name} % (emulator / controller) |");
+                for t in &case.targets {
+                    let uses = t.rounds.iter().filter_map(|r| r.bench_cpu.as_ref());
+                    let _ = write!(s, " {} |", fmt_cpu(uses, column));
+                }
+                s.push('\n');
             }
-            s.push('\n');
         }
         if case.cbench.is_ok() {
             cbench_rows(&mut s, case, c.runs);
@@ -877,7 +963,7 @@ pub fn markdown(c: &Comparison) -> String {
             Ok(cmd) => {
                 let _ = writeln!(
                     s,
-                    "\ncbench ran as `{cmd}`, after the emulator against each target: its figure is the mean of its counted tests, the median of runs. `bench ratio / cbench ratio` compares each target's ratio to the first target as measured by the two tools (ratio of medians; `paired by round`: the median of the same comparison made within each round). `cpu wait %`: medians over the runs of the share of the run's time the load generator's and the controller's threads were runnable but waited for a CPU (schedstat run delay); above a few percent, something else ran on their CPUs."
+                    "\ncbench ran as `{cmd}`, after the emulator against each target: its figure is the mean of its counted tests, the median of runs. `bench ratio / cbench ratio` compares each target's ratio to the first target as measured by the two tools (ratio of medians; `paired by round`: the median of the same comparison made within each round). `cpu busy %` and `cpu wait %`: medians over the runs of the share of the run's time the load generator's and the controller's threads ran (100 is one core), and were runnable but waited for a CPU (schedstat); a wait above a few percent means something else ran on their CPUs, and the one of the two busy all the time set the pace."
                 );
             }
             Err(why) => {
@@ -900,12 +986,8 @@ pub fn markdown(c: &Comparison) -> String {
                 let n = t.cbench.as_ref().map_or(0, |cb| cb.errors.len());
                 let _ = writeln!(s, "\n- {}: {n} cbench run(s) failed, first: {e}", t.target);
             }
-            if let Some(share) = emulator_share(t) {
-                let _ = writeln!(
-                    s,
-                    "\n- the emulator drove `{}` at {share:.2}x cbench's rate (below {EMULATOR_ENOUGH}x): at this rate the emulator may be the limit, and its ratios to the responder are capped",
-                    t.target
-                );
+            if let Some(slower) = emulator_share(t) {
+                let _ = writeln!(s, "\n- {slower}");
             }
         }
         s.push('\n');

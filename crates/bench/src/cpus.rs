@@ -6,10 +6,11 @@
 //! processes that of their parent, so pinning the calling thread before
 //! starting the emulator's threads (or cbench) pins them all.
 //!
-//! [`WaitMeter`] says how long the generator and the controller waited
-//! for a CPU during a run: on a shared machine another process on the
-//! pinned CPUs, or the hypervisor taking them, lowers a figure without
-//! any fault of the controller.
+//! [`CpuMeter`] says how long the generator and the controller ran and
+//! waited for a CPU during a run: on a shared machine another process on
+//! the pinned CPUs, or the hypervisor taking them, lowers a figure without
+//! any fault of the controller; and the one of the two that ran all the
+//! time set the pace.
 
 use crate::Error;
 
@@ -90,40 +91,50 @@ pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, Error> {
     Ok(out)
 }
 
-/// How long the benchmark's own processes waited for a CPU over an
-/// interval, as a percentage of its wall time: the time their threads were
-/// runnable but not running (`/proc/PID/task/*/schedstat`, run delay), and
-/// the share of the CPUs' time the hypervisor took (`/proc/stat`, steal).
-/// A load generator and a controller pinned to CPUs of their own wait
-/// little; on a shared machine another process on those CPUs shows here,
-/// and the figures of that run are the worse for it.
+/// How the benchmark's processes used the CPUs over an interval, as
+/// percentages of its wall time (`/proc/PID/task/*/schedstat`): how long
+/// their threads ran, and how long they were runnable but not running (run
+/// delay), with the share of the CPUs' time the hypervisor took
+/// (`/proc/stat`, steal).
+/// - A load generator and a controller pinned to CPUs of their own wait
+///   little; on a shared machine another process on those CPUs shows
+///   here, and the figures of that run are the worse for it.
+/// - Which of the two ran near 100% of its core says which set the pace:
+///   a generator at 100% beside a controller well below it is the limit
+///   of that run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
-pub struct Wait {
-    /// The load generator's threads (the emulator, or cbench), percent of
-    /// wall time (summed over threads).
-    pub generator_pct: Option<f64>,
-    /// The controller's threads, percent of wall time (summed over
+pub struct CpuUse {
+    /// The load generator's threads (the emulator, or cbench) waiting,
+    /// percent of wall time (summed over threads).
+    pub generator_wait_pct: Option<f64>,
+    /// The controller's threads waiting, percent of wall time (summed over
     /// threads).
-    pub controller_pct: Option<f64>,
+    pub controller_wait_pct: Option<f64>,
     /// Percent of the machine's CPU time stolen by the hypervisor.
     pub steal_pct: Option<f64>,
+    /// The load generator's threads running, percent of wall time (summed
+    /// over threads: 100 is one core busy).
+    pub generator_busy_pct: Option<f64>,
+    /// The controller's threads running, percent of wall time (summed over
+    /// threads).
+    pub controller_busy_pct: Option<f64>,
 }
 
-/// A [`Wait`] measurement under way.
+/// A [`CpuUse`] measurement under way.
 #[derive(Debug, Clone, Copy)]
-pub struct WaitMeter {
+pub struct CpuMeter {
     at: std::time::Instant,
-    generator: Option<(u32, u64)>,
-    controller: Option<(u32, u64)>,
+    generator: Option<(u32, SchedStat)>,
+    controller: Option<(u32, SchedStat)>,
     steal: Option<(u64, usize)>,
 }
 
-impl WaitMeter {
+impl CpuMeter {
     /// Starts measuring the processes `generator` and `controller` (the
     /// threads alive at each reading count).
-    pub fn start(generator: Option<u32>, controller: Option<u32>) -> WaitMeter {
-        let first = |pid: Option<u32>| pid.and_then(|p| Some((p, run_delay_ns(p)?)));
-        WaitMeter {
+    pub fn start(generator: Option<u32>, controller: Option<u32>) -> CpuMeter {
+        let first = |pid: Option<u32>| pid.and_then(|p| Some((p, sched_stat(p)?)));
+        CpuMeter {
             at: std::time::Instant::now(),
             generator: first(generator),
             controller: first(controller),
@@ -131,31 +142,46 @@ impl WaitMeter {
         }
     }
 
-    /// The wait since [`WaitMeter::start`]; may be called more than once
+    /// The use since [`CpuMeter::start`]; may be called more than once
     /// (a process that may exit is read while it runs, the last reading
     /// kept). A process that has gone reads as `None`.
-    pub fn read(&self) -> Wait {
+    pub fn read(&self) -> CpuUse {
         let secs = self.at.elapsed().as_secs_f64();
-        let pct = |x: f64| (secs > 0.0).then(|| (x / secs * 100.0).max(0.0));
-        let delay = |d: Option<(u32, u64)>| {
+        let pct = |ns: u64| (secs > 0.0).then(|| ns as f64 / 1e9 / secs * 100.0);
+        let since = |d: Option<(u32, SchedStat)>| {
             let (pid, a) = d?;
-            pct(run_delay_ns(pid)?.saturating_sub(a) as f64 / 1e9)
+            let b = sched_stat(pid)?;
+            Some((
+                pct(b.run_ns.saturating_sub(a.run_ns))?,
+                pct(b.delay_ns.saturating_sub(a.delay_ns))?,
+            ))
         };
         let steal_pct = self.steal.zip(read_steal()).and_then(|((a, n), (b, _))| {
             // USER_HZ is 100 on every Linux architecture baton builds for.
-            pct(b.saturating_sub(a) as f64 / 100.0 / n.max(1) as f64)
+            (secs > 0.0)
+                .then(|| b.saturating_sub(a) as f64 / 100.0 / n.max(1) as f64 / secs * 100.0)
         });
-        Wait {
-            generator_pct: delay(self.generator),
-            controller_pct: delay(self.controller),
+        let (generator, controller) = (since(self.generator), since(self.controller));
+        CpuUse {
+            generator_wait_pct: generator.map(|g| g.1),
+            controller_wait_pct: controller.map(|c| c.1),
             steal_pct,
+            generator_busy_pct: generator.map(|g| g.0),
+            controller_busy_pct: controller.map(|c| c.0),
         }
     }
 }
 
-/// The run delay of every live thread of `pid`, summed, nanoseconds.
-pub fn run_delay_ns(pid: u32) -> Option<u64> {
-    let mut sum = 0;
+/// A process's threads' time on a CPU and waiting for one, summed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct SchedStat {
+    run_ns: u64,
+    delay_ns: u64,
+}
+
+/// [`SchedStat`] of every live thread of `pid`.
+fn sched_stat(pid: u32) -> Option<SchedStat> {
+    let mut sum = SchedStat::default();
     let mut any = false;
     for entry in std::fs::read_dir(format!("/proc/{pid}/task"))
         .ok()?
@@ -164,18 +190,23 @@ pub fn run_delay_ns(pid: u32) -> Option<u64> {
         let Ok(text) = std::fs::read_to_string(entry.path().join("schedstat")) else {
             continue;
         };
-        if let Some(d) = parse_schedstat_delay(&text) {
-            sum += d;
+        if let Some(s) = parse_schedstat(&text) {
+            sum.run_ns += s.run_ns;
+            sum.delay_ns += s.delay_ns;
             any = true;
         }
     }
     any.then_some(sum)
 }
 
-/// The second field of a `schedstat` file: nanoseconds runnable but
-/// waiting for a CPU.
-fn parse_schedstat_delay(text: &str) -> Option<u64> {
-    text.split_whitespace().nth(1)?.parse().ok()
+/// The first two fields of a `schedstat` file: nanoseconds on a CPU, and
+/// runnable but waiting for one.
+fn parse_schedstat(text: &str) -> Option<SchedStat> {
+    let mut fields = text.split_whitespace().map(|f| f.parse::<u64>().ok());
+    Some(SchedStat {
+        run_ns: fields.next()??,
+        delay_ns: fields.next()??,
+    })
 }
 
 fn read_steal() -> Option<(u64, usize)> {
@@ -227,8 +258,14 @@ mod tests {
 
     #[test]
     fn reads_the_kernels_accounting() {
-        assert_eq!(parse_schedstat_delay("2301 91616 1\n"), Some(91616));
-        assert_eq!(parse_schedstat_delay("2301\n"), None);
+        assert_eq!(
+            parse_schedstat("2301 91616 1\n"),
+            Some(SchedStat {
+                run_ns: 2301,
+                delay_ns: 91616
+            })
+        );
+        assert_eq!(parse_schedstat("2301\n"), None);
         let stat = "cpu  1485691 30419 387593 453209 5022 0 44466 7591 0 0\n\
                     cpu0 716696 16677 197046 247896 1575 0 22724 3663 0 0\n\
                     cpu1 768994 13742 190547 205313 3447 0 21742 3928 0 0\n\
@@ -238,17 +275,28 @@ mod tests {
     }
 
     #[test]
-    fn a_wait_is_measured_per_process() {
+    fn cpu_use_is_measured_per_process() {
         if !std::path::Path::new("/proc/self/schedstat").exists() {
             return; // a kernel without CONFIG_SCHED_INFO
         }
         let me = std::process::id();
-        assert!(run_delay_ns(me).is_some());
-        let w = WaitMeter::start(Some(me), None).read();
-        assert!(w.generator_pct.is_some_and(|p| p >= 0.0), "{w:?}");
-        assert_eq!(w.controller_pct, None);
+        assert!(sched_stat(me).is_some());
+        let meter = CpuMeter::start(Some(me), None);
+        // Busy for a while: this process ran for at least that long.
+        let spin = std::time::Instant::now();
+        let mut x = 0u64;
+        while spin.elapsed() < std::time::Duration::from_millis(50) {
+            x = std::hint::black_box(x.wrapping_add(1));
+        }
+        let u = meter.read();
+        assert!(u.generator_wait_pct.is_some_and(|p| p >= 0.0), "{u:?}");
+        assert!(u.generator_busy_pct.is_some_and(|p| p > 0.0), "{u:?}");
+        assert_eq!((u.controller_wait_pct, u.controller_busy_pct), (None, None));
         // A process that is not there reads as unknown.
-        let gone = WaitMeter::start(Some(u32::MAX), None).read();
-        assert_eq!(gone.generator_pct, None);
+        let gone = CpuMeter::start(Some(u32::MAX), None).read();
+        assert_eq!(
+            (gone.generator_wait_pct, gone.generator_busy_pct),
+            (None, None)
+        );
     }
 }

@@ -21,7 +21,7 @@ pub mod conn;
 pub mod worker;
 
 use crate::Error;
-use crate::cpus::{Wait, WaitMeter};
+use crate::cpus::{CpuMeter, CpuUse};
 use crate::spec::{Mode, Schedule};
 use crate::stats::{cpu_seconds, new_histogram, resident_bytes};
 use crate::switch::SwitchProto;
@@ -267,8 +267,8 @@ pub struct RunData {
     /// `controller_pid`.
     pub cpu: Option<CpuSamples>,
     /// How long the emulator (and the controller, with `controller_pid`)
-    /// waited for a CPU while traffic ran.
-    pub wait: Wait,
+    /// ran and waited for a CPU while traffic ran.
+    pub cpu_use: CpuUse,
     /// Time from start to traffic (connect + learn).
     pub setup: Duration,
 }
@@ -355,7 +355,7 @@ pub fn run(config: &Config) -> Result<RunData, Error> {
             Err(_) => return Err(Error::new("an emulator thread panicked")),
         }
     }
-    let (setup, cpu, wait) = outcome?;
+    let (setup, cpu, cpu_use) = outcome?;
     let mut switches = Vec::with_capacity(total);
     let mut latency: Vec<Histogram<u64>> = (0..segments).map(|_| new_histogram()).collect();
     let mut probe = Vec::new();
@@ -375,12 +375,12 @@ pub fn run(config: &Config) -> Result<RunData, Error> {
         latency,
         probe,
         cpu,
-        wait,
+        cpu_use,
         setup,
     })
 }
 
-type Outcome = Result<(Duration, Option<CpuSamples>, Wait), Error>;
+type Outcome = Result<(Duration, Option<CpuSamples>, CpuUse), Error>;
 
 fn coordinate(config: &Config, shared: &Shared, total: usize, last_connect_us: u64) -> Outcome {
     let tick = Duration::from_millis(2);
@@ -428,7 +428,7 @@ fn coordinate(config: &Config, shared: &Shared, total: usize, last_connect_us: u
         }
     };
     sample(&mut cpu, 0);
-    let wait = WaitMeter::start(Some(std::process::id()), pid);
+    let meter = CpuMeter::start(Some(std::process::id()), pid);
     shared.t0_us.store(t0, Ordering::Release);
     shared.set_stage(Stage::Run);
     // Sample at every second and every segment boundary.
@@ -461,11 +461,11 @@ fn coordinate(config: &Config, shared: &Shared, total: usize, last_connect_us: u
             last = (m, resp);
         }
     }
-    let wait = wait.read();
+    let cpu_use = meter.read();
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    Ok((setup, cpu, wait))
+    Ok((setup, cpu, cpu_use))
 }
 
 fn progress_bar(end_us: u64) -> indicatif::ProgressBar {

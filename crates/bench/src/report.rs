@@ -210,8 +210,8 @@ pub struct Report {
     /// Controller resident memory (with `--controller-pid`).
     pub controller_rss: Option<RssReport>,
     /// How long the emulator and the controller (with `--controller-pid`)
-    /// waited for a CPU while traffic ran (warm-up included).
-    pub wait: crate::cpus::Wait,
+    /// ran and waited for a CPU while traffic ran (warm-up included).
+    pub cpu_use: crate::cpus::CpuUse,
     /// The set-up.
     pub config: RunSetup,
     /// Things the reader should know (failed switches, fallbacks).
@@ -399,7 +399,7 @@ impl Report {
             per_second,
             cpu,
             controller_rss,
-            wait: run.wait,
+            cpu_use: run.cpu_use,
             config: RunSetup {
                 controller: cfg.controller.to_string(),
                 mode: cfg.mode,

@@ -119,6 +119,28 @@ fn markdown_puts_cbench_beside_the_emulator() {
 }
 
 #[test]
+fn a_slow_emulator_run_says_who_set_the_pace() {
+    let slower = |emulator: Option<f64>| {
+        SlowerThanCbench {
+            share: 0.82,
+            emulator_busy_per_thread: emulator,
+            controller_busy: Some(99.0),
+        }
+        .to_string()
+    };
+    let spare = slower(Some(75.0));
+    assert!(
+        spare.starts_with("the emulator drove `responder` at 0.82x cbench's rate (below 0.95x); its threads were busy 75% of the time, the responder 99%"),
+        "{spare}"
+    );
+    assert!(spare.contains("was not the limit"), "{spare}");
+    for busy in [Some(99.0), None] {
+        let text = slower(busy);
+        assert!(text.contains("the emulator may be the limit"), "{text}");
+    }
+}
+
+#[test]
 fn the_first_target_is_the_reference_for_cbench_ratios_too() {
     let mk = |v: &[f64]| {
         let mut t = target("x", Some(1.0), None);
@@ -134,7 +156,7 @@ fn the_first_target_is_the_reference_for_cbench_ratios_too() {
                     stdev: 0.0,
                     per_test: vec![avg],
                     jain: Some(1.0),
-                    wait: None,
+                    cpu_use: None,
                 })
                 .collect(),
             ..CbenchResult::default()
@@ -161,12 +183,14 @@ fn the_tools_are_compared_round_by_round() {
             .map(|&(bench, cbench)| Round {
                 bench,
                 cbench,
-                bench_wait: Some(Wait {
-                    generator_pct: Some(2.0),
-                    controller_pct: None,
+                bench_cpu: Some(CpuUse {
+                    generator_wait_pct: Some(2.0),
+                    controller_wait_pct: None,
                     steal_pct: None,
+                    generator_busy_pct: Some(97.0),
+                    controller_busy_pct: Some(80.0),
                 }),
-                cbench_wait: None,
+                cbench_cpu: None,
             })
             .collect();
         t
@@ -206,7 +230,9 @@ fn the_tools_are_compared_round_by_round() {
     let md = markdown(&c);
     for row in [
         "| bench ratio / cbench ratio, paired by round | - | 1.10 |",
+        "| cpu busy % (emulator / controller) | 97.0 / 80.0 | 97.0 / 80.0 |",
         "| cpu wait % (emulator / controller) | 2.0 / ? | 2.0 / ? |",
+        "| cbench cpu busy % (cbench / controller) | - | - |",
         "| cbench cpu wait % (cbench / controller) | - | - |",
     ] {
         assert!(md.contains(row), "{row} not in\n{md}");

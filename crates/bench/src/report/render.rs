@@ -114,13 +114,23 @@ impl Report {
                 m.peak_mib
             );
         }
-        let w = &self.wait;
-        if w.generator_pct.is_some() || w.controller_pct.is_some() {
+        let w = &self.cpu_use;
+        if w.generator_busy_pct.is_some() || w.controller_busy_pct.is_some() {
+            let _ = writeln!(
+                s,
+                "ran on a CPU: emulator {}% ({} thread{}), controller {}% of the time (100% is one core busy)",
+                opt(w.generator_busy_pct, 0),
+                self.config.threads,
+                if self.config.threads == 1 { "" } else { "s" },
+                opt(w.controller_busy_pct, 0)
+            );
+        }
+        if w.generator_wait_pct.is_some() || w.controller_wait_pct.is_some() {
             let _ = writeln!(
                 s,
                 "waited for a CPU: emulator {}%, controller {}% of the time; hypervisor steal {}%",
-                opt(w.generator_pct, 1),
-                opt(w.controller_pct, 1),
+                opt(w.generator_wait_pct, 1),
+                opt(w.controller_wait_pct, 1),
                 opt(w.steal_pct, 1)
             );
         }
