@@ -8,7 +8,9 @@
 # in flight at the end are in the numerator: the same in every build).
 #
 #   scripts/bench/callgrind.sh BIN [SWITCHES [VERSION]]
-#   env: DURATION (default 10), OUT (default target/bench/callgrind)
+#   env: DURATION (default 10), OUT (default target/bench/callgrind),
+#        BATON_ARGS (more arguments to `baton run`, e.g.
+#        "--scheduler static-partition"; the tag then says which)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bin=$1
@@ -20,11 +22,12 @@ mkdir -p "$out"
 cargo build --release -p baton >/dev/null
 B=target/release/baton
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-tag="$(basename "$bin")-$switches-of$version"
+extra=${BATON_ARGS:-}
+tag="$(basename "$bin")-$switches-of$version${extra:+-$(echo "$extra" | tr -c 'a-zA-Z0-9\n' '_')}"
 rm -f "$out/$tag".out*
 RUST_LOG=warn taskset -c 1 valgrind --tool=callgrind --separate-threads=yes \
     --callgrind-out-file="$out/$tag.out" "$bin" run --workers 1 --api off \
-    --apps learning-switch --listen "127.0.0.1:$port" 2>"$out/$tag.vg" &
+    --apps learning-switch --listen "127.0.0.1:$port" $extra 2>"$out/$tag.vg" &
 pid=$!
 trap 'kill $pid 2>/dev/null || true' EXIT
 sleep 4
