@@ -873,13 +873,19 @@ impl fmt::Display for SlowerThanCbench {
             pct(self.emulator_busy_per_thread),
             pct(self.controller_busy)
         )?;
-        match self.emulator_busy_per_thread {
-            Some(b) if b < EMULATOR_SPARE => f.write_str(
-                "the emulator had time to spare and was not the limit; the responder ran slower under its load than under cbench's",
-            ),
-            _ => f.write_str(
+        let spare = |busy: Option<f64>| busy.is_some_and(|b| b < EMULATOR_SPARE);
+        if !spare(self.emulator_busy_per_thread) {
+            f.write_str(
                 "at this rate the emulator may be the limit, and its ratios to the responder are capped",
-            ),
+            )
+        } else if !spare(self.controller_busy) && self.controller_busy.is_some() {
+            f.write_str(
+                "the emulator had time to spare and was not the limit; the responder, busy all the time, ran slower under its load than under cbench's",
+            )
+        } else {
+            f.write_str(
+                "neither was busy all the time in the median run, so neither alone set the pace (the runs may have differed)",
+            )
         }
     }
 }

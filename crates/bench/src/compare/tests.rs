@@ -120,23 +120,30 @@ fn markdown_puts_cbench_beside_the_emulator() {
 
 #[test]
 fn a_slow_emulator_run_says_who_set_the_pace() {
-    let slower = |emulator: Option<f64>| {
+    let slower = |emulator: Option<f64>, responder: Option<f64>| {
         SlowerThanCbench {
             share: 0.82,
             emulator_busy_per_thread: emulator,
-            controller_busy: Some(99.0),
+            controller_busy: responder,
         }
         .to_string()
     };
-    let spare = slower(Some(75.0));
+    let spare = slower(Some(75.0), Some(99.0));
     assert!(
         spare.starts_with("the emulator drove `responder` at 0.82x cbench's rate (below 0.95x); its threads were busy 75% of the time, the responder 99%"),
         "{spare}"
     );
-    assert!(spare.contains("was not the limit"), "{spare}");
+    assert!(
+        spare.contains("was not the limit; the responder, busy all the time"),
+        "{spare}"
+    );
     for busy in [Some(99.0), None] {
-        let text = slower(busy);
+        let text = slower(busy, Some(80.0));
         assert!(text.contains("the emulator may be the limit"), "{text}");
+    }
+    for responder in [Some(80.0), None] {
+        let text = slower(Some(75.0), responder);
+        assert!(text.contains("neither alone set the pace"), "{text}");
     }
 }
 
