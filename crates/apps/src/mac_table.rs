@@ -139,8 +139,7 @@ impl HostBudget {
 }
 
 fn key_of(mac: &MacAddr) -> u64 {
-    let m = mac.0;
-    OCCUPIED | u64::from_be_bytes([0, 0, m[0], m[1], m[2], m[3], m[4], m[5]])
+    OCCUPIED | mac.to_u64()
 }
 
 /// Asks the processor to bring `value`'s cache line in, and returns at

@@ -221,8 +221,8 @@ impl Key {
         let mut k = Key::default();
         k.set(slot::IN_PORT, u64::from(fk.in_port.0));
         k.set(slot::ETH_TYPE, u64::from(fk.eth_type));
-        k.set(slot::ETH_DST, mac(fk.eth_dst));
-        k.set(slot::ETH_SRC, mac(fk.eth_src));
+        k.set(slot::ETH_DST, fk.eth_dst.to_u64());
+        k.set(slot::ETH_SRC, fk.eth_src.to_u64());
         k.set(slot::METADATA, metadata);
         match (version, fk.vlan) {
             (Version::V10, None) => k.set(slot::VLAN, 0xffff),
@@ -250,8 +250,8 @@ impl Key {
                     }
                     Version::V13 => {
                         k.set(slot::ARP_OP, u64::from(a.op));
-                        k.set(slot::ARP_SHA, mac(a.sha));
-                        k.set(slot::ARP_THA, mac(a.tha));
+                        k.set(slot::ARP_SHA, a.sha.to_u64());
+                        k.set(slot::ARP_THA, a.tha.to_u64());
                     }
                 }
             }
@@ -299,7 +299,7 @@ fn transport(k: &mut Key, version: Version, t: Transport) {
             if let Some(nd) = nd {
                 k.set128(slot::ND_TARGET, u128::from(nd.target));
                 if let Some(ll) = nd.sll.or(nd.tll) {
-                    k.set(slot::ND_LL, mac(ll));
+                    k.set(slot::ND_LL, ll.to_u64());
                 }
             }
             (icmp_type.into(), code.into())
@@ -308,13 +308,6 @@ fn transport(k: &mut Key, version: Version, t: Transport) {
     };
     k.set(slot::TP_SRC, u64::from(src));
     k.set(slot::TP_DST, u64::from(dst));
-}
-
-/// A MAC address as a 48-bit integer.
-#[inline]
-pub fn mac(m: MacAddr) -> u64 {
-    let b = m.0;
-    u64::from_be_bytes([0, 0, b[0], b[1], b[2], b[3], b[4], b[5]])
 }
 
 /// A 48-bit integer as a MAC address.
@@ -517,7 +510,7 @@ mod tests {
         assert_eq!(k, before);
         assert_eq!(slot::TUNNEL_ID.word, KEY_WORDS - 1);
         assert_eq!(
-            mac_of(mac(MacAddr([1, 2, 3, 4, 5, 6]))),
+            mac_of(MacAddr([1, 2, 3, 4, 5, 6]).to_u64()),
             MacAddr([1, 2, 3, 4, 5, 6])
         );
     }

@@ -9,7 +9,7 @@
 //! the values of wildcarded fields are zeroed. The normalised match is
 //! what flow statistics report.
 
-use crate::key::{FlowMatch, ip4, mac, slot};
+use crate::key::{FlowMatch, ip4, slot};
 use baton_openflow::packet::consts::{
     ETH_TYPE_ARP, ETH_TYPE_IPV4, IP_PROTO_ICMP, IP_PROTO_TCP, IP_PROTO_UDP,
 };
@@ -99,10 +99,10 @@ pub fn compile(n: &Match10) -> FlowMatch {
         f.set(slot::VLAN_PCP, u64::from(n.dl_vlan_pcp), 0x07);
     }
     if on(OFPFW_DL_SRC) {
-        f.exact(slot::ETH_SRC, mac(n.dl_src));
+        f.exact(slot::ETH_SRC, n.dl_src.to_u64());
     }
     if on(OFPFW_DL_DST) {
-        f.exact(slot::ETH_DST, mac(n.dl_dst));
+        f.exact(slot::ETH_DST, n.dl_dst.to_u64());
     }
     if on(OFPFW_DL_TYPE) {
         f.exact(slot::ETH_TYPE, u64::from(n.dl_type));

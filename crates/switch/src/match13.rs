@@ -17,7 +17,8 @@
 //! does not have.
 
 use crate::error::OfError;
-use crate::key::{ETH_TYPE_PBB, FlowMatch, ISID_MASK, Slot, ip4, ip6, is_mpls, mac, slot};
+use crate::key::{ETH_TYPE_PBB, FlowMatch, ISID_MASK, Slot, ip4, ip6, is_mpls, slot};
+use baton_openflow::MacAddr;
 use baton_openflow::packet::consts::*;
 use baton_openflow::v13::oxm::{Match13, OFPVID_PRESENT, Oxm, OxmField};
 
@@ -97,8 +98,12 @@ fn add(f: &mut FlowMatch, o: &Oxm) -> Result<(), OfError> {
             }
         }
         Oxm::Metadata { value, mask } => masked(f, slot::METADATA, value, mask),
-        Oxm::EthDst { value, mask } => masked(f, slot::ETH_DST, mac(value), mask.map(mac)),
-        Oxm::EthSrc { value, mask } => masked(f, slot::ETH_SRC, mac(value), mask.map(mac)),
+        Oxm::EthDst { value, mask } => {
+            masked(f, slot::ETH_DST, value.to_u64(), mask.map(MacAddr::to_u64))
+        }
+        Oxm::EthSrc { value, mask } => {
+            masked(f, slot::ETH_SRC, value.to_u64(), mask.map(MacAddr::to_u64))
+        }
         Oxm::EthType(t) => exact(f, slot::ETH_TYPE, t.into(), 0xffff),
         Oxm::VlanVid { value, mask } => {
             if value > 0x1fff {
@@ -130,8 +135,12 @@ fn add(f: &mut FlowMatch, o: &Oxm) -> Result<(), OfError> {
         Oxm::Icmpv4Type(t) | Oxm::Icmpv6Type(t) => exact(f, slot::TP_SRC, t.into(), 0xff),
         Oxm::Icmpv4Code(c) | Oxm::Icmpv6Code(c) => exact(f, slot::TP_DST, c.into(), 0xff),
         Oxm::ArpOp(op) => exact(f, slot::ARP_OP, op.into(), 0xffff),
-        Oxm::ArpSha { value, mask } => masked(f, slot::ARP_SHA, mac(value), mask.map(mac)),
-        Oxm::ArpTha { value, mask } => masked(f, slot::ARP_THA, mac(value), mask.map(mac)),
+        Oxm::ArpSha { value, mask } => {
+            masked(f, slot::ARP_SHA, value.to_u64(), mask.map(MacAddr::to_u64))
+        }
+        Oxm::ArpTha { value, mask } => {
+            masked(f, slot::ARP_THA, value.to_u64(), mask.map(MacAddr::to_u64))
+        }
         Oxm::Ipv6Src { value, mask } => masked128(f, slot::IPV6_SRC, ip6(value), mask.map(ip6)),
         Oxm::Ipv6Dst { value, mask } => masked128(f, slot::IPV6_DST, ip6(value), mask.map(ip6)),
         Oxm::Ipv6Flabel { value, mask } => bounded(
@@ -142,7 +151,7 @@ fn add(f: &mut FlowMatch, o: &Oxm) -> Result<(), OfError> {
             0xf_ffff,
         ),
         Oxm::Ipv6NdTarget(t) => masked128(f, slot::ND_TARGET, ip6(t), None),
-        Oxm::Ipv6NdSll(m) | Oxm::Ipv6NdTll(m) => masked(f, slot::ND_LL, mac(m), None),
+        Oxm::Ipv6NdSll(m) | Oxm::Ipv6NdTll(m) => masked(f, slot::ND_LL, m.to_u64(), None),
         Oxm::MplsLabel(l) => exact(f, slot::MPLS_LABEL, l.into(), 0xf_ffff),
         Oxm::MplsTc(t) => exact(f, slot::MPLS_TC, t.into(), 7),
         Oxm::MplsBos(b) => exact(f, slot::MPLS_BOS, b.into(), 1),
