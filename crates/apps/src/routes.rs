@@ -142,6 +142,10 @@ struct Edge {
 pub struct Routes {
     topology: Versioned<Topology>,
     paths: Arc<Paths>,
+    /// Each switch's flood ports as asked for so far ([`Routes::flood_ports`]):
+    /// they depend on this topology's edge ports, so they are this
+    /// version's alone, not the shared paths'.
+    flood: Mutex<HashMap<DatapathId, Arc<[PortNo]>>>,
 }
 
 /// What the routes take from a topology: its switches and the links known
@@ -185,6 +189,7 @@ impl Routes {
         Routes {
             paths: Arc::new(Paths::new(&topology)),
             topology,
+            flood: Mutex::default(),
         }
     }
 
@@ -201,6 +206,7 @@ impl Routes {
             true => Routes {
                 topology,
                 paths: paths.clone(),
+                flood: Mutex::default(),
             },
             false => Routes::compute(topology),
         }
@@ -288,12 +294,29 @@ impl Routes {
     /// switch `dpid` by when it arrived on `in_port`: every edge port and
     /// every tree port but the one it came in by. `None` when it arrived on
     /// a link that is not on the tree (a copy that went round a loop):
-    /// it must be dropped.
-    pub fn flood_ports(&self, dpid: DatapathId, in_port: PortNo) -> Option<Vec<PortNo>> {
+    /// it must be dropped. A switch's ports are worked out once per
+    /// version of the routes (under a MAC flood every packet is flooded;
+    /// working them out cost each one about 900 instructions, BENCHMARKS.md
+    /// "The network services' cost per request").
+    pub fn flood_ports(&self, dpid: DatapathId, in_port: PortNo) -> Option<Flood> {
         let arrived = PortRef::new(dpid, in_port);
         if self.topology.is_link_port(arrived) && !self.paths.tree.contains(&arrived) {
             return None;
         }
+        let known = lock(&self.flood).get(&dpid).cloned();
+        let ports = known.unwrap_or_else(|| {
+            let ports = self.switch_flood_ports(dpid);
+            lock(&self.flood).insert(dpid, ports.clone());
+            ports
+        });
+        Some(Flood {
+            ports,
+            except: in_port,
+        })
+    }
+
+    /// Every edge port and tree port of `dpid`, in order.
+    fn switch_flood_ports(&self, dpid: DatapathId) -> Arc<[PortNo]> {
         let mut ports = self.topology.edge_ports(dpid);
         if let Some(&i) = self.paths.numbering.index.get(&dpid) {
             ports.extend(
@@ -303,10 +326,28 @@ impl Routes {
                     .filter(|&p| self.paths.tree.contains(&PortRef::new(dpid, p))),
             );
         }
-        ports.retain(|&p| p != in_port);
         ports.sort();
         ports.dedup();
-        Some(ports)
+        ports.into()
+    }
+}
+
+/// The ports one flooded packet leaves a switch by ([`Routes::flood_ports`]).
+#[derive(Debug, Clone)]
+pub struct Flood {
+    ports: Arc<[PortNo]>,
+    except: PortNo,
+}
+
+impl Flood {
+    /// The ports, in order.
+    pub fn ports(&self) -> impl Iterator<Item = PortNo> + '_ {
+        self.ports.iter().copied().filter(|&p| p != self.except)
+    }
+
+    /// Whether it leaves by no port.
+    pub fn is_empty(&self) -> bool {
+        self.ports().next().is_none()
     }
 }
 

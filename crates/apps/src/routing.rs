@@ -518,9 +518,9 @@ impl Inner {
                 self.counters.loop_drops.fetch_add(1, Ordering::Relaxed);
                 sw.drop_packet(pi);
             }
-            Some(ports) if ports.is_empty() => sw.drop_packet(pi),
-            Some(ports) => {
-                let actions: Vec<ActionSpec> = ports.into_iter().map(ActionSpec::output).collect();
+            Some(flood) if flood.is_empty() => sw.drop_packet(pi),
+            Some(flood) => {
+                let actions: Vec<ActionSpec> = flood.ports().map(ActionSpec::output).collect();
                 sw.packet_out(&PacketOut {
                     payload: pi.payload(),
                     in_port: pi.in_port(),

@@ -88,11 +88,11 @@ fn a_chain_has_one_path_each_way() {
     );
     // Edge ports: everything but the link ports.
     assert_eq!(
-        r.flood_ports(d(2), PortNo(3)),
+        flood_ports(&r, d(2), PortNo(3)),
         Some(vec![PortNo(1), PortNo(2)])
     );
     assert_eq!(
-        r.flood_ports(d(1), PortNo(1)),
+        flood_ports(&r, d(1), PortNo(1)),
         Some(vec![PortNo(2), PortNo(3)])
     );
 }
@@ -126,9 +126,27 @@ fn a_ring_floods_over_a_tree_and_drops_what_comes_round_the_loop() {
     let off_tree = [pr(3, 1), pr(4, 2)];
     for p in off_tree {
         assert!(!r.is_tree_port(p));
-        assert_eq!(r.flood_ports(p.dpid, p.port), None, "{p}");
+        assert!(r.flood_ports(p.dpid, p.port).is_none(), "{p}");
     }
-    assert_eq!(r.flood_ports(d(3), PortNo(3)), Some(vec![PortNo(2)]));
+    assert_eq!(flood_ports(&r, d(3), PortNo(3)), Some(vec![PortNo(2)]));
+}
+
+#[test]
+fn a_later_topology_with_the_same_links_floods_by_its_own_edge_ports() {
+    let r = Routes::compute(topology(2, 3, &[((1, 1), (2, 1))]));
+    let all = Some(vec![PortNo(1), PortNo(3)]);
+    assert_eq!(flood_ports(&r, d(1), PortNo(2)), all);
+    // Port 3 of switch 1 goes down: the same switches and links, so the
+    // same paths, but no longer an edge port to flood by.
+    let mut t = r.topology().arc().as_ref().clone();
+    let mut s1 = t.switches[&d(1)].as_ref().clone();
+    s1.ports.get_mut(&PortNo(3)).unwrap().link_down = true;
+    t.switches.insert(d(1), Arc::new(s1));
+    let later = r.follow(Versioned::new(r.topology().version() + 1, t));
+    assert!(later.same_paths(&r));
+    assert_eq!(flood_ports(&later, d(1), PortNo(2)), Some(vec![PortNo(1)]));
+    // The earlier version's answer is its own.
+    assert_eq!(flood_ports(&r, d(1), PortNo(2)), all);
 }
 
 #[test]
@@ -141,7 +159,12 @@ fn links_known_in_one_direction_carry_no_traffic() {
     let r = Routes::compute(versioned(t));
     assert_eq!(r.path(d(1), d(2)), None);
     // And their ports are not edge ports either.
-    assert_eq!(r.flood_ports(d(1), PortNo(2)), Some(vec![]));
+    assert_eq!(flood_ports(&r, d(1), PortNo(2)), Some(vec![]));
+}
+
+/// The ports a packet arriving at `dpid` on `in_port` is flooded by.
+fn flood_ports(r: &Routes, dpid: DatapathId, in_port: PortNo) -> Option<Vec<PortNo>> {
+    r.flood_ports(dpid, in_port).map(|f| f.ports().collect())
 }
 
 /// A random graph: `n` switches with `ports` ports each, and links drawn
@@ -174,7 +197,7 @@ fn flood(r: &Routes, from: PortRef) -> BTreeMap<PortRef, usize> {
     while let Some(arrived) = work.pop() {
         steps += 1;
         assert!(steps < 10_000, "the flood does not end");
-        let Some(ports) = r.flood_ports(arrived.dpid, arrived.port) else {
+        let Some(ports) = flood_ports(r, arrived.dpid, arrived.port) else {
             continue;
         };
         for p in ports {
