@@ -24,7 +24,7 @@ use crate::views::{Link, PortRef, Topology};
 use baton_openflow::{DatapathId, PortNo};
 use baton_runtime::env::{Versioned, View};
 use std::collections::{BTreeSet, HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// For every switch that can reach one destination, the port it sends
 /// towards it by.
@@ -142,10 +142,12 @@ struct Edge {
 pub struct Routes {
     topology: Versioned<Topology>,
     paths: Arc<Paths>,
-    /// Each switch's flood ports as asked for so far ([`Routes::flood_ports`]):
-    /// they depend on this topology's edge ports, so they are this
-    /// version's alone, not the shared paths'.
-    flood: Mutex<HashMap<DatapathId, Arc<[PortNo]>>>,
+    /// Each switch's flood ports once asked for ([`Routes::flood_ports`]),
+    /// by the paths' numbering of the switches: they depend on this
+    /// topology's edge ports, so they are this version's alone, not the
+    /// shared paths'. Written once, then read by every worker without a
+    /// lock.
+    flood: Box<[OnceLock<Arc<[PortNo]>>]>,
 }
 
 /// What the routes take from a topology: its switches and the links known
@@ -186,10 +188,11 @@ impl Routes {
     /// The routes of `topology`: its adjacency and spanning tree now,
     /// shortest paths as they are asked for.
     pub fn compute(topology: Versioned<Topology>) -> Routes {
+        let paths = Arc::new(Paths::new(&topology));
         Routes {
-            paths: Arc::new(Paths::new(&topology)),
+            flood: paths.dpids.iter().map(|_| OnceLock::new()).collect(),
+            paths,
             topology,
-            flood: Mutex::default(),
         }
     }
 
@@ -206,7 +209,7 @@ impl Routes {
             true => Routes {
                 topology,
                 paths: paths.clone(),
-                flood: Mutex::default(),
+                flood: paths.dpids.iter().map(|_| OnceLock::new()).collect(),
             },
             false => Routes::compute(topology),
         }
@@ -303,12 +306,13 @@ impl Routes {
         if self.topology.is_link_port(arrived) && !self.paths.tree.contains(&arrived) {
             return None;
         }
-        let known = lock(&self.flood).get(&dpid).cloned();
-        let ports = known.unwrap_or_else(|| {
-            let ports = self.switch_flood_ports(dpid);
-            lock(&self.flood).insert(dpid, ports.clone());
-            ports
-        });
+        let ports = match self.paths.numbering.index.get(&dpid) {
+            Some(&i) => self.flood[i as usize]
+                .get_or_init(|| self.switch_flood_ports(dpid))
+                .clone(),
+            // Not in the paths (no links): its edge ports alone.
+            None => self.switch_flood_ports(dpid),
+        };
         Some(Flood {
             ports,
             except: in_port,
