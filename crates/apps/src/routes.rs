@@ -190,7 +190,7 @@ impl Routes {
     pub fn compute(topology: Versioned<Topology>) -> Routes {
         let paths = Arc::new(Paths::new(&topology));
         Routes {
-            flood: paths.dpids.iter().map(|_| OnceLock::new()).collect(),
+            flood: paths.no_flood_ports_yet(),
             paths,
             topology,
         }
@@ -209,7 +209,7 @@ impl Routes {
             true => Routes {
                 topology,
                 paths: paths.clone(),
-                flood: paths.dpids.iter().map(|_| OnceLock::new()).collect(),
+                flood: paths.no_flood_ports_yet(),
             },
             false => Routes::compute(topology),
         }
@@ -356,6 +356,11 @@ impl Flood {
 }
 
 impl Paths {
+    /// An empty slot per switch for [`Routes::flood_ports`].
+    fn no_flood_ports_yet(&self) -> Box<[OnceLock<Arc<[PortNo]>>]> {
+        self.dpids.iter().map(|_| OnceLock::new()).collect()
+    }
+
     fn new(topology: &Topology) -> Paths {
         let dpids: Vec<DatapathId> = topology.switches.keys().copied().collect();
         let index: HashMap<DatapathId, u32> = dpids

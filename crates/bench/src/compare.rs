@@ -837,7 +837,7 @@ struct SlowerThanCbench {
     controller_busy: Option<f64>,
 }
 
-fn emulator_share(t: &TargetResult) -> Option<SlowerThanCbench> {
+fn slower_than_cbench(t: &TargetResult) -> Option<SlowerThanCbench> {
     if t.target != "responder" {
         return None;
     }
@@ -992,7 +992,7 @@ pub fn markdown(c: &Comparison) -> String {
                 let n = t.cbench.as_ref().map_or(0, |cb| cb.errors.len());
                 let _ = writeln!(s, "\n- {}: {n} cbench run(s) failed, first: {e}", t.target);
             }
-            if let Some(slower) = emulator_share(t) {
+            if let Some(slower) = slower_than_cbench(t) {
                 let _ = writeln!(s, "\n- {slower}");
             }
         }

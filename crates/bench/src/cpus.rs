@@ -147,27 +147,29 @@ impl CpuMeter {
     /// kept). A process that has gone reads as `None`.
     pub fn read(&self) -> CpuUse {
         let secs = self.at.elapsed().as_secs_f64();
-        let pct = |ns: u64| (secs > 0.0).then(|| ns as f64 / 1e9 / secs * 100.0);
+        let pct = |used_secs: f64| (secs > 0.0).then(|| used_secs / secs * 100.0);
+        let ns_pct = |ns: u64| pct(ns as f64 / 1e9);
+        // (busy, waiting) percentages of a process since the start.
         let since = |d: Option<(u32, SchedStat)>| {
             let (pid, a) = d?;
             let b = sched_stat(pid)?;
             Some((
-                pct(b.run_ns.saturating_sub(a.run_ns))?,
-                pct(b.delay_ns.saturating_sub(a.delay_ns))?,
+                ns_pct(b.run_ns.saturating_sub(a.run_ns))?,
+                ns_pct(b.delay_ns.saturating_sub(a.delay_ns))?,
             ))
         };
         let steal_pct = self.steal.zip(read_steal()).and_then(|((a, n), (b, _))| {
             // USER_HZ is 100 on every Linux architecture baton builds for.
-            (secs > 0.0)
-                .then(|| b.saturating_sub(a) as f64 / 100.0 / n.max(1) as f64 / secs * 100.0)
+            pct(b.saturating_sub(a) as f64 / 100.0 / n.max(1) as f64)
         });
-        let (generator, controller) = (since(self.generator), since(self.controller));
+        let (generator_busy_pct, generator_wait_pct) = since(self.generator).unzip();
+        let (controller_busy_pct, controller_wait_pct) = since(self.controller).unzip();
         CpuUse {
-            generator_wait_pct: generator.map(|g| g.1),
-            controller_wait_pct: controller.map(|c| c.1),
+            generator_wait_pct,
+            controller_wait_pct,
             steal_pct,
-            generator_busy_pct: generator.map(|g| g.0),
-            controller_busy_pct: controller.map(|c| c.0),
+            generator_busy_pct,
+            controller_busy_pct,
         }
     }
 }
