@@ -253,7 +253,7 @@ impl Engine {
             if !read && held.closing.is_none() && (recv.unconsumed() < limit || !recv.has_message())
             {
                 read = true;
-                let want = self.policy.read_size(limit, recv.busy);
+                let want = self.policy.read_size(limit, recv.busy, recv.unconsumed());
                 // Compacting moves bytes, so only before this switch has
                 // messages in the batch.
                 if compact && added == 0 {

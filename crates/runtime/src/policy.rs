@@ -195,12 +195,22 @@ impl Policy {
     }
 
     /// Bytes to ask the socket for when a service needs to read to take
-    /// `limit`: a switch whose last read filled the space offered is read
-    /// ahead a whole `max_read` (what NOX and Beacon read), and the rest
-    /// waits in its buffer for the following services.
-    pub fn read_size(&self, limit: usize, busy: bool) -> usize {
+    /// `limit` and `held` bytes are already buffered: a switch whose last
+    /// read filled the space offered is read ahead up to a whole
+    /// `max_read` (what NOX and Beacon read) *held*, and the rest waits in
+    /// its buffer for the following services.
+    ///
+    /// The held bytes count against the read (up to half of it, so a read
+    /// stays large): the read lands after them, and the buffer first moves
+    /// them to its front (`RecvBuffer::compact_for`). Reading a whole
+    /// `max_read` beyond them instead kept the same backlog held from one
+    /// service to the next: under `fair` at 64 switches each read moved
+    /// about 40 KB first, 46 bytes per 78-byte PACKET_IN (BENCHMARKS.md,
+    /// "The learning switch's match and its limit", target 4).
+    pub fn read_size(&self, limit: usize, busy: bool, held: usize) -> usize {
         if busy {
-            limit.max(self.params.max_read)
+            let ahead = limit.max(self.params.max_read);
+            ahead - held.min(ahead / 2)
         } else {
             limit
         }

@@ -102,8 +102,13 @@ fn replies_wait_for_a_write_batch_only_while_input_waits() {
     assert!(policy.write_now(WRITE_BATCH, true));
     assert!(policy.may_refill(MAX_HELD_BUFFER));
     assert!(!policy.may_refill(MAX_HELD_BUFFER + 1));
-    assert_eq!(policy.read_size(16 * KB, true), 64 * KB);
-    assert_eq!(policy.read_size(16 * KB, false), 16 * KB);
+    assert_eq!(policy.read_size(16 * KB, true, 0), 64 * KB);
+    assert_eq!(policy.read_size(16 * KB, false, 0), 16 * KB);
+    // A busy switch is read ahead to a whole read held, but a read stays
+    // at least half of one.
+    assert_eq!(policy.read_size(16 * KB, true, 10 * KB), 54 * KB);
+    assert_eq!(policy.read_size(64 * KB, true, 40 * KB), 32 * KB);
+    assert_eq!(policy.read_size(16 * KB, false, 10 * KB), 16 * KB);
 }
 
 #[test]
