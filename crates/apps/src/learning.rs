@@ -24,7 +24,7 @@
 //! the log, and paces the switch's floods until it is gone (`loop_guard`).
 
 use crate::loop_guard::{Change, LoopGuard};
-use crate::mac_table::{HostBudget, MacTable};
+use crate::mac_table::{HostBudget, MacTable, PREFETCH_AHEAD};
 use crate::priority;
 use crate::settings::{AppSettings, Settings};
 use baton_openflow::neutral::{ActionSpec, FlowSpec, MatchSpec, PacketOut, Payload};
@@ -215,6 +215,14 @@ fn respond(
     }
 }
 
+/// Starts loading the table slots of `pi`'s two addresses.
+fn prefetch_slots(table: &MacTable<PortNo>, pi: &PacketIn<'_>) {
+    if let (Some(dst), Some(src)) = (pi.eth_dst(), pi.eth_src()) {
+        table.prefetch(&src);
+        table.prefetch(&dst);
+    }
+}
+
 /// The local learning switch: one MAC table per switch, in switch-local
 /// state (no locks).
 pub struct LearningSwitch {
@@ -272,19 +280,19 @@ impl App for LearningSwitch {
 
     fn packet_in(&self, batch: &mut PacketInBatch<'_, LocalSwitch>) {
         let cfg = &**self.settings.get();
-        // First pass over the whole batch: start loading every table slot
-        // it will use, so their cache misses overlap (see `mac_table`).
-        batch.for_each_switch(|_, state, events| {
-            for pi in events.iter() {
-                if let (Some(dst), Some(src)) = (pi.eth_dst(), pi.eth_src()) {
-                    state.table.prefetch(&src);
-                    state.table.prefetch(&dst);
-                }
-            }
-        });
         batch.for_each_switch(|sw, state, events| {
             let LocalSwitch { table, guard } = state;
+            // The table slots of the packet-in `PREFETCH_AHEAD` ahead are
+            // loaded while this one is answered, so their cache misses
+            // overlap (see `mac_table`).
+            let mut ahead = events.iter();
+            for pi in ahead.by_ref().take(PREFETCH_AHEAD) {
+                prefetch_slots(table, &pi);
+            }
             for pi in events.iter() {
+                if let Some(next) = ahead.next() {
+                    prefetch_slots(table, &next);
+                }
                 let (Some(dst), Some(src)) = (pi.eth_dst(), pi.eth_src()) else {
                     continue;
                 };

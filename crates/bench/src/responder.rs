@@ -12,9 +12,9 @@
 //! connection keeps the learning switch's MAC table
 //! ([`baton_apps::mac_table::MacTable`]), every PACKET_IN's source is
 //! learnt and its destination looked up, and the answer goes to the port
-//! found (FLOOD if none). Each read is passed over twice, as the learning
-//! switch passes over a batch: first prefetching the table slots of every
-//! PACKET_IN, then answering. What it leaves out of a controller is
+//! found (FLOOD if none). As the learning switch does, it prefetches the
+//! table slots of the PACKET_IN [`PREFETCH_AHEAD`] ahead of the one it
+//! answers. What it leaves out of a controller is
 //! everything but the table: scheduling, applications, the exact match.
 //! With cbench's 100,000 hosts per switch the tables outgrow the caches,
 //! so the gap between the two responders is what the memory costs on the
@@ -32,7 +32,7 @@
 
 use crate::frames::gateway_port;
 use baton_apps::LearnedMatch;
-use baton_apps::mac_table::MacTable;
+use baton_apps::mac_table::{MacTable, PREFETCH_AHEAD};
 use baton_openflow::header::{Header, MsgType10, MsgType13};
 use baton_openflow::hello::{self, Hello};
 use baton_openflow::neutral::{ActionSpec, FlowSpec, MatchSpec, encode_flow_add};
@@ -376,10 +376,14 @@ impl RConn {
                 Ok(0) => return Err("closed".into()),
                 Ok(n) => {
                     self.rend += n;
-                    self.prefetch(self.rstart, self.rend);
+                    let mut ahead = self.rstart;
+                    for _ in 0..PREFETCH_AHEAD {
+                        ahead = self.prefetch(ahead);
+                    }
                     while let Some(len) = baton_openflow::frame(&self.rbuf[self.rstart..self.rend])
                         .map_err(|e| e.to_string())?
                     {
+                        ahead = self.prefetch(ahead);
                         let start = self.rstart;
                         self.rstart += len;
                         // Split borrows: the message lives in rbuf, answers
@@ -405,27 +409,29 @@ impl RConn {
         Ok(())
     }
 
-    /// The learning responder's first pass over a read (as the learning
-    /// switch's): start loading the table slots of every PACKET_IN's two
-    /// MACs, so their misses overlap.
-    fn prefetch(&self, mut at: usize, end: usize) {
+    /// The learning responder's prefetch (as the learning switch's):
+    /// starts loading the table slots of the two MACs of the PACKET_IN
+    /// read at `at`, if a whole one is, and returns where the next one
+    /// starts (`at` itself if none is whole yet).
+    fn prefetch(&self, at: usize) -> usize {
         let (Some(table), Some(v)) = (self.table.as_ref(), self.version) else {
-            return;
+            return at;
         };
-        while let Ok(Some(len)) = baton_openflow::frame(&self.rbuf[at..end]) {
-            let msg = &self.rbuf[at..at + len];
-            at += len;
-            let frame = match v {
-                Version::V10 => v10::PacketInView::new_checked(msg).map(|p| p.data()).ok(),
-                Version::V13 => v13::PacketInView::new_checked(msg).map(|p| p.data()).ok(),
-            };
-            if let Some(f) = frame
-                && let (Some(dst), Some(src)) = (mac_at(f, 0), mac_at(f, 6))
-            {
-                table.prefetch(&src);
-                table.prefetch(&dst);
-            }
+        let Ok(Some(len)) = baton_openflow::frame(&self.rbuf[at..self.rend]) else {
+            return at;
+        };
+        let msg = &self.rbuf[at..at + len];
+        let frame = match v {
+            Version::V10 => v10::PacketInView::new_checked(msg).map(|p| p.data()).ok(),
+            Version::V13 => v13::PacketInView::new_checked(msg).map(|p| p.data()).ok(),
+        };
+        if let Some(f) = frame
+            && let (Some(dst), Some(src)) = (mac_at(f, 0), mac_at(f, 6))
+        {
+            table.prefetch(&src);
+            table.prefetch(&dst);
         }
+        at + len
     }
 
     fn flush(&mut self) -> Result<(), String> {
