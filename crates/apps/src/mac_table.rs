@@ -11,10 +11,10 @@
 //! of the one it answers, so the processor overlaps their misses instead
 //! of paying them one after another (memory-level parallelism; Maestro's
 //! argument for batching, Maestro §3.3, applied to the application). A
-//! prefetch instruction
-//! rather than a plain load: a load that misses holds up retirement, so a
-//! loop of loads keeps only the misses of the few iterations that fit in
-//! the reorder window in flight; measured, 3.55 M -> 4.85 M responses/s
+//! prefetch instruction rather than a plain load: a load that misses holds
+//! up retirement, so a loop of loads keeps only the misses of the few
+//! iterations that fit in the reorder window in flight; measured, 3.55 M
+//! -> 4.85 M responses/s
 //! (issue 12, third session: BENCHMARKS.md's git history). That is one
 //! of the crate's two uses of `unsafe`, one instruction that cannot fault;
 //! the other is the table's memory (`storage.rs`: the mapping, and the
