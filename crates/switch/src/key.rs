@@ -59,7 +59,7 @@
 
 use baton_openflow::Version;
 use baton_openflow::packet::{FlowKey, Network, Transport};
-use baton_openflow::types::{MacAddr, PortNo};
+use baton_openflow::types::PortNo;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 /// Number of 64-bit words in a [`Key`].
@@ -310,13 +310,6 @@ fn transport(k: &mut Key, version: Version, t: Transport) {
     k.set(slot::TP_DST, u64::from(dst));
 }
 
-/// A 48-bit integer as a MAC address.
-#[inline]
-pub fn mac_of(v: u64) -> MacAddr {
-    let b = v.to_be_bytes();
-    MacAddr([b[2], b[3], b[4], b[5], b[6], b[7]])
-}
-
 /// An IPv4 address as an integer.
 #[inline]
 pub fn ip4(a: Ipv4Addr) -> u64 {
@@ -509,10 +502,6 @@ mod tests {
         k.set(slot::TUNNEL_ID, 0);
         assert_eq!(k, before);
         assert_eq!(slot::TUNNEL_ID.word, KEY_WORDS - 1);
-        assert_eq!(
-            mac_of(MacAddr([1, 2, 3, 4, 5, 6]).to_u64()),
-            MacAddr([1, 2, 3, 4, 5, 6])
-        );
     }
 
     #[test]
