@@ -2,14 +2,12 @@
 //! keeps one.
 //!
 //! The session checks and reads each PACKET_IN once; the batch keeps the
-//! fields and where the frame lies in its switch's receive buffer. Every
-//! application, and every pass an application makes over a batch, reads
-//! those fields; the frame's [`FlowKey`] is computed the first time anyone
-//! asks for it and kept for the others.
+//! fields and where the frame lies in its switch's receive buffer, in one
+//! cache line. Every application, and every pass an application makes
+//! over a batch, reads those fields.
 
 use baton_openflow::neutral::{self, MatchSpec};
-use baton_openflow::packet::FlowKey;
-use std::cell::{Cell, OnceCell};
+use std::cell::Cell;
 use std::ops::Deref;
 
 /// One PACKET_IN of a batch.
@@ -23,11 +21,14 @@ pub(crate) struct PacketInRecord {
     pub frame_len: u32,
     /// The fields, without the frame.
     pub fields: neutral::PacketIn<'static>,
-    /// The frame's flow key, once someone asked.
-    pub key: OnceCell<FlowKey>,
     /// An application consumed it: later ones do not see it.
     pub stopped: Cell<bool>,
 }
+
+// A batch holds a record per PACKET_IN from the sessions' pass to the
+// applications' (thousands under load, past the L2 cache when each took
+// three lines): one cache line each.
+const _: () = assert!(std::mem::size_of::<PacketInRecord>() <= 64);
 
 impl PacketInRecord {
     /// The record of `pi`, a message that lies at `msg_at..msg_at +
@@ -40,7 +41,6 @@ impl PacketInRecord {
             frame_at: msg_at + msg_len - frame_len,
             frame_len,
             fields: pi.with_frame(&[]),
-            key: OnceCell::new(),
             stopped: Cell::new(false),
         }
     }
@@ -48,9 +48,8 @@ impl PacketInRecord {
 
 /// A PACKET_IN, parsed once by the session: every field of
 /// [`neutral::PacketIn`] (through `Deref`: `in_port()`, `buffer_id()`,
-/// `reason()`, `data()`, `eth_src()`, `payload()`, ...), the frame's
-/// [`FlowKey`] computed once for all applications ([`PacketIn::key`]),
-/// and [`PacketIn::stop`] to consume it.
+/// `reason()`, `data()`, `eth_src()`, `key()`, `payload()`, ...), and
+/// [`PacketIn::stop`] to consume it.
 #[derive(Debug, Clone, Copy)]
 pub struct PacketIn<'a> {
     record: &'a PacketInRecord,
@@ -65,25 +64,12 @@ impl<'a> PacketIn<'a> {
         }
     }
 
-    /// The frame's header fields, extracted the first time any
-    /// application asks and shared by all of them.
-    #[inline]
-    pub fn key(&self) -> &'a FlowKey {
-        let fields = self.fields;
-        self.record.key.get_or_init(|| fields.key())
-    }
-
     /// The exact match of the frame, for a flow that takes exactly this
-    /// packet's flow: the shared key's if an application already asked
-    /// for it ([`PacketIn::key`]), else written from the frame when the
-    /// flow is encoded ([`MatchSpec::ExactFrame`], which needs no key for
-    /// the usual TCP or UDP over IPv4 frame).
+    /// packet's flow: written from the frame when the flow is encoded
+    /// ([`MatchSpec::ExactFrame`]).
     #[inline]
     pub fn exact_match(&self) -> MatchSpec<'a> {
-        match self.record.key.get() {
-            Some(key) => MatchSpec::Exact(*key),
-            None => MatchSpec::exact_frame(self.fields.in_port(), self.fields.data()),
-        }
+        MatchSpec::exact_frame(self.fields.in_port(), self.fields.data())
     }
 
     /// Consumes the packet-in: applications later in the pipeline do not

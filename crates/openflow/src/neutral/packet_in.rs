@@ -54,8 +54,11 @@ pub struct PacketIn<'a> {
     total_len: u16,
     in_port: PortNo,
     reason: PacketInReason,
-    table_id: Option<u8>,
-    cookie: Option<Cookie>,
+    /// 1.3's table and cookie, 0 on 1.0 (the version says which): held
+    /// without `Option` so that the fields take 48 bytes, one cache line
+    /// with the runtime's note of where the frame lies.
+    table_id: u8,
+    cookie: Cookie,
     data: &'a [u8],
 }
 
@@ -75,8 +78,8 @@ impl<'a> PacketIn<'a> {
                 total_len: p.total_len(),
                 in_port: p.in_port(),
                 reason: p.reason().into(),
-                table_id: None,
-                cookie: None,
+                table_id: 0,
+                cookie: Cookie(0),
                 data: p.data(),
             }),
             Some(&V13) => v13::PacketInView::new_checked(msg).map(|p| PacketIn {
@@ -88,8 +91,8 @@ impl<'a> PacketIn<'a> {
                 // out gets ANY rather than a rejected message.
                 in_port: p.in_port().unwrap_or(PortNo::ANY),
                 reason: p.reason().into(),
-                table_id: Some(p.table_id()),
-                cookie: Some(p.cookie()),
+                table_id: p.table_id(),
+                cookie: p.cookie(),
                 data: p.data(),
             }),
             _ => Err(Self::bad_version(msg)),
@@ -190,13 +193,13 @@ impl<'a> PacketIn<'a> {
     /// The 1.3 table the packet came from (`None` for 1.0).
     #[inline]
     pub fn table_id(&self) -> Option<u8> {
-        self.table_id
+        (self.version != Version::V10).then_some(self.table_id)
     }
 
     /// The 1.3 cookie of the flow that sent the packet (`None` for 1.0).
     #[inline]
     pub fn cookie(&self) -> Option<Cookie> {
-        self.cookie
+        (self.version != Version::V10).then_some(self.cookie)
     }
 
     /// The frame's header fields ([`FlowKey::extract`] of
