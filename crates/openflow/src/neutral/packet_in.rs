@@ -66,7 +66,7 @@ impl<'a> PacketIn<'a> {
     /// Checks a whole PACKET_IN message, dispatching on its header's
     /// version byte, and reads its fields. Other versions are
     /// [`ErrorKind::BadVersion`].
-    #[inline]
+    #[inline(always)]
     pub fn parse(msg: &'a [u8]) -> Result<PacketIn<'a>, DecodeError> {
         const V10: u8 = Version::V10.wire();
         const V13: u8 = Version::V13.wire();
