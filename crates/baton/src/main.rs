@@ -232,7 +232,8 @@ struct RunArgs {
     #[arg(long, value_delimiter = ',', value_name = "NAME,...", long_help = apps_help())]
     apps: Option<Vec<String>>,
     /// Disconnect a switch whose unsent output exceeds this many bytes
-    /// [default: 4194304].
+    /// (one whose output reaches a quarter of it is not read until it
+    /// reads it all) [default: 4194304].
     #[arg(long)]
     max_output: Option<usize>,
     /// Send ECHO_REQUEST after this long without input, milliseconds

@@ -282,7 +282,9 @@ pub struct Layer {
     pub bdu_us: Option<u64>,
     /// Fixed bytes served per service chance (default: adaptive).
     pub read_size: Option<usize>,
-    /// Disconnect a switch whose unsent output passes this many bytes.
+    /// Disconnect a switch whose unsent output passes this many bytes (one
+    /// whose output reaches a quarter of it is not read until it reads it
+    /// all).
     pub max_output: Option<usize>,
     /// Echo a switch silent for this long, milliseconds.
     pub echo_interval_ms: Option<u64>,

@@ -153,7 +153,9 @@ pub struct Config {
     pub max_read: usize,
     /// Bytes read per service chance with static batching (Beacon: 64 KB).
     pub static_read_size: usize,
-    /// A switch whose unsent output exceeds this is disconnected.
+    /// A switch whose unsent output exceeds this is disconnected; one
+    /// whose unsent output reaches a quarter of it is not read until it
+    /// has read all of it (TCP's flow control then holds it back).
     pub max_output: usize,
     /// Send ECHO_REQUEST after this long without hearing from a switch.
     pub echo_interval: Duration,

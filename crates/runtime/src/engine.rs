@@ -240,13 +240,17 @@ impl Engine {
                 Service::Serve(grant) => grant,
             };
         let limit = grant.limit;
+        // Not read while its output waits (`Sockets::pause_at`): served
+        // from its buffer alone, and made ready again once the output is
+        // written.
+        let paused = self.io.output_paused(held.idx);
         let recv = &mut held.conn.recv;
         if compact {
             // Input left far into the buffer by earlier services moves to
             // the front, whether or not this service reads.
             recv.compact_for(0);
         }
-        let mut read = false;
+        let mut read = paused;
         let mut added = 0;
         let mut taken = 0;
         let buffered_message = loop {
@@ -293,7 +297,7 @@ impl Engine {
         // Input is waiting if the last read filled the space offered (the
         // socket may hold more, and edge-triggered readiness will not say
         // so again) or a complete message is still buffered.
-        held.more = recv.busy || buffered_message;
+        held.more = (recv.busy && !paused) || buffered_message;
         held.rx += added as u32;
         self.policy.took(taken);
         let idle = added == 0 && !held.more;
@@ -370,7 +374,7 @@ impl Engine {
             }
             let conn = &mut *h.conn;
             if let Some(reason) = conn.session.poll_timeout(now, &mut conn.out) {
-                h.closing = Some(Closed::join(reason, self.io.unfinished(h.idx, now)));
+                h.closing = Some(Closed::join(reason, self.io.why_silent(h.idx, now)));
                 continue;
             }
             let wake = ctl.clock.ms(conn.session.next_timeout());

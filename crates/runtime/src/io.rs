@@ -48,7 +48,7 @@ use mio::{Events, Interest, Poll, Registry, Token};
 use std::io::{self, Write};
 use std::net::{Shutdown, TcpStream};
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, TryLockError};
 use std::time::{Duration, Instant};
 pub(crate) use transport::{Transport, TransportError};
@@ -75,8 +75,13 @@ pub(crate) trait SwitchIo: Send + Sync {
     fn killed(&self, idx: usize) -> Option<Closed>;
 
     /// What the transport says of a switch whose session found it silent
-    /// at `now` (an unfinished TLS handshake), if anything.
-    fn unfinished(&self, idx: usize, now: Instant) -> Option<TransportError>;
+    /// at `now` (an unfinished TLS handshake, output it stopped reading),
+    /// if anything.
+    fn why_silent(&self, idx: usize, now: Instant) -> Option<TransportError>;
+
+    /// Whether switch `idx` is not to be read: its unsent output passed
+    /// [`Sockets::pause_at`] and has not all been written since.
+    fn output_paused(&self, idx: usize) -> bool;
 }
 
 /// The outcome of [`SwitchIo::write`].
@@ -119,8 +124,13 @@ impl SwitchIo for Sockets {
         Sockets::killed(self, idx)
     }
 
-    fn unfinished(&self, idx: usize, now: Instant) -> Option<TransportError> {
-        Sockets::unfinished(self, idx, now)
+    fn why_silent(&self, idx: usize, now: Instant) -> Option<TransportError> {
+        Sockets::why_silent(self, idx, now)
+    }
+
+    #[inline]
+    fn output_paused(&self, idx: usize) -> bool {
+        self.sockets[idx].paused.load(Ordering::Relaxed)
     }
 }
 
@@ -179,10 +189,11 @@ pub(crate) fn poll_ready(
         if idx >= sockets.sockets.len() {
             continue;
         }
-        if ev.is_writable() {
-            sockets.flush_pending(idx);
-        }
-        if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
+        // A switch whose reading was paused for its output is ready again
+        // once that is written: its input's readiness edge came while it
+        // was paused, and will not come again.
+        let resumed = ev.is_writable() && sockets.flush_pending(idx);
+        if resumed || ev.is_readable() || ev.is_read_closed() || ev.is_error() {
             ready(idx);
         }
     }
@@ -207,6 +218,9 @@ pub(crate) struct OutQueue {
     want_writable: bool,
     /// Why a write failed, for [`Kill::WriteFailed`].
     write_error: Option<io::ErrorKind>,
+    /// Since when the switch is not read for its output
+    /// ([`Socket::paused`]).
+    paused_since: Option<Instant>,
 }
 
 /// One slot's socket.
@@ -216,6 +230,10 @@ struct Socket {
     /// `out` held.
     transport: ArcSwapOption<Transport>,
     out: Mutex<OutQueue>,
+    /// The switch is not read until its output is all written
+    /// ([`Sockets::pause_at`]); set and cleared with `out` held, read
+    /// without it by the thread serving the switch.
+    paused: AtomicBool,
     /// Poller (worker or reader thread) whose epoll holds the socket.
     registered_with: AtomicUsize,
 }
@@ -229,6 +247,9 @@ pub(crate) struct Sockets {
     registries: Vec<Registry>,
     /// A switch whose unsent output passes this is disconnected.
     max_output: usize,
+    /// A switch whose unsent output reaches this is not read again until
+    /// all of it is written ([`Sockets::pause_at`]).
+    pause_at: usize,
 }
 
 impl Sockets {
@@ -239,7 +260,22 @@ impl Sockets {
             table,
             registries,
             max_output,
+            pause_at: Sockets::pause_at(max_output),
         }
+    }
+
+    /// The unsent output at which a switch stops being read: a quarter of
+    /// `max_output` (1 MiB by default). A switch that reads its replies
+    /// more slowly than it sends requests (cbench in throughput mode, a
+    /// busy switch's CPU) is then held back by TCP's flow control, the
+    /// way Netty's channels stop reading when not writable, instead of
+    /// having its backlog grow to `max_output` and being disconnected;
+    /// once it has read all of it, it is read again. One that stops
+    /// reading altogether is closed when its session finds it silent
+    /// ([`Sockets::why_silent`]). `max_output` stays the hard bound on
+    /// what other threads send it meanwhile.
+    fn pause_at(max_output: usize) -> usize {
+        max_output / 4
     }
 
     /// How many pollers hold sockets.
@@ -258,6 +294,7 @@ impl Sockets {
         let socket = &self.sockets[idx];
         let mut q = lock(&socket.out);
         *q = OutQueue::default();
+        socket.paused.store(false, Ordering::Relaxed);
         socket.transport.store(Some(Arc::new(transport)));
     }
 
@@ -296,6 +333,7 @@ impl Sockets {
             Transport::Tls(tls) => {
                 let outcome = tls.read(recv, want);
                 if tls.has_output() {
+                    // Its reading was not paused: it is being read.
                     self.flush_pending(idx);
                 }
                 outcome
@@ -303,10 +341,18 @@ impl Sockets {
         }
     }
 
-    /// Switch `idx`'s TLS handshake, if it has not finished at `now`: the
-    /// cause when its session finds it silent.
-    pub fn unfinished(&self, idx: usize, now: Instant) -> Option<TransportError> {
-        self.sockets[idx].transport.load().as_ref()?.unfinished(now)
+    /// Why switch `idx` is silent at `now`, when its session finds it so
+    /// and the transport knows better: its TLS handshake has not
+    /// finished, or it has not been read since its output stopped being
+    /// written ([`Sockets::pause_at`]).
+    pub fn why_silent(&self, idx: usize, now: Instant) -> Option<TransportError> {
+        let socket = &self.sockets[idx];
+        if let Some(since) = lock(&socket.out).paused_since {
+            return Some(TransportError::NotReading {
+                for_: now.saturating_duration_since(since),
+            });
+        }
+        socket.transport.load().as_ref()?.unfinished(now)
     }
 
     /// Why another thread asked for switch `idx` to be closed, if it did
@@ -352,6 +398,7 @@ impl Sockets {
             t.shutdown();
         }
         *q = OutQueue::default();
+        socket.paused.store(false, Ordering::Relaxed);
     }
 
     /// Appends `bytes` to `id`'s output and writes what the socket takes,
@@ -418,6 +465,12 @@ impl Sockets {
             stream.shutdown();
             return Err(SendError::Overflow);
         }
+        if q.pending.len() >= self.pause_at && q.paused_since.is_none() {
+            q.paused_since = Some(Instant::now());
+            self.sockets[id.index()]
+                .paused
+                .store(true, Ordering::Relaxed);
+        }
         if !q.pending.is_empty() && !q.want_writable {
             q.want_writable = true;
             self.reregister(id.index(), stream, true);
@@ -426,13 +479,15 @@ impl Sockets {
     }
 
     /// Writes what switch `idx` has pending: the socket became writable,
-    /// or (TLS) the handshake or an alert has something to send.
-    pub fn flush_pending(&self, idx: usize) {
+    /// or (TLS) the handshake or an alert has something to send. True
+    /// when that resumed the switch's reading ([`Sockets::pause_at`]): the
+    /// caller makes it ready.
+    pub fn flush_pending(&self, idx: usize) -> bool {
         let slot = &self.table.slots[idx];
         let mut q = lock(self.queue(idx));
         let stream = self.sockets[idx].transport.load();
         let Some(stream) = stream.as_deref() else {
-            return;
+            return false;
         };
         if let Transport::Tls(tls) = stream {
             tls.take_sealed(&mut q.pending);
@@ -468,6 +523,11 @@ impl Sockets {
             }
             self.reregister(idx, stream, writable);
         }
+        if writable || q.paused_since.take().is_none() {
+            return false;
+        }
+        self.sockets[idx].paused.store(false, Ordering::Relaxed);
+        true
     }
 
     /// Changes the interest of switch `idx`'s registration; the caller

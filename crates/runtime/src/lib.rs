@@ -38,8 +38,11 @@
 //!   is offered *w* quanta per round.
 //! - **Memory** (McNettle §5.3, Maestro thesis §4.2.2.6): per-switch read
 //!   and staging buffers are reused; the hot path allocates nothing per
-//!   message. Every buffer is bounded: a switch whose unsent output passes
-//!   [`Config::max_output`] is disconnected with a log line.
+//!   message. Every buffer is bounded: a switch whose unsent output
+//!   reaches a quarter of [`Config::max_output`] is not read until it has
+//!   read it all (a slow reader is held back by TCP's flow control, not
+//!   dropped), and one whose output passes the limit is disconnected with
+//!   a log line.
 //! - **State** (McNettle §4): switch-local application state
 //!   ([`App::Switch`]) needs no lock, because a switch is served by one
 //!   worker at a time (the task state machine in `table.rs`); state shared

@@ -262,9 +262,60 @@ fn input_arriving_while_a_switch_is_served_from_its_buffer_is_not_lost() {
 }
 
 #[test]
+fn a_switch_that_reads_slowly_is_held_back_and_gets_every_reply() {
+    for kind in [SchedulerKind::Fair, SchedulerKind::StaticPartition] {
+        // Reading stops at a quarter of the limit, 256 KB: the replies to
+        // one batch's input fit in what is left.
+        let cfg = Config {
+            max_output: 1 << 20,
+            ..config(kind)
+        };
+        let (rt, app) = start(cfg);
+        let mut sw = TestSwitch::connect(rt.local_addrs()[0], Version::V10, 1);
+        // A small receive buffer, so that the replies the switch does not
+        // read wait in the controller's output.
+        rustix::net::sockopt::set_socket_recv_buffer_size(&sw.stream, 16 * 1024).unwrap();
+        // Unbuffered packet-ins: each PACKET_OUT carries a 1 KB frame
+        // back, 8 MB in all: more than the kernel's socket buffers hold
+        // (Linux lets a send buffer grow to 4 MB by default) and the
+        // output limit together.
+        let mut frame = tcp_frame(mac(1), mac(2));
+        frame.resize(1000, 0);
+        let n = 8000;
+        let mut burst = Vec::new();
+        for _ in 0..n {
+            sw.encode_packet_in(&mut burst, BufferId::NONE, 1, &frame);
+        }
+        let mut writer = sw.stream.try_clone().unwrap();
+        let sent = std::thread::spawn(move || {
+            use std::io::Write;
+            writer.write_all(&burst)
+        });
+        // Not reading for a while: the controller stops reading the switch
+        // rather than let its output pass the limit.
+        std::thread::sleep(Duration::from_millis(300));
+        for i in 0..n {
+            let reply = sw.recv();
+            assert_eq!(
+                reply.as_ref().and_then(packet_out_buffer),
+                Some(BufferId::NONE),
+                "{kind}: reply {i} of {n}"
+            );
+        }
+        sent.join().unwrap().unwrap();
+        assert_eq!(app.downs.load(Ordering::SeqCst), 0, "{kind}");
+        rt.stop();
+    }
+}
+
+#[test]
 fn a_switch_that_never_reads_is_dropped_and_others_are_served() {
+    // It stops being read once its output waits, and is dropped when its
+    // session finds it silent.
     let cfg = Config {
         max_output: 64 * 1024,
+        echo_interval: Duration::from_millis(200),
+        echo_timeout: Duration::from_secs(1),
         ..config(SchedulerKind::Fair)
     };
     let (rt, app) = start(cfg);
@@ -279,7 +330,8 @@ fn a_switch_that_never_reads_is_dropped_and_others_are_served() {
         stuck.encode_packet_in(&mut burst, BufferId::NONE, 1, &frame);
     }
     // Keep sending, never reading, until the controller hangs up (the
-    // socket buffers fill, then our output limit trips).
+    // socket buffers fill, the controller stops reading, the echo timeout
+    // passes).
     let deadline = Instant::now() + support::PATIENCE;
     stuck
         .stream
@@ -291,11 +343,22 @@ fn a_switch_that_never_reads_is_dropped_and_others_are_served() {
             break;
         }
     }
-    wait_for("the stuck switch to be dropped", || {
-        app.downs.load(Ordering::SeqCst) == 1
-    });
-    let b = good.packet_in(3, &tcp_frame(mac(3), mac(4)), true);
-    assert_eq!(good.recv().as_ref().and_then(packet_out_buffer), Some(b));
+    // The other switch is served meanwhile (answering the echoes as it
+    // reads), and after.
+    let deadline = Instant::now() + support::PATIENCE;
+    loop {
+        let dropped = app.downs.load(Ordering::SeqCst) == 1;
+        let b = good.packet_in(3, &tcp_frame(mac(3), mac(4)), true);
+        assert_eq!(good.recv().as_ref().and_then(packet_out_buffer), Some(b));
+        if dropped {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the stuck switch was not dropped"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     rt.stop();
 }
 

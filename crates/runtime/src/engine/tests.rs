@@ -97,7 +97,11 @@ impl SwitchIo for Memory {
         None
     }
 
-    fn unfinished(&self, _idx: usize, _now: Instant) -> Option<TransportError> {
+    fn output_paused(&self, _idx: usize) -> bool {
+        false
+    }
+
+    fn why_silent(&self, _idx: usize, _now: Instant) -> Option<TransportError> {
         None
     }
 }

@@ -46,6 +46,12 @@ pub(crate) enum TransportError {
     /// The switch did not read its output, and the backlog passed
     /// `Config::max_output`. io's: it owns the output queue and its limit.
     OutputOverflow,
+    /// The switch stopped reading: its output waited, and it was not read
+    /// meanwhile (`Sockets::pause_at`), until its session found it silent.
+    NotReading {
+        /// Since its output stopped being written.
+        for_: Duration,
+    },
     /// TLS failed: the handshake (a switch without an acceptable
     /// certificate, no common cipher, not TLS at all) or a record later.
     Tls(rustls::Error),
@@ -59,13 +65,14 @@ pub(crate) enum TransportError {
 
 impl TransportError {
     /// The metrics' label: `read_failed`, `write_failed`,
-    /// `output_overflow`, `tls` (any TLS failure, an unfinished handshake
+    /// `output_overflow`, `not_reading`, `tls` (any TLS failure, an unfinished handshake
     /// included, as before the two types were split).
     pub fn label(&self) -> &'static str {
         match self {
             TransportError::Read(_) => "read_failed",
             TransportError::Write(_) => "write_failed",
             TransportError::OutputOverflow => "output_overflow",
+            TransportError::NotReading { .. } => "not_reading",
             TransportError::Tls(_) | TransportError::TlsHandshakeUnfinished { .. } => "tls",
         }
     }
@@ -79,6 +86,11 @@ impl std::fmt::Display for TransportError {
             TransportError::OutputOverflow => {
                 f.write_str("the switch is not reading; its output backlog passed the limit")
             }
+            TransportError::NotReading { for_ } => write!(
+                f,
+                "the switch is not reading; its output has waited {} ms",
+                for_.as_millis()
+            ),
             TransportError::Tls(e) => write!(f, "TLS: {e}"),
             TransportError::TlsHandshakeUnfinished { after } => {
                 write!(
