@@ -333,7 +333,8 @@ impl Sockets {
             Transport::Tls(tls) => {
                 let outcome = tls.read(recv, want);
                 if tls.has_output() {
-                    // Its reading was not paused: it is being read.
+                    // The switch is being read, so a pause this ends needs no
+                    // readiness: its service sees the pause is over.
                     self.flush_pending(idx);
                 }
                 outcome
