@@ -14,11 +14,11 @@
 //! prefetch instruction rather than a plain load: a load that misses holds
 //! up retirement, so a loop of loads keeps only the misses of the few
 //! iterations that fit in the reorder window in flight; measured, 3.55 M
-//! -> 4.85 M responses/s
-//! (issue 12, third session: BENCHMARKS.md's git history). That is one
-//! of the crate's two uses of `unsafe`, one instruction that cannot fault;
-//! the other is the table's memory (`storage.rs`: the mapping, and the
-//! [`Zeroable`] promise that lets zero-filled memory be read as slots).
+//! -> 4.85 M responses/s (issue 12, third session: BENCHMARKS.md's git
+//! history). That is one of the crate's two uses of `unsafe`, one
+//! instruction that cannot fault; the other is the table's memory
+//! (`storage.rs`: the mapping, and the [`Zeroable`] promise that lets
+//! zero-filled memory be read as slots).
 //!
 //! Open addressing with linear probing, power-of-two capacity, at most
 //! half full; it grows by doubling (an allocation only when it grows) and

@@ -65,8 +65,8 @@ pub(crate) enum TransportError {
 
 impl TransportError {
     /// The metrics' label: `read_failed`, `write_failed`,
-    /// `output_overflow`, `not_reading`, `tls` (any TLS failure, an unfinished handshake
-    /// included, as before the two types were split).
+    /// `output_overflow`, `not_reading`, `tls` (any TLS failure, an
+    /// unfinished handshake included, as before the two types were split).
     pub fn label(&self) -> &'static str {
         match self {
             TransportError::Read(_) => "read_failed",
