@@ -122,7 +122,10 @@ pub(crate) fn run_worker(ctl: Arc<Controller>, rr: Arc<Readiness>, w: usize) {
             }
         }
         ready_last_round = ready_now.max(1);
-        if engine.batch_len() > 0 {
+        // Processed whenever it holds a switch, messages or not: a switch
+        // whose read took none (a message arriving in pieces) would
+        // otherwise stay held, and its later input would find it taken.
+        if engine.held_len() > 0 {
             // Read the held switches again only when they are all the
             // ready ones; otherwise the last switches of a round would get
             // extra chances.
