@@ -2,6 +2,12 @@
 //! through its switch's session first, then the events to the
 //! applications, in arrival order per switch.
 //!
+//! A PACKET_IN of a switch that is up, nearly every message under load,
+//! passes its session as the batch frames it ([`Batch::add`]) and becomes
+//! the record the applications read there and then, while its bytes are
+//! fresh from the read; every other message waits, with its place among
+//! the records, for the sessions' pass ([`Batch::process`]).
+//!
 //! The engine and the test harness both process batches here, so an
 //! application tested with the harness meets exactly the code it runs on
 //! in production.
@@ -9,19 +15,22 @@
 use crate::conn::Connection;
 use crate::context::BatchSwitches;
 use crate::event::PacketInRecord;
+use crate::framing::RecvBuffer;
 use crate::pipeline::Pipeline;
-use crate::session::{Event, PortChange};
+use crate::session::{Event, PortChange, Session};
 use baton_openflow::Xid;
 use baton_openflow::neutral::Message;
 use std::time::Instant;
 
-/// Where one message of a batch lies: which held switch, which bytes of
-/// its receive buffer.
+/// Where one message for the sessions' pass lies: which held switch,
+/// which bytes of its receive buffer, and how many PACKET_IN records the
+/// batch had when it was framed (its events come after those).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct MsgRef {
-    pub conn: u32,
-    pub at: u32,
-    pub len: u32,
+struct MsgRef {
+    conn: u32,
+    at: u32,
+    len: u32,
+    after: u32,
 }
 
 /// An event other than a packet-in, and how many packet-ins came before
@@ -43,6 +52,12 @@ enum Other {
         xid: Xid,
         msg: Message,
     },
+    /// A PACKET_IN the sessions' pass read (the first of a switch that came
+    /// up in this batch): delivered alone, in its place.
+    PacketIn {
+        after: usize,
+        record: PacketInRecord,
+    },
 }
 
 /// One batch under construction, with buffers reused from batch to batch.
@@ -56,23 +71,70 @@ pub(crate) struct Batch {
 impl Batch {
     /// Messages in the batch.
     pub fn len(&self) -> usize {
-        self.msgs.len()
+        self.msgs.len() + self.records.len()
     }
 
-    /// Adds a message.
-    pub fn push(&mut self, m: MsgRef) {
-        self.msgs.push(m);
+    /// Adds the message at `at..at + len` of held switch `conn`'s receive
+    /// buffer `recv`, received at `now`: a PACKET_IN its session takes the
+    /// fast way ([`Session::packet_in`]) becomes a record now, anything
+    /// else waits for the sessions' pass. Returns whether it became a
+    /// record.
+    #[inline]
+    pub fn add(
+        &mut self,
+        conn: u32,
+        session: &mut Session,
+        recv: &RecvBuffer,
+        (at, len): (u32, u32),
+        now: Instant,
+    ) -> bool {
+        match session.packet_in(recv.slice(at, len), now) {
+            Some(pi) => {
+                self.records.push(PacketInRecord::new(conn, at, len, &pi));
+                true
+            }
+            None => {
+                self.msgs.push(MsgRef {
+                    conn,
+                    at,
+                    len,
+                    after: self.records.len() as u32,
+                });
+                false
+            }
+        }
     }
 
-    /// Takes the message positions out (the shared-queue reader hands
-    /// them to a worker with their switch).
-    pub fn drain_msgs(&mut self) -> impl Iterator<Item = MsgRef> + '_ {
-        self.msgs.drain(..)
+    /// Moves the batch's contents (one switch's, held as `0`) into `spare`,
+    /// emptied, and returns it: the shared-queue reader hands them to a
+    /// worker with their switch.
+    pub fn take_into(&mut self, mut spare: Batch) -> Batch {
+        spare.msgs.clear();
+        spare.records.clear();
+        std::mem::swap(&mut spare.msgs, &mut self.msgs);
+        std::mem::swap(&mut spare.records, &mut self.records);
+        spare
     }
 
-    /// Runs the batch: each message through its switch's session at `now`,
-    /// then the events through the pipeline (packet-ins in runs, other
-    /// events between them where they arrived). Empties the batch.
+    /// Adds what [`Batch::take_into`] took, its switch now held as `conn`;
+    /// `part` is left empty for reuse.
+    pub fn append(&mut self, part: &mut Batch, conn: u32) {
+        let base = self.records.len() as u32;
+        self.msgs.extend(part.msgs.drain(..).map(|m| MsgRef {
+            conn,
+            after: m.after + base,
+            ..m
+        }));
+        self.records.extend(part.records.drain(..).map(|mut r| {
+            r.conn = conn;
+            r
+        }));
+    }
+
+    /// Runs the batch: each message not yet read through its switch's
+    /// session at `now`, then the events through the pipeline (packet-ins
+    /// in runs, other events between them where they arrived). Empties the
+    /// batch.
     pub fn process(&mut self, switches: &mut dyn BatchSwitches, pipeline: &Pipeline, now: Instant) {
         // The session logs only at debug level (malformed messages), in
         // its switch's span: entered once per run of the switch's messages,
@@ -98,12 +160,14 @@ impl Batch {
             let close = match session.handle(recv.slice(m.at, m.len), now, out) {
                 Event::Nothing => None,
                 Event::PacketIn(pi) => {
-                    self.records
-                        .push(PacketInRecord::new(m.conn, m.at, m.len, &pi));
+                    self.others.push(Other::PacketIn {
+                        after: m.after as usize,
+                        record: PacketInRecord::new(m.conn, m.at, m.len, &pi),
+                    });
                     None
                 }
                 Event::SwitchUp => {
-                    let after = self.records.len();
+                    let after = m.after as usize;
                     self.others.push(Other::Up {
                         conn: m.conn,
                         after,
@@ -111,7 +175,7 @@ impl Batch {
                     None
                 }
                 Event::Ports(changes) => {
-                    let after = self.records.len();
+                    let after = m.after as usize;
                     self.others.push(Other::Ports {
                         conn: m.conn,
                         after,
@@ -120,7 +184,7 @@ impl Batch {
                     None
                 }
                 Event::Message { xid, msg } => {
-                    let after = self.records.len();
+                    let after = m.after as usize;
                     self.others.push(Other::Message {
                         conn: m.conn,
                         after,
@@ -144,7 +208,8 @@ impl Batch {
             let after = match other {
                 Other::Up { after, .. }
                 | Other::Ports { after, .. }
-                | Other::Message { after, .. } => after,
+                | Other::Message { after, .. }
+                | Other::PacketIn { after, .. } => after,
             };
             if after > from {
                 pipeline.packet_ins(switches, &self.records[from..after]);
@@ -168,6 +233,9 @@ impl Batch {
                         let _span = c.span.clone().entered();
                         pipeline.ports(c, &changes);
                     }
+                }
+                Other::PacketIn { record, .. } => {
+                    pipeline.packet_ins(switches, std::slice::from_ref(&record));
                 }
                 Other::Message { conn, xid, msg, .. } => {
                     let Some(msg) = switches.reply(conn as usize, xid, msg) else {

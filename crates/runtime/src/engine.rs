@@ -1,7 +1,8 @@
 //! The per-thread engine every scheduler drives: serve a switch (read,
-//! chop into messages, add them to the batch), process the batch (the
-//! sessions and the pipeline, in `pipeline.rs`), flush output (one write
-//! per switch per batch), and hand the switches back.
+//! chop into messages, add them to the batch, which reads each PACKET_IN
+//! there and then: `batch.rs`), process the batch (the sessions' pass over
+//! the other messages, then the pipeline, in `pipeline.rs`), flush output
+//! (one write per switch per batch), and hand the switches back.
 //!
 //! Every decision on how much to serve, when a batch is full and when
 //! replies are written is the [`Policy`]'s (`policy.rs`), which this loop
@@ -9,7 +10,7 @@
 //! differ only in *which* switch they serve next. Everything a message goes
 //! through is here or in the modules this one calls, once.
 
-use crate::batch::{Batch, MsgRef};
+use crate::batch::Batch;
 use crate::closed::Closed;
 use crate::conn::Connection;
 use crate::context::BatchSwitches;
@@ -87,10 +88,10 @@ impl BatchSwitches for HeldSwitches<'_> {
 }
 
 /// One switch's messages from one read, handed from the shared-queue
-/// reader to a worker: the switch itself and where its messages are.
+/// reader to a worker: the switch itself and its part of a batch.
 pub(crate) struct Chunk {
     held: Held,
-    msgs: Vec<(u32, u32)>,
+    part: Batch,
 }
 
 /// A switch released after its batch: the caller decides where it goes
@@ -189,7 +190,7 @@ impl Engine {
             rx: 0,
             since: now,
         });
-        self.fill(self.held.len() - 1, quantum, true)
+        self.fill(self.held.len() - 1, quantum, true, now)
     }
 
     /// Serves held switches that have more input again, so a batch can
@@ -198,6 +199,7 @@ impl Engine {
     /// Returns the number of messages added.
     pub fn refill(&mut self) -> usize {
         let quantum = self.quantum(self.held.len());
+        let now = self.ctl.clock.now();
         let mut added = 0;
         for h in 0..self.held.len() {
             let held = &self.held[h];
@@ -205,7 +207,7 @@ impl Engine {
                 && held.closing.is_none()
                 && self.policy.may_refill(held.conn.recv.buffered())
             {
-                added += self.fill(h, quantum, false);
+                added += self.fill(h, quantum, false, now);
             }
         }
         added
@@ -213,7 +215,7 @@ impl Engine {
 
     /// One service of held switch `h`: reads if less than the policy's
     /// grant of complete messages is buffered, then hands at most the
-    /// grant of them (at least one) to the batch.
+    /// grant of them (at least one) to the batch, as received at `now`.
     ///
     /// Reading and serving are decoupled so that the default scheduler
     /// keeps Maestro's fine-grained rounds (a quantum per switch per
@@ -222,7 +224,7 @@ impl Engine {
     /// waits in its buffer for the following services. Whether the switch
     /// is passed over, and how much it may take, is the policy's
     /// ([`Policy::service`]).
-    fn fill(&mut self, h: usize, quantum: usize, compact: bool) -> usize {
+    fn fill(&mut self, h: usize, quantum: usize, compact: bool, now: Instant) -> usize {
         let held = &mut self.held[h];
         let slot = &self.ctl.table.slots[held.idx];
         let surplus = slot.surplus.load(Ordering::Relaxed);
@@ -244,13 +246,15 @@ impl Engine {
         // from its buffer alone, and made ready again once the output is
         // written.
         let paused = self.io.output_paused(held.idx);
-        let recv = &mut held.conn.recv;
+        let Connection { recv, session, .. } = &mut *held.conn;
         if compact {
             // Input left far into the buffer by earlier services moves to
             // the front, whether or not this service reads.
             recv.compact_for(0);
         }
         let mut read = paused;
+        // The first PACKET_IN the batch read as it framed, and how many.
+        let mut packet_ins: Option<(u32, u32)> = None;
         let mut added = 0;
         let mut taken = 0;
         let buffered_message = loop {
@@ -272,14 +276,14 @@ impl Engine {
             while held.closing.is_none() && (taken < limit || added == 0) {
                 match recv.next_message() {
                     Ok(Some((at, len))) => {
-                        self.rx_types.count(recv.slice(at, len));
                         taken += len as usize;
                         added += 1;
-                        self.batch.push(MsgRef {
-                            conn: h as u32,
-                            at,
-                            len,
-                        });
+                        if self.batch.add(h as u32, session, recv, (at, len), now) {
+                            // Counted together below.
+                            packet_ins.get_or_insert((at, 0)).1 += 1;
+                        } else {
+                            self.rx_types.count(recv.slice(at, len));
+                        }
                     }
                     Ok(None) => break,
                     Err(e) => held.closing = Some(CloseReason::Unframeable(e).into()),
@@ -294,6 +298,9 @@ impl Engine {
                 break buffered_message;
             }
         };
+        if let Some((at, n)) = packet_ins {
+            self.rx_types.count_n(recv.slice(at, 2), n);
+        }
         // Input is waiting if the last read filled the space offered (the
         // socket may hold more, and edge-triggered readiness will not say
         // so again) or a complete message is still buffered.
@@ -462,27 +469,22 @@ impl Engine {
 
     /// Takes the switch just served, with its messages, out of this
     /// engine (the shared-queue reader hands it to a worker). `spare` is a
-    /// vector to reuse for the message positions.
-    pub fn take_chunk(&mut self, mut spare: Vec<(u32, u32)>) -> Option<Chunk> {
+    /// batch to reuse for them.
+    pub fn take_chunk(&mut self, spare: Batch) -> Option<Chunk> {
         let held = self.held.pop()?;
-        spare.clear();
-        spare.extend(self.batch.drain_msgs().map(|m| (m.at, m.len)));
+        let part = self.batch.take_into(spare);
         self.policy.batch_handed_off();
-        Some(Chunk { held, msgs: spare })
+        Some(Chunk { held, part })
     }
 
     /// Adds a chunk from the shared queue to this engine's batch; returns
-    /// its emptied position vector for reuse.
-    pub fn adopt(&mut self, chunk: Chunk) -> Vec<(u32, u32)> {
+    /// its emptied batch for reuse.
+    pub fn adopt(&mut self, chunk: Chunk) -> Batch {
         self.policy.begin(self.ctl.clock.now());
-        let h = self.held.len() as u32;
-        for &(at, len) in &chunk.msgs {
-            self.batch.push(MsgRef { conn: h, at, len });
-        }
-        self.held.push(chunk.held);
-        let mut v = chunk.msgs;
-        v.clear();
-        v
+        let Chunk { held, mut part } = chunk;
+        self.batch.append(&mut part, self.held.len() as u32);
+        self.held.push(held);
+        part
     }
 }
 

@@ -25,9 +25,9 @@ pub(crate) struct PacketInRecord {
     pub stopped: Cell<bool>,
 }
 
-// A batch holds a record per PACKET_IN from the sessions' pass to the
-// applications' (thousands under load, past the L2 cache when each took
-// three lines): one cache line each.
+// A batch holds a record per PACKET_IN from its framing to the
+// applications' pass (thousands under load, past the L2 cache when each
+// took three lines): one cache line each.
 const _: () = assert!(std::mem::size_of::<PacketInRecord>() <= 64);
 
 impl PacketInRecord {

@@ -289,18 +289,29 @@ impl Session {
     }
 
     /// Handles one whole message (as framing delimits it) received at
-    /// `now`; replies go to `out`.
-    ///
-    /// A well-formed PACKET_IN of a switch that is up, nearly every
-    /// message under load, is read here, inlined into the caller: its
-    /// fields then reach the caller's batch record in registers. Returned
-    /// through memory from a call, they were stored field by field and
-    /// loaded back 16 bytes at a time, which the CPU cannot forward from
-    /// its store buffer: the wait was half of this function's time under
-    /// cbench (`perf record -e cpu-clock`). Everything else, a malformed
-    /// PACKET_IN included, goes the general way ([`Session::handle_any`]).
+    /// `now`; replies go to `out`. A PACKET_IN the fast way takes
+    /// ([`Session::packet_in`]) is read there; everything else, a
+    /// malformed PACKET_IN included, goes the general way
+    /// ([`Session::handle_any`]).
     #[inline]
     pub fn handle<'a>(&mut self, msg: &'a [u8], now: Instant, out: &mut Vec<u8>) -> Event<'a> {
+        match self.packet_in(msg, now) {
+            Some(pi) => Event::PacketIn(pi),
+            None => self.handle_any(msg, now, out),
+        }
+    }
+
+    /// The fast way: a well-formed PACKET_IN of a switch that is up,
+    /// nearly every message under load, read as the batch frames it
+    /// (`batch.rs`), inlined into the caller so that its fields reach the
+    /// batch's record in registers. Returned through memory from a call,
+    /// they were stored field by field and loaded back 16 bytes at a time,
+    /// which the CPU cannot forward from its store buffer: the wait was
+    /// half of [`Session::handle`]'s time under cbench (`perf record -e
+    /// cpu-clock`). `None` for anything else: it needs
+    /// [`Session::handle`], which this has not touched.
+    #[inline(always)]
+    pub fn packet_in<'a>(&mut self, msg: &'a [u8], now: Instant) -> Option<PacketIn<'a>> {
         if let [wire_version, msg_type, ..] = *msg
             && self.phase == Phase::Up
             && wire_version == self.version.wire()
@@ -309,9 +320,9 @@ impl Session {
         {
             self.last_heard = now;
             self.echo_sent = None;
-            return Event::PacketIn(pi);
+            return Some(pi);
         }
-        self.handle_any(msg, now, out)
+        None
     }
 
     /// [`Session::handle`]'s general way: any message, in any phase.

@@ -42,7 +42,7 @@
 //! keepalive.
 
 use crate::app::AnyApp;
-use crate::batch::{Batch, MsgRef};
+use crate::batch::Batch;
 use crate::conn::Connection;
 use crate::context::BatchSwitches;
 use crate::dag::{Dag, DagSet};
@@ -487,6 +487,7 @@ impl Harness {
     /// Adds bytes to a switch's receive buffer and its complete messages
     /// to the batch.
     fn queue_bytes(&mut self, sw: SwitchId, bytes: &[u8]) {
+        let now = self.now();
         let Some(Some(s)) = self.switches.get_mut(sw.index()) else {
             return;
         };
@@ -496,11 +497,11 @@ impl Harness {
         s.conn.recv.push(bytes);
         loop {
             match s.conn.recv.next_message() {
-                Ok(Some((at, len))) => self.batch.push(MsgRef {
-                    conn: sw.index() as u32,
-                    at,
-                    len,
-                }),
+                Ok(Some(msg)) => {
+                    let conn = &mut s.conn;
+                    self.batch
+                        .add(sw.index() as u32, &mut conn.session, &conn.recv, msg, now);
+                }
                 Ok(None) => break,
                 Err(e) => {
                     s.closing = Some(CloseReason::Unframeable(e));

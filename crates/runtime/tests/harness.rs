@@ -158,6 +158,41 @@ fn events_reach_applications_in_arrival_order_with_their_state() {
     );
 }
 
+#[test]
+fn packet_ins_in_the_read_that_finishes_the_handshake_follow_the_switch_up() {
+    let rec = Arc::new(Recorder::default());
+    let mut h = Harness::new(vec![AnyApp::from(rec.clone())]);
+    let sw = h.accept();
+    h.receive_bytes(sw, &baton_runtime::testing::hello(Version::V10));
+    // FEATURES_REPLY and two packet-ins in one read: the packet-ins are
+    // framed before the session has seen the switch come up, so they are
+    // read in the sessions' pass, after it.
+    let mut bytes = Vec::new();
+    baton_runtime::testing::features_reply(Version::V10, baton_openflow::DatapathId(5))
+        .encode(Xid(0), &mut bytes);
+    for port in [3, 4] {
+        baton_runtime::testing::encode_packet_in(
+            &mut bytes,
+            Version::V10,
+            baton_openflow::BufferId::NONE,
+            PortNo(port),
+            &[0xff; 60],
+        );
+    }
+    h.receive_bytes(sw, &bytes);
+    // Then one in a read of its own, read as it is framed.
+    h.packet_in(sw, 6, &[0xff; 60]);
+    assert_eq!(
+        rec.take(),
+        [
+            "up 5 OpenFlow 1.0",
+            "packet-in 5 port 3",
+            "packet-in 5 port 4",
+            "packet-in 5 port 6"
+        ]
+    );
+}
+
 /// Sends an ECHO_REQUEST to every switch from a timer.
 struct Pinger;
 

@@ -10,9 +10,11 @@
 //! A switch has at most one chunk in flight: the reader does not read it
 //! again until a worker has released it. That keeps each switch's events
 //! in order and its switch-local state owned by one thread, as the API
-//! promises, and hands the chunk over without copying (the chunk is the
-//! connection itself, with the positions of its messages).
+//! promises, and hands the chunk over without copying its bytes (the
+//! chunk is the connection itself, with its part of a batch: the records
+//! of its PACKET_INs and the positions of its other messages).
 
+use crate::batch::Batch;
 use crate::controller::Controller;
 use crate::engine::{Chunk, Engine};
 use crate::io::poll_ready;
@@ -30,8 +32,8 @@ const IDLE_POLL: Duration = Duration::from_millis(50);
 pub(crate) struct Queue {
     chunks: Mutex<VecDeque<Chunk>>,
     available: Condvar,
-    /// Message-position vectors returned by workers, for reuse.
-    spare: Mutex<Vec<Vec<(u32, u32)>>>,
+    /// Batches returned by workers, emptied, for reuse.
+    spare: Mutex<Vec<Batch>>,
     reader: Arc<Waker>,
     ready: Mutex<Vec<bool>>,
     reader_asleep: AtomicBool,
