@@ -33,8 +33,8 @@ struct MsgRef {
     after: u32,
 }
 
-/// An event other than a packet-in, and how many packet-ins came before
-/// it in the batch (so delivery keeps each switch's order).
+/// An event of the sessions' pass, and how many of the batch's records
+/// came before it (so delivery keeps each switch's order).
 #[derive(Debug)]
 enum Other {
     Up {
