@@ -77,8 +77,7 @@ impl Batch {
     /// Adds the message at `at..at + len` of held switch `conn`'s receive
     /// buffer `recv`, received at `now`: a PACKET_IN its session takes the
     /// fast way ([`Session::packet_in`]) becomes a record now, anything
-    /// else waits for the sessions' pass. Returns whether it became a
-    /// record.
+    /// else waits for the sessions' pass.
     #[inline]
     pub fn add(
         &mut self,
@@ -87,21 +86,15 @@ impl Batch {
         recv: &RecvBuffer,
         (at, len): (u32, u32),
         now: Instant,
-    ) -> bool {
+    ) {
         match session.packet_in(recv.slice(at, len), now) {
-            Some(pi) => {
-                self.records.push(PacketInRecord::new(conn, at, len, &pi));
-                true
-            }
-            None => {
-                self.msgs.push(MsgRef {
-                    conn,
-                    at,
-                    len,
-                    after: self.records.len() as u32,
-                });
-                false
-            }
+            Some(pi) => self.records.push(PacketInRecord::new(conn, at, len, &pi)),
+            None => self.msgs.push(MsgRef {
+                conn,
+                at,
+                len,
+                after: self.records.len() as u32,
+            }),
         }
     }
 

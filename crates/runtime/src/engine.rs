@@ -253,8 +253,6 @@ impl Engine {
             recv.compact_for(0);
         }
         let mut read = paused;
-        // The first PACKET_IN the batch read as it framed, and how many.
-        let mut packet_ins: Option<(u32, u32)> = None;
         let mut added = 0;
         let mut taken = 0;
         let buffered_message = loop {
@@ -276,14 +274,10 @@ impl Engine {
             while held.closing.is_none() && (taken < limit || added == 0) {
                 match recv.next_message() {
                     Ok(Some((at, len))) => {
+                        self.rx_types.count(recv.slice(at, len));
                         taken += len as usize;
                         added += 1;
-                        if self.batch.add(h as u32, session, recv, (at, len), now) {
-                            // Counted together below.
-                            packet_ins.get_or_insert((at, 0)).1 += 1;
-                        } else {
-                            self.rx_types.count(recv.slice(at, len));
-                        }
+                        self.batch.add(h as u32, session, recv, (at, len), now);
                     }
                     Ok(None) => break,
                     Err(e) => held.closing = Some(CloseReason::Unframeable(e).into()),
@@ -298,9 +292,6 @@ impl Engine {
                 break buffered_message;
             }
         };
-        if let Some((at, n)) = packet_ins {
-            self.rx_types.count_n(recv.slice(at, 2), n);
-        }
         // Input is waiting if the last read filled the space offered (the
         // socket may hold more, and edge-triggered readiness will not say
         // so again) or a complete message is still buffered.

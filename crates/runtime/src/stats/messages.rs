@@ -33,17 +33,10 @@ impl Tally {
     /// first bytes).
     #[inline]
     pub fn count(&mut self, header: &[u8]) {
-        self.count_n(header, 1);
-    }
-
-    /// Counts `n` messages of the type and version of the one whose
-    /// header starts `header`.
-    #[inline]
-    pub fn count_n(&mut self, header: &[u8], n: u32) {
         if let (Some(&v), Some(&t)) = (header.first(), header.get(1)) {
             if let Some(v) = version_slot(v) {
                 let t = usize::from(t).min(TYPES - 1);
-                self.counts[v][t] += n;
+                self.counts[v][t] += 1;
                 self.touched[v] |= 1 << t;
             }
         }
