@@ -12,7 +12,7 @@
 
 use crate::batch::Batch;
 use crate::closed::Closed;
-use crate::conn::Connection;
+use crate::conn::{Connection, SpareBuffers};
 use crate::context::BatchSwitches;
 use crate::controller::Controller;
 use crate::framing::ReadOutcome;
@@ -124,6 +124,9 @@ pub(crate) struct Engine {
     /// waits, for the delay histogram.
     waits: Vec<(Instant, u32)>,
     delays: DelayTally,
+    /// Buffers of the switches released with nothing in them, for the
+    /// next switches served.
+    spares: SpareBuffers,
 }
 
 impl Engine {
@@ -150,6 +153,7 @@ impl Engine {
             tx_types: Tally::default(),
             waits: Vec::new(),
             delays: DelayTally::default(),
+            spares: SpareBuffers::default(),
         }
     }
 
@@ -182,9 +186,11 @@ impl Engine {
         let now = self.ctl.clock.now();
         self.policy.begin(now);
         let closing = self.io.killed(idx);
+        let mut conn = task.conn;
+        self.spares.lend(&mut conn);
         self.held.push(Held {
             idx,
-            conn: task.conn,
+            conn,
             more: false,
             closing,
             rx: 0,
@@ -441,8 +447,9 @@ impl Engine {
 
     fn release_all(&mut self) {
         let ctl = self.ctl.clone();
-        for h in self.held.drain(..) {
+        for mut h in self.held.drain(..) {
             let slot = &ctl.table.slots[h.idx];
+            self.spares.take_back(&mut h.conn);
             let task = Task { conn: h.conn };
             if let Some(reason) = h.closing {
                 ctl.close(h.idx, task, &reason);

@@ -1,5 +1,6 @@
 //! A switch's receive buffer: bytes in, whole OpenFlow messages out
-//! (chunked reads and reusable per-switch buffers, McNettle §5.2-5.3;
+//! (chunked reads and reusable buffers, lent from switch to switch while
+//! they hold nothing: `conn.rs`'s `SpareBuffers`; McNettle §5.2-5.3;
 //! Maestro §3.3's small reads). No sockets: bytes come from any
 //! [`Read`] ([`RecvBuffer::fill_from`]) or are handed in
 //! ([`RecvBuffer::push`]), so tests feed it byte slices.
@@ -46,9 +47,10 @@ pub(crate) struct RecvBuffer {
 }
 
 impl Default for RecvBuffer {
+    /// No memory until it reads or is given some.
     fn default() -> Self {
         RecvBuffer {
-            buf: vec![0; INITIAL_LEN],
+            buf: Vec::new(),
             start: 0,
             end: 0,
             busy: false,
@@ -90,6 +92,28 @@ impl RecvBuffer {
             self.end = unconsumed;
             self.start = 0;
         }
+    }
+
+    /// Whether the buffer has memory to read into (it gets some when it
+    /// reads, if not lent any: [`RecvBuffer::give_memory`]).
+    pub fn has_memory(&self) -> bool {
+        !self.buf.is_empty()
+    }
+
+    /// Gives a buffer without memory `buf` to read into.
+    pub fn give_memory(&mut self, buf: Vec<u8>) {
+        debug_assert!(self.buf.is_empty());
+        self.buf = buf;
+    }
+
+    /// Takes the buffer's memory when it holds no bytes, leaving it none.
+    pub fn take_memory_if_drained(&mut self) -> Option<Vec<u8>> {
+        if self.end != self.start || self.buf.is_empty() {
+            return None;
+        }
+        self.start = 0;
+        self.end = 0;
+        Some(std::mem::take(&mut self.buf))
     }
 
     /// Bytes received but not yet handed out.

@@ -36,9 +36,12 @@
 //!   `round-robin`. All drive one engine and differ only in which switch a
 //!   worker serves next. Weighted max-min fairness: a switch of weight *w*
 //!   is offered *w* quanta per round.
-//! - **Memory** (McNettle §5.3, Maestro thesis §4.2.2.6): per-switch read
-//!   and staging buffers are reused; the hot path allocates nothing per
-//!   message. Every buffer is bounded: a switch whose unsent output
+//! - **Memory** (McNettle §5.3, Maestro thesis §4.2.2.6): read and
+//!   staging buffers are reused; the hot path allocates nothing per
+//!   message. A switch holds them only while they hold its bytes: a
+//!   worker takes back the empty ones when it releases a switch and lends
+//!   them to the next it serves, so it reads and writes memory still in
+//!   its cache (`conn.rs`, `SpareBuffers`). Every buffer is bounded: a switch whose unsent output
 //!   reaches a quarter of [`Config::max_output`] is not read until it has
 //!   read it all (a slow reader is held back by TCP's flow control, not
 //!   dropped), and one whose output passes the limit is disconnected with

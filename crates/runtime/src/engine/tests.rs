@@ -249,3 +249,38 @@ fn a_switch_that_closes_is_closed_and_counted() {
     assert_eq!(bench.ctl.table.slots[a].state(), TaskState::Free);
     assert_eq!(lock(&bench.ctl.stats.closed).get("peer_closed"), Some(&1));
 }
+
+#[test]
+fn a_switch_with_nothing_left_holds_no_buffers_and_the_next_one_gets_them() {
+    let mut bench = Bench::new();
+    let a = bench.connect(1);
+    let b = bench.connect(2);
+    let conn = |bench: &Bench, idx: usize| -> (usize, bool) {
+        let c = &bench.tasks[idx].as_ref().expect("released").conn;
+        (c.out.capacity(), c.recv.has_memory())
+    };
+    bench.io.send(a, &echo_requests(1..40));
+    bench.batch(&[a]);
+    assert_eq!(bench.io.received(a).0.len(), 39);
+    assert_eq!(
+        conn(&bench, a),
+        (0, false),
+        "a holds nothing between services"
+    );
+    // b is served with the buffers a gave back, and answered as before.
+    bench.io.send(b, &echo_requests(50..60));
+    bench.batch(&[b]);
+    let want: Vec<(u8, u32)> = (50..60).map(|x| (ECHO_REPLY, x)).collect();
+    assert_eq!(bench.io.received(b), (want, 1));
+    assert_eq!(conn(&bench, b), (0, false));
+    // A switch with part of a message buffered keeps it, and its bytes.
+    let request = echo_requests(70..71);
+    let (head, tail) = request.split_at(5);
+    bench.io.send(a, head);
+    bench.batch(&[a, b]);
+    assert!(conn(&bench, a).1, "a keeps the buffer that holds its bytes");
+    bench.io.send(a, tail);
+    bench.batch(&[a]);
+    assert_eq!(bench.io.received(a), (vec![(ECHO_REPLY, 70)], 1));
+    assert_eq!(conn(&bench, a), (0, false));
+}
