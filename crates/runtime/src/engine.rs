@@ -447,9 +447,10 @@ impl Engine {
 
     fn release_all(&mut self) {
         let ctl = self.ctl.clone();
+        let spares = self.held.len().max(SpareBuffers::KEEP);
         for mut h in self.held.drain(..) {
             let slot = &ctl.table.slots[h.idx];
-            self.spares.take_back(&mut h.conn);
+            self.spares.take_back(&mut h.conn, spares);
             let task = Task { conn: h.conn };
             if let Some(reason) = h.closing {
                 ctl.close(h.idx, task, &reason);
