@@ -102,8 +102,8 @@ pub(crate) struct SpareBuffers {
 }
 
 impl SpareBuffers {
-    /// Spare buffers of each kind a thread keeps however few switches its
-    /// batches hold.
+    /// The fewest spare buffers of each kind a thread may keep, however
+    /// few switches its batches hold.
     pub const KEEP: usize = 64;
 
     /// Lends `conn` a spare buffer for each one it has none of.

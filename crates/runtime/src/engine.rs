@@ -447,10 +447,10 @@ impl Engine {
 
     fn release_all(&mut self) {
         let ctl = self.ctl.clone();
-        let spares = self.held.len().max(SpareBuffers::KEEP);
+        let most_spares = self.held.len().max(SpareBuffers::KEEP);
         for mut h in self.held.drain(..) {
             let slot = &ctl.table.slots[h.idx];
-            self.spares.take_back(&mut h.conn, spares);
+            self.spares.take_back(&mut h.conn, most_spares);
             let task = Task { conn: h.conn };
             if let Some(reason) = h.closing {
                 ctl.close(h.idx, task, &reason);
@@ -505,7 +505,8 @@ fn write_staged(io: &dyn SwitchIo, h: &mut Held, wait: bool) -> bool {
     conn.out.clear();
     conn.counted = 0;
     conn.counted_msgs = 0;
-    // A one-off burst should not pin a large buffer to an idle switch.
+    // A one-off burst should not pin a large buffer to the switch, or to
+    // the spares it goes back to.
     if conn.out.capacity() > 1 << 20 {
         conn.out = Vec::new();
     }
