@@ -236,6 +236,11 @@ struct RunArgs {
     /// reads it all) [default: 4194304].
     #[arg(long)]
     max_output: Option<usize>,
+    /// Bytes the kernel may queue from each switch before TCP holds it
+    /// back (SO_RCVBUF; 0 leaves it to the kernel's autotuning; not set
+    /// where net.core.rmem_max is lower) [default: 4194304].
+    #[arg(long)]
+    recv_buffer: Option<usize>,
     /// Send ECHO_REQUEST after this long without input, milliseconds
     /// [default: 5000].
     #[arg(long, value_name = "MILLISECONDS")]
@@ -303,6 +308,7 @@ impl RunArgs {
             bdu_us: self.bdu_us,
             read_size: self.read_size,
             max_output: self.max_output,
+            recv_buffer: self.recv_buffer,
             echo_interval_ms: self.echo_interval_ms,
             echo_timeout_ms: self.echo_timeout_ms,
             stats_interval_ms: self.stats_interval_ms,

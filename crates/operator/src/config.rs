@@ -286,6 +286,9 @@ pub struct Layer {
     /// whose output reaches a quarter of it is not read until it reads it
     /// all).
     pub max_output: Option<usize>,
+    /// Bytes the kernel may queue from each switch (`SO_RCVBUF`; 0: the
+    /// kernel's autotuning).
+    pub recv_buffer: Option<usize>,
     /// Echo a switch silent for this long, milliseconds.
     pub echo_interval_ms: Option<u64>,
     /// Drop a switch silent for this long, milliseconds (more than

@@ -157,6 +157,20 @@ pub struct Config {
     /// whose unsent output reaches a quarter of it is not read until it
     /// has read all of it (TCP's flow control then holds it back).
     pub max_output: usize,
+    /// Bytes the kernel may queue from each switch before TCP's flow
+    /// control holds the switch back (`SO_RCVBUF`, set on the listening
+    /// sockets and inherited by the switches' sockets); 0 leaves it to
+    /// the kernel's autotuning. Autotuning sizes a buffer by what the
+    /// application reads per round trip, and a worker reads a busy switch
+    /// [`Config::max_read`] at a time, so under cbench the buffers stayed
+    /// near 400 KiB, a busy switch's window closed thousands of times a
+    /// second, and the worker's reads woke the switch's sender each time
+    /// it reopened: about 4,000 wake-ups a second from the worker's core
+    /// at 64 switches, against about 40 with 4 MiB, and 1.30-1.38x the
+    /// throughput (BENCHMARKS.md, "The switches' receive buffers"). Not
+    /// set where `net.core.rmem_max` is lower: the kernel would cap it
+    /// there and turn autotuning off.
+    pub recv_buffer: usize,
     /// Send ECHO_REQUEST after this long without hearing from a switch.
     pub echo_interval: Duration,
     /// Drop a switch silent for this long.
@@ -194,6 +208,7 @@ impl Default for Config {
             max_read: 64 * 1024,
             static_read_size: 64 * 1024,
             max_output: 4 << 20,
+            recv_buffer: 4 << 20,
             echo_interval: Duration::from_secs(5),
             echo_timeout: Duration::from_secs(15),
             miss_send_len: 128,

@@ -102,6 +102,7 @@ impl Runtime {
                 io::Error::new(e.kind(), format!("cannot listen on {addr}{over}: {e}"))
             })?;
             l.set_nonblocking(true)?;
+            set_recv_buffer(&l, ctl.config.recv_buffer, i == 0)?;
             accept_poll.registry().register(
                 &mut SourceFd(&l.as_raw_fd()),
                 Token(i),
@@ -356,6 +357,41 @@ fn run_acceptor(ctl: Arc<Controller>, mut poll: Poll, listeners: Vec<Listener>) 
     }
 }
 
+/// Asks the kernel to queue up to `bytes` from each switch accepted on
+/// `listener` (`SO_RCVBUF`, which accepted sockets inherit; the kernel
+/// doubles it for its own bookkeeping), as [`Config::recv_buffer`] says
+/// and why. Left to the kernel's autotuning when `bytes` is 0, or when
+/// `net.core.rmem_max` is below it (the kernel would cap the buffer there
+/// and turn autotuning off), which the first listener (`report`) logs
+/// (at `info`: stock Debian's cap is below the default).
+fn set_recv_buffer(listener: &TcpListener, bytes: usize, report: bool) -> io::Result<()> {
+    if bytes == 0 {
+        return Ok(());
+    }
+    let rmem_max = std::fs::read_to_string("/proc/sys/net/core/rmem_max")
+        .ok()
+        .and_then(|s| s.trim().parse::<usize>().ok());
+    if !recv_buffer_fits(bytes, rmem_max) {
+        if report {
+            tracing::info!(
+                recv_buffer = bytes,
+                rmem_max,
+                "switches' receive buffers left to the kernel's autotuning: net.core.rmem_max \
+                 is below recv_buffer (raise it to use recv_buffer)"
+            );
+        }
+        return Ok(());
+    }
+    rustix::net::sockopt::set_socket_recv_buffer_size(listener, bytes)?;
+    Ok(())
+}
+
+/// Whether a receive buffer of `bytes` may be asked for under the
+/// kernel's cap `rmem_max` (unknown: no).
+fn recv_buffer_fits(bytes: usize, rmem_max: Option<usize>) -> bool {
+    rmem_max.is_some_and(|max| bytes <= max)
+}
+
 /// Sets up a new connection: slot, session (whose HELLO goes out at
 /// once over TCP, and after the handshake over TLS), registration. A TLS
 /// connection's handshake runs as its input arrives, like any input.
@@ -493,6 +529,50 @@ fn run_views(ctl: Arc<Controller>) {
             ctl.pipeline.views_changed(&env.snapshot(), &changes);
             ctl.dags
                 .on_changes(&ctl.net, &changes, |app| ctl.pipeline.runs(app));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rustix::net::sockopt::socket_recv_buffer_size;
+
+    #[test]
+    fn a_receive_buffer_is_asked_for_only_under_the_kernel_s_cap() {
+        assert!(recv_buffer_fits(4 << 20, Some(4 << 20)));
+        assert!(
+            !recv_buffer_fits(4 << 20, Some(212_992)),
+            "stock Debian's cap"
+        );
+        assert!(!recv_buffer_fits(4 << 20, None), "cap unknown");
+    }
+
+    #[test]
+    fn switches_accepted_on_a_listener_inherit_its_receive_buffer() {
+        // Above the kernel's default for a new TCP socket (tcp_rmem's
+        // middle figure, 128 KiB) and below stock Debian's rmem_max.
+        let bytes = 200 * 1024;
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let before = {
+            let _client =
+                TcpStream::connect(listener.local_addr().expect("addr")).expect("connect");
+            let (accepted, _) = listener.accept().expect("accept");
+            socket_recv_buffer_size(&accepted).expect("SO_RCVBUF")
+        };
+        set_recv_buffer(&listener, bytes, false).expect("set");
+        let _client = TcpStream::connect(listener.local_addr().expect("addr")).expect("connect");
+        let (accepted, _) = listener.accept().expect("accept");
+        let after = socket_recv_buffer_size(&accepted).expect("SO_RCVBUF");
+        let rmem_max = std::fs::read_to_string("/proc/sys/net/core/rmem_max")
+            .ok()
+            .and_then(|s| s.trim().parse::<usize>().ok());
+        if recv_buffer_fits(bytes, rmem_max) {
+            // Linux reports twice what was asked (its bookkeeping).
+            assert!(after >= bytes, "asked {bytes}, got {after}");
+            assert_ne!(after, before, "still the kernel's default");
+        } else {
+            assert_eq!(after, before, "left to autotuning");
         }
     }
 }
