@@ -163,11 +163,11 @@ pub struct Config {
     /// the kernel's autotuning. Autotuning sizes a buffer by what the
     /// application reads per round trip, and a worker reads a busy switch
     /// [`Config::max_read`] at a time, so under cbench the buffers stayed
-    /// near 400 KiB, a busy switch's window closed thousands of times a
-    /// second, and the worker's reads woke the switch's sender each time
-    /// it reopened: about 4,000 wake-ups a second from the worker's core
-    /// at 64 switches, against about 40 with 4 MiB, and 1.30-1.38x the
-    /// throughput (BENCHMARKS.md, "The switches' receive buffers"). Not
+    /// near 400 KiB and the switches' sending stalled and restarted
+    /// thousands of times a second, each restart a wake-up across cores:
+    /// about 4,000 a second from the worker's core at 64 switches,
+    /// against about 40 with 4 MiB, which answered 1.21-1.38x as many
+    /// requests (BENCHMARKS.md, "The switches' receive buffers"). Not
     /// set where `net.core.rmem_max` is lower: the kernel would cap it
     /// there and turn autotuning off.
     pub recv_buffer: usize,
