@@ -96,13 +96,17 @@ impl Runtime {
                 .map(move |addr| (*addr, Some(t.server.clone())))
         });
         let plain = ctl.config.listen.iter().map(|addr| (*addr, None));
+        let recv_buffer = recv_buffer_to_ask(ctl.config.recv_buffer);
         for (i, (addr, tls)) in plain.chain(tls).enumerate() {
             let l = TcpListener::bind(addr).map_err(|e| {
                 let over = if tls.is_some() { " (TLS)" } else { "" };
                 io::Error::new(e.kind(), format!("cannot listen on {addr}{over}: {e}"))
             })?;
             l.set_nonblocking(true)?;
-            set_recv_buffer(&l, ctl.config.recv_buffer, i == 0)?;
+            if let Some(bytes) = recv_buffer {
+                // Accepted sockets inherit it.
+                rustix::net::sockopt::set_socket_recv_buffer_size(&l, bytes)?;
+            }
             accept_poll.registry().register(
                 &mut SourceFd(&l.as_raw_fd()),
                 Token(i),
@@ -357,33 +361,30 @@ fn run_acceptor(ctl: Arc<Controller>, mut poll: Poll, listeners: Vec<Listener>) 
     }
 }
 
-/// Asks the kernel to queue up to `bytes` from each switch accepted on
-/// `listener` (`SO_RCVBUF`, which accepted sockets inherit; the kernel
-/// doubles it for its own bookkeeping), as [`Config::recv_buffer`] says
-/// and why. Left to the kernel's autotuning when `bytes` is 0, or when
-/// `net.core.rmem_max` is below it (the kernel would cap the buffer there
-/// and turn autotuning off), which the first listener (`report`) logs
-/// (at `info`: stock Debian's cap is below the default).
-fn set_recv_buffer(listener: &TcpListener, bytes: usize, report: bool) -> io::Result<()> {
+/// The receive buffer (`SO_RCVBUF`) to ask for on the listening sockets,
+/// which accepted sockets inherit (the kernel doubles it for its own
+/// bookkeeping), as [`Config::recv_buffer`] says and why; `None` leaves
+/// the switches' buffers to the kernel's autotuning: when `bytes` is 0,
+/// or when `net.core.rmem_max` is below it (the kernel would cap the
+/// buffer there and turn autotuning off), which is logged at `info`
+/// (stock Debian's cap is below the default).
+fn recv_buffer_to_ask(bytes: usize) -> Option<usize> {
     if bytes == 0 {
-        return Ok(());
+        return None;
     }
     let rmem_max = std::fs::read_to_string("/proc/sys/net/core/rmem_max")
         .ok()
         .and_then(|s| s.trim().parse::<usize>().ok());
-    if !recv_buffer_fits(bytes, rmem_max) {
-        if report {
-            tracing::info!(
-                recv_buffer = bytes,
-                rmem_max,
-                "switches' receive buffers left to the kernel's autotuning: net.core.rmem_max \
-                 is below recv_buffer (raise it to use recv_buffer)"
-            );
-        }
-        return Ok(());
+    if recv_buffer_fits(bytes, rmem_max) {
+        return Some(bytes);
     }
-    rustix::net::sockopt::set_socket_recv_buffer_size(listener, bytes)?;
-    Ok(())
+    tracing::info!(
+        recv_buffer = bytes,
+        rmem_max,
+        "switches' receive buffers left to the kernel's autotuning: net.core.rmem_max \
+         is below recv_buffer (raise it to use recv_buffer)"
+    );
+    None
 }
 
 /// Whether a receive buffer of `bytes` may be asked for under the
@@ -560,14 +561,14 @@ mod tests {
             let (accepted, _) = listener.accept().expect("accept");
             socket_recv_buffer_size(&accepted).expect("SO_RCVBUF")
         };
-        set_recv_buffer(&listener, bytes, false).expect("set");
+        let asked = recv_buffer_to_ask(bytes);
+        if let Some(bytes) = asked {
+            rustix::net::sockopt::set_socket_recv_buffer_size(&listener, bytes).expect("set");
+        }
         let _client = TcpStream::connect(listener.local_addr().expect("addr")).expect("connect");
         let (accepted, _) = listener.accept().expect("accept");
         let after = socket_recv_buffer_size(&accepted).expect("SO_RCVBUF");
-        let rmem_max = std::fs::read_to_string("/proc/sys/net/core/rmem_max")
-            .ok()
-            .and_then(|s| s.trim().parse::<usize>().ok());
-        if recv_buffer_fits(bytes, rmem_max) {
+        if asked.is_some() {
             // Linux reports twice what was asked (its bookkeeping).
             assert!(after >= bytes, "asked {bytes}, got {after}");
             assert_ne!(after, before, "still the kernel's default");
