@@ -1,6 +1,7 @@
 //! A fixed number of flow requests (parse PACKET_IN, encode the FLOW_MOD
 //! with the L2 or the exact match of its frame, as the learning switch
-//! does with its `match` setting), for instruction counts under
+//! does with its `match` setting, or patch a FLOW_MOD encoded once, as
+//! `baton bench responder --learning` does), for instruction counts under
 //! callgrind, which are repeatable where timings here are not:
 //!
 //! ```sh
@@ -9,8 +10,10 @@
 //! ```
 //!
 //! Arguments: the version (10 or 13), the number of requests, and the
-//! match: `exact` (default) or `l2`. Subtract a run of 0 requests for the
-//! start-up's instructions.
+//! answer: `exact` (default), `l2`, or, for 1.0, `template` (the exact
+//! FLOW_MOD of the first request, its xid, buffer id and output port
+//! patched: issue 28 target 2 compares `exact` with it). Subtract a run
+//! of 0 requests for the start-up's instructions.
 
 use baton_openflow::neutral::{self, ActionSpec, FlowSpec, MatchSpec, PacketIn};
 use baton_openflow::v13::oxm::Oxm;
@@ -21,7 +24,8 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let version = args.next().unwrap_or_else(|| "10".into());
     let n: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(100_000);
-    let l2 = args.next().as_deref() == Some("l2");
+    let answer = args.next().unwrap_or_else(|| "exact".into());
+    let l2 = answer == "l2";
     let frame = {
         let b = etherparse::PacketBuilder::ethernet2([0, 0, 0, 0, 0, 1], [0x80, 0, 0, 0, 0, 1])
             .ipv4([192, 168, 0, 40], [192, 168, 1, 40], 64)
@@ -57,6 +61,12 @@ fn main() {
         port: PortNo(2),
         max_len: 0,
     }];
+    if answer == "template" {
+        assert_eq!(version, "10", "the template answer is 1.0's");
+        let total = template_answers(n, &msg, &actions);
+        println!("{n} flow requests, {total} bytes of FLOW_MOD");
+        return;
+    }
     let mut out = Vec::with_capacity(4096);
     let mut total = 0usize;
     for _ in 0..n {
@@ -75,4 +85,37 @@ fn main() {
         total += black_box(out.len());
     }
     println!("{n} flow requests, {total} bytes of FLOW_MOD");
+}
+
+/// `n` 1.0 flow requests answered as `baton bench responder --learning`
+/// answers them: the exact FLOW_MOD of the first, encoded once, copied
+/// and patched. Returns the bytes written.
+#[inline(never)]
+fn template_answers(n: u64, msg: &[u8], actions: &[ActionSpec]) -> usize {
+    let template = {
+        let pi = PacketIn::parse(msg).expect("a valid packet-in");
+        let flow = FlowSpec {
+            buffer_id: pi.buffer_id(),
+            ..FlowSpec::new(MatchSpec::exact_frame(pi.in_port(), pi.data()), actions)
+        };
+        let mut bytes = Vec::new();
+        neutral::encode_flow_add(&mut bytes, pi.version(), pi.xid(), &flow);
+        bytes
+    };
+    let mut out = Vec::with_capacity(4096);
+    let mut total = 0usize;
+    for _ in 0..n {
+        out.clear();
+        let pi = PacketIn::parse(black_box(msg)).expect("a valid packet-in");
+        // 1.0.0 §5.3.3: the xid at offset 4, the buffer id at 64, the
+        // output action's port at 76.
+        let at = out.len();
+        out.extend_from_slice(&template);
+        let buffer_id = pi.buffer_id().unwrap_or(BufferId::NONE);
+        out[at + 4..at + 8].copy_from_slice(&pi.xid().0.to_be_bytes());
+        out[at + 64..at + 68].copy_from_slice(&buffer_id.0.to_be_bytes());
+        out[at + 76..at + 78].copy_from_slice(&black_box(2u16).to_be_bytes());
+        total += black_box(out.len());
+    }
+    total
 }

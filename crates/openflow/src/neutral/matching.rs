@@ -155,7 +155,7 @@ impl<'a> MatchSpec<'a> {
     /// Writes the 40 bytes of [`MatchSpec::to_match10`] into `b`, the exact
     /// match of a plain frame straight from its bytes
     /// ([`Match10::write_exact_frame`]).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn write_match10(&self, b: &mut [u8; MATCH_LEN]) {
         match self {
             MatchSpec::ExactFrame { in_port, frame } => {

@@ -21,6 +21,13 @@ use super::consts::{ETH_TYPE_IPV4, IP_PROTO_ICMP, IP_PROTO_SCTP, IP_PROTO_TCP, I
 /// transport ports: the bytes every field of the match comes from.
 const FIXED_LEN: usize = 14 + 20 + 4;
 
+/// Bytes 12-14 of a [`PlainIpv4`] frame, EtherType IPv4 then version 4
+/// with a header of 5 words, as the low bytes of a little-endian word.
+const IPV4_NO_OPTIONS: u32 = {
+    let [t0, t1] = ETH_TYPE_IPV4.to_be_bytes();
+    u32::from_le_bytes([t0, t1, 0x45, 0])
+};
+
 /// The transport of a [`PlainIpv4`] frame, as its exact match has it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PlainTransport {
@@ -48,26 +55,28 @@ impl<'a> PlainIpv4<'a> {
     /// it: a TCP header needs 20 bytes within the IPv4 total length (or
     /// the bytes present, if fewer) and a data offset of at least 5, a UDP
     /// header 8 bytes.
-    #[inline]
+    #[inline(always)]
     pub fn new(frame: &'a [u8]) -> Option<PlainIpv4<'a>> {
         let h: &[u8; FIXED_LEN] = frame.get(..FIXED_LEN)?.try_into().ok()?;
-        let eth_type = u16::from_be_bytes([h[12], h[13]]);
-        // Version 4, header length 5 words; no more-fragments flag and no
-        // fragment offset.
-        if eth_type != ETH_TYPE_IPV4 || h[14] != 0x45 || h[20] & 0x3f != 0 || h[21] != 0 {
+        // Bytes 12-14 as one word (the ToS byte masked off), and bytes
+        // 20-21 with the flags' top bits masked off: no more-fragments
+        // flag and no fragment offset. Fewer compares than byte by byte
+        // (callgrind, `examples/flow_request_loop.rs`).
+        let head = u32::from_le_bytes([h[12], h[13], h[14], h[15]]) & 0x00ff_ffff;
+        let fragment = u16::from_le_bytes([h[20], h[21]]) & 0xff3f;
+        if head != IPV4_NO_OPTIONS || fragment != 0 {
             return None;
         }
-        // The transport header ends where the IPv4 total length says, or
-        // where the bytes end.
-        let total_len = usize::from(u16::from_be_bytes([h[16], h[17]]));
-        let body_len = total_len.clamp(20, frame.len() - 14) - 20;
+        // The IPv4 packet's bytes: as many as its total length says, or as
+        // the frame holds (the transport header must end within both).
+        let ip_len = usize::from(u16::from_be_bytes([h[16], h[17]])).min(frame.len() - 14);
         let transport = match h[23] {
             IP_PROTO_TCP
-                if body_len >= 20 && frame.get(14 + 20 + 12).is_some_and(|b| b >> 4 >= 5) =>
+                if ip_len >= 20 + 20 && frame.get(14 + 20 + 12).is_some_and(|b| b >> 4 >= 5) =>
             {
                 PlainTransport::Tcp
             }
-            IP_PROTO_UDP if body_len >= 8 => PlainTransport::Udp,
+            IP_PROTO_UDP if ip_len >= 20 + 8 => PlainTransport::Udp,
             // Short TCP / UDP headers, SCTP and ICMP: left to the key.
             IP_PROTO_TCP | IP_PROTO_UDP | IP_PROTO_SCTP | IP_PROTO_ICMP => return None,
             _ => PlainTransport::Unmatched,

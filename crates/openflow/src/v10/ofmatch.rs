@@ -367,7 +367,7 @@ impl Match10 {
     /// for a [`PlainIpv4`] frame, straight from the frame's bytes, with no
     /// [`Match10`] in between (for the 1.0 FLOW_MOD written in one go,
     /// `neutral::flow`).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn write_exact_frame(b: &mut [u8; MATCH_LEN], in_port: PortNo, frame: &[u8]) {
         let Some(f) = PlainIpv4::new(frame) else {
             Match10::exact(&FlowKey::extract(in_port, frame)).write(b);
