@@ -172,6 +172,12 @@ pub struct ResponderArgs {
     /// codec.
     #[arg(long, requires = "learning")]
     pub exact_match: bool,
+    /// Bytes the kernel may queue from each switch (`SO_RCVBUF`), as
+    /// `baton run --recv-buffer` and with its default, so that a reference
+    /// reads with the buffers baton does; 0 leaves it to the kernel's
+    /// autotuning.
+    #[arg(long, value_name = "BYTES", default_value_t = baton_runtime::Config::default().recv_buffer)]
+    pub recv_buffer: usize,
 }
 
 impl ResponderArgs {
@@ -299,7 +305,8 @@ fn run_main(args: &RunArgs) -> Result<(), Error> {
 
 fn responder_main(args: &ResponderArgs) -> Result<(), Error> {
     let threads = args.threads.unwrap_or_else(default_threads);
-    let r = crate::responder::Responder::start(args.listen, threads, args.mode())
+    let recv_buffer = baton_runtime::recv_buffer_to_ask(args.recv_buffer);
+    let r = crate::responder::Responder::start(args.listen, threads, args.mode(), recv_buffer)
         .map_err(|e| Error::new(format!("cannot listen on {}: {e}", args.listen)))?;
     println!(
         "responder listening on {} with {threads} threads",

@@ -471,10 +471,21 @@ pub struct Responder {
 
 impl Responder {
     /// Listens on `listen` (port 0 picks a free one) with `threads` I/O
-    /// threads, answering as `mode` says.
-    pub fn start(listen: SocketAddr, threads: usize, mode: ResponderMode) -> io::Result<Responder> {
+    /// threads, answering as `mode` says; the switches' sockets get
+    /// `recv_buffer` bytes of receive buffer (`None`: the kernel's
+    /// autotuning).
+    pub fn start(
+        listen: SocketAddr,
+        threads: usize,
+        mode: ResponderMode,
+        recv_buffer: Option<usize>,
+    ) -> io::Result<Responder> {
         let threads = threads.max(1);
         let mut listener = TcpListener::bind(listen)?;
+        if let Some(bytes) = recv_buffer {
+            // Accepted sockets inherit it.
+            rustix::net::sockopt::set_socket_recv_buffer_size(&listener, bytes)?;
+        }
         let addr = listener.local_addr()?;
         let stop = Arc::new(AtomicBool::new(false));
         let answered = Arc::new((0..threads).map(|_| AtomicU64::new(0)).collect::<Vec<_>>());

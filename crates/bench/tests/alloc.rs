@@ -37,7 +37,13 @@ unsafe impl GlobalAlloc for Counting {
 static GLOBAL: Counting = Counting;
 
 fn run(duration: Duration) -> (u64, u64) {
-    let r = Responder::start("127.0.0.1:0".parse().unwrap(), 1, ResponderMode::Template).unwrap();
+    let r = Responder::start(
+        "127.0.0.1:0".parse().unwrap(),
+        1,
+        ResponderMode::Template,
+        None,
+    )
+    .unwrap();
     let mut c = Config::new(r.local_addr(), 2, duration);
     c.threads = 1;
     c.macs = 10;

@@ -109,7 +109,7 @@ pub use context::{Events, PacketInBatch, SwitchCtx, WrongVersion};
 pub use event::PacketIn;
 pub use mastership::Mastership;
 pub use network::Network;
-pub use runtime::Runtime;
+pub use runtime::{Runtime, recv_buffer_to_ask};
 pub use session::VERSIONS;
 pub use stats::Statistics;
 pub use switch::{SendError, SwitchId, SwitchInfo};

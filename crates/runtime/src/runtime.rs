@@ -368,7 +368,7 @@ fn run_acceptor(ctl: Arc<Controller>, mut poll: Poll, listeners: Vec<Listener>) 
 /// or when `net.core.rmem_max` is below it (the kernel would cap the
 /// buffer there and turn autotuning off), which is logged at `info`
 /// (stock Debian's cap is below the default).
-fn recv_buffer_to_ask(bytes: usize) -> Option<usize> {
+pub fn recv_buffer_to_ask(bytes: usize) -> Option<usize> {
     if bytes == 0 {
         return None;
     }
