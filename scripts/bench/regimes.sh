@@ -59,7 +59,9 @@ for r in $(seq "$rounds"); do
         wait "$pid" 2>/dev/null || true
         pid=
         # phase, responses/s, p50 ms, controller CPU s
-        awk -v r="$r" -v t="$tag" '/^ +[0-9]+ / {split($8, l, "/"); print r "\t" t "\t" $1 "\t" $4 "\t" l[1] "\t" $10}' \
+        # (the phase table only: with few switches a per-switch one follows)
+        awk -v r="$r" -v t="$tag" '/^phase / {p = 1; next} /^ *dpid / {p = 0}
+            p && /^ +[0-9]+ / {split($8, l, "/"); print r "\t" t "\t" $1 "\t" $4 "\t" l[1] "\t" $10}' \
             "$out/$tag.$r.txt" >>"$out/rounds.tsv"
     done
 done
