@@ -34,8 +34,13 @@ B=target/release/baton
 out=target/bench/regimes
 mkdir -p "$out"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-pid=
-cleanup() { [ -n "$pid" ] && kill -CONT "$pid" 2>/dev/null && kill "$pid" 2>/dev/null; wait 2>/dev/null || true; }
+pid= bench=
+# Interrupted, the controller may be stopped: continue it, and stop both.
+cleanup() {
+    [ -n "$pid" ] && kill -CONT "$pid" 2>/dev/null && kill "$pid" 2>/dev/null
+    [ -n "$bench" ] && kill "$bench" 2>/dev/null
+    wait 2>/dev/null || true
+}
 trap cleanup EXIT
 : >"$out/rounds.tsv"
 for r in $(seq "$rounds"); do
@@ -55,6 +60,7 @@ for r in $(seq "$rounds"); do
         sleep 1.5
         kill -CONT "$pid"
         wait "$bench"
+        bench=
         kill "$pid"
         wait "$pid" 2>/dev/null || true
         pid=
