@@ -284,3 +284,39 @@ fn a_switch_with_nothing_left_holds_no_buffers_and_the_next_one_gets_them() {
     assert_eq!(bench.io.received(a), (vec![(ECHO_REPLY, 70)], 1));
     assert_eq!(conn(&bench, a), (0, false));
 }
+
+#[test]
+fn a_switch_paying_back_a_whole_read_is_passed_over_without_being_taken() {
+    const KB: usize = 1024;
+    let mut bench = Bench::new();
+    let a = bench.connect(1);
+    let quantum = 16 * KB;
+    assert!(
+        !bench.engine.pass_over(a, quantum),
+        "a switch without surplus is served"
+    );
+    // What Surplus Round Robin leaves after a 56 KB read at this quantum.
+    let slot = &bench.ctl.table.slots[a];
+    slot.surplus.store(40 * KB, Ordering::Relaxed);
+    bench.io.send(a, &echo_requests(1..5));
+    for left in [24 * KB, 8 * KB] {
+        assert!(bench.engine.pass_over(a, quantum));
+        assert_eq!(
+            slot.surplus.load(Ordering::Relaxed),
+            left,
+            "a quantum paid back"
+        );
+    }
+    assert!(
+        !bench.engine.pass_over(a, quantum),
+        "less than a quantum left: served"
+    );
+    assert_eq!(
+        bench.io.received(a),
+        (Vec::new(), 0),
+        "a pass-over reads and answers nothing"
+    );
+    bench.batch(&[a]);
+    let want: Vec<(u8, u32)> = (1..5).map(|x| (ECHO_REPLY, x)).collect();
+    assert_eq!(bench.io.received(a), (want, 1), "its input waited for it");
+}

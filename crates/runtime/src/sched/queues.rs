@@ -318,9 +318,20 @@ pub(crate) fn run_worker(ctl: Arc<Controller>, queues: Arc<RunQueues>, w: usize,
             };
             let idx = e.idx as usize;
             let slot = &table.slots[idx];
-            if slot.generation.load(Ordering::Acquire) != e.generation
-                || !slot.transition(TaskState::Queued, TaskState::Running)
-            {
+            if slot.generation.load(Ordering::Acquire) != e.generation {
+                continue;
+            }
+            let quantum = engine.quantum(queues.len(w) + 1);
+            if engine.pass_over(idx, quantum) {
+                // Still queued, with its input: its chance in this round
+                // is spent. Only `fair` keeps a surplus, and it re-queues
+                // a switch on the worker that had its last chance.
+                slot.round.store(e.round, Ordering::Relaxed);
+                slot.home.store(w, Ordering::Release);
+                queues.push(w, next_round(&queues, e));
+                continue;
+            }
+            if !slot.transition(TaskState::Queued, TaskState::Running) {
                 continue;
             }
             slot.round.store(e.round, Ordering::Relaxed);
@@ -328,7 +339,6 @@ pub(crate) fn run_worker(ctl: Arc<Controller>, queues: Arc<RunQueues>, w: usize,
                 slot.finish_service(false);
                 continue;
             };
-            let quantum = engine.quantum(queues.len(w) + 1);
             engine.serve(idx, task, quantum);
             if engine.batch_full() {
                 let pending = queues.has_work_for(w);
@@ -371,8 +381,6 @@ fn requeue(
                 .move_registration(r.id, slot.home.load(Ordering::Acquire));
         }
         if slot.finish_service(r.ready) {
-            let round = slot.round.load(Ordering::Relaxed) + 1;
-            let round = round.max(queues.current_round());
             // A switch that keeps its input pending stays with the worker
             // that served it last (stealing migrates busy switches); the
             // partition schedulers keep it on its assigned worker.
@@ -382,15 +390,22 @@ fn requeue(
             } else {
                 slot.home.load(Ordering::Acquire)
             };
-            queues.push(
-                target,
-                Entry {
-                    idx: r.idx as u32,
-                    generation: r.id.generation(),
-                    round,
-                },
-            );
+            let served = Entry {
+                idx: r.idx as u32,
+                generation: r.id.generation(),
+                round: slot.round.load(Ordering::Relaxed),
+            };
+            queues.push(target, next_round(queues, served));
         }
+    }
+}
+
+/// Entry `e`, which had its chance in its round, due in its next one (or
+/// the current round, if that is later).
+fn next_round(queues: &RunQueues, e: Entry) -> Entry {
+    Entry {
+        round: (e.round + 1).max(queues.current_round()),
+        ..e
     }
 }
 
