@@ -35,6 +35,9 @@
 //!   0.98-1.06x in the order they came; serving every light switch in
 //!   that order, a probe among busy switches waited 2.5 ms instead of
 //!   1.0. BENCHMARKS.md, "Scaling in switches and workers".)
+//!   A busy switch that took a whole read pays back its surplus by being
+//!   passed over (Surplus Round Robin, `policy/surplus.rs`): in the queue,
+//!   without being taken, and queued again for its next round.
 //!   So every ready switch gets its `weight` chances per round whichever
 //!   worker it sits on (weighted max-min fairness, as Maestro-Round-Robin),
 //!   while most services stay on the switch's own core (the throughput of
