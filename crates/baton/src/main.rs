@@ -158,7 +158,7 @@ struct SwitchArgs {
     /// Controller to connect to, tcp:ADDR:PORT (repeatable).
     #[arg(long = "controller", value_name = "tcp:ADDR:PORT")]
     controllers: Vec<baton_switch::io::Target>,
-    /// Listen for controllers and tools, ptcp:PORT[:ADDR] (repeatable);
+    /// Listen for controllers and tools, ptcp:PORT or ptcp:PORT:ADDR (repeatable);
     /// as in Open vSwitch, these get asynchronous messages only after a
     /// SET_CONFIG with a nonzero miss_send_len or a SET_ASYNC.
     #[arg(long = "listen", value_name = "ptcp:PORT[:ADDR]")]

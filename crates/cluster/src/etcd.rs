@@ -540,7 +540,7 @@ impl Etcd {
 }
 
 /// A watch of a prefix: [`Watch::next`] gives its batches. Dropping it
-/// ends its reader thread (within [`WATCH_READ_TIMEOUT`]) and its
+/// ends its reader thread (within `WATCH_READ_TIMEOUT`) and its
 /// connection.
 pub struct Watch {
     rx: Receiver<WatchMsg>,

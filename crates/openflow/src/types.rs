@@ -96,7 +96,7 @@ newtype!(
 newtype!(
     /// A switch's datapath id (`ofp_switch_features.datapath_id`), written
     /// `00:00:00:00:00:00:00:01` as `ovs-ofctl` and ONOS write it, and read
-    /// in that form or as a decimal or `0x` number ([`DatapathId::from_str`]).
+    /// in that form or as a decimal or `0x` number (its `FromStr`).
     DatapathId(u64)
 );
 

@@ -50,7 +50,7 @@
 //!   ([`App::Switch`]) needs no lock, because a switch is served by one
 //!   worker at a time (the task state machine in `table.rs`); state shared
 //!   by switches is the application's own.
-//! - **Views** ([`env`], Maestro thesis §3.2): network state that
+//! - **Views** ([`env`](mod@env), Maestro thesis §3.2): network state that
 //!   applications share (topology, hosts, routes) lives in one environment
 //!   of typed, versioned, immutable views; readers take a consistent
 //!   snapshot without locking, and applications hear of new versions of

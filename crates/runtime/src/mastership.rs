@@ -12,7 +12,7 @@
 //! - nothing that changes a slave's switch leaves the runtime:
 //!   [`crate::Network::send`] refuses it ([`crate::SendError::NotMaster`])
 //!   and replies an application staged before the switch was demoted are
-//!   dropped before they are written ([`keep_read_only`]).
+//!   dropped before they are written (`keep_read_only`).
 //!
 //! Which instance is master, and telling the switch with a
 //! ROLE_REQUEST, is [`crate::control::Control::set_mastership`]'s.

@@ -1,4 +1,4 @@
-//! The applications in order ([`Pipeline`]): delivering each event to
+//! The applications in order (`Pipeline`): delivering each event to
 //! them, and their life cycle while switches stay connected.
 //!
 //! Beacon §4 starts and stops applications at run time through OSGi; here

@@ -4,7 +4,7 @@
 //! A multipart reply is gathered until its last part; an OFPT_ERROR with
 //! the xid answers the request with the error. One request's reply is a
 //! [`Reply`]; the replies of many (one per switch, say) can come on one
-//! channel instead, a [`Replies`], and be waited for against one deadline.
+//! channel instead, a `Replies`, and be waited for against one deadline.
 
 use crate::switch::SwitchId;
 use crate::sync::lock;

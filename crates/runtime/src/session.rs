@@ -292,7 +292,7 @@ impl Session {
     /// `now`; replies go to `out`. A PACKET_IN the fast way takes
     /// ([`Session::packet_in`]) is read there; everything else, a
     /// malformed PACKET_IN included, goes the general way
-    /// ([`Session::handle_any`]).
+    /// (`Session::handle_any`).
     #[inline]
     pub fn handle<'a>(&mut self, msg: &'a [u8], now: Instant, out: &mut Vec<u8>) -> Event<'a> {
         match self.packet_in(msg, now) {

@@ -25,7 +25,7 @@ impl<'a> MatchRef<'a> {
     /// [`ErrorKind::BadMatchLength`].
     ///
     /// A valid match is read in one pass over its bytes (the fixed part at
-    /// constant offsets, the TLVs by [`oxms_valid`]); only a match that
+    /// constant offsets, the TLVs by `oxms_valid`); only a match that
     /// fails it goes through [`Reader`] and [`OxmIter`] again to say why.
     #[inline]
     pub fn parse(r: &mut Reader<'a>) -> Result<MatchRef<'a>, DecodeError> {
