@@ -43,7 +43,7 @@ pub use flow::{
 pub use matching::{Ipv4Prefix, L2Match, L4Match, MatchFields, MatchSpec, NetMatch, VlanMatch};
 pub use message::Message;
 pub use packet_in::{PacketIn, PacketInReason, encode_packet_in_no_match};
-pub use packet_out::{PacketOut, Payload, encode_packet_out};
+pub use packet_out::{PacketOut, PacketOutTemplate, Payload, encode_packet_out};
 pub use port::{PortDesc, encode_port_desc_request};
 
 #[cfg(test)]

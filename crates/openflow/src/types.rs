@@ -233,12 +233,17 @@ impl MacAddr {
         let [a, b, c, d, e, f] = self.0;
         u64::from_be_bytes([0, 0, a, b, c, d, e, f])
     }
+
+    /// The address whose [`MacAddr::to_u64`] is the low 48 bits of `n`.
+    #[inline]
+    pub const fn from_u64(n: u64) -> MacAddr {
+        let [_, _, a, b, c, d, e, f] = n.to_be_bytes();
+        MacAddr([a, b, c, d, e, f])
+    }
 }
 
-/// One integer comparison instead of the derived byte-slice comparison:
-/// the hosts view is an ordered map keyed by address, and a look-up in it
-/// compares keys at every level (BENCHMARKS.md, "The network services'
-/// cost per request").
+/// One integer comparison instead of the derived byte-slice comparison
+/// (ordered maps keyed by address compare keys at every level).
 impl Ord for MacAddr {
     #[inline]
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
@@ -334,6 +339,11 @@ mod tests {
         #[test]
         fn addresses_order_as_their_octets(a: [u8; 6], b: [u8; 6]) {
             proptest::prop_assert_eq!(MacAddr(a).cmp(&MacAddr(b)), a.cmp(&b));
+        }
+
+        #[test]
+        fn an_address_comes_back_from_its_number(a: [u8; 6]) {
+            proptest::prop_assert_eq!(MacAddr::from_u64(MacAddr(a).to_u64()), MacAddr(a));
         }
     }
 
