@@ -659,7 +659,7 @@ impl Inner {
         };
         let hosts = snapshot.get::<Hosts>();
         let links: BTreeSet<Link> = topo.bidirectional_links().map(|l| l.canonical()).collect();
-        let at = |m: &MacAddr| hosts.as_ref().and_then(|h| h.get(m)).map(|h| h.at);
+        let at = |m: &MacAddr| hosts.as_ref().and_then(|h| h.at(m));
         let clustered = self.shared().is_some();
         self.release(
             net,
@@ -907,11 +907,11 @@ impl App for BandwidthApp {
             if dst.is_multicast() {
                 return;
             }
-            let Some(to) = hosts.as_ref().and_then(|h| h.get(&dst)).map(|h| h.at) else {
+            let Some(to) = hosts.as_ref().and_then(|h| h.at(&dst)) else {
                 return; // routing floods it
             };
             let came_in = PortRef::new(sw.dpid(), pi.in_port());
-            let from = hosts.as_ref().and_then(|h| h.get(&src)).map(|h| h.at);
+            let from = hosts.as_ref().and_then(|h| h.at(&src));
             if from == Some(came_in) {
                 pi.stop();
                 inner.request(sw, pi, (src, dst), (came_in, to));

@@ -27,22 +27,28 @@
 //! switch), and a member forgets the hosts of a switch that another member
 //! masters now.
 //!
-//! What only refreshes a host (its last-seen time) does not publish a new
-//! version at each packet: the view's last-seen times are refreshed every
-//! `refresh` period.
+//! The hosts live in one table ([`HostTable`], the view's docs say why),
+//! changed in place: a packet from a host known as seen costs a look-up
+//! and a store of its last-seen time, and a batch of packet-ins that
+//! taught anything publishes one new version of the [`Hosts`] for all it
+//! taught.
 
+use crate::mac_table::{HostBudget, MacTable, PREFETCH_AHEAD, Zeroable};
 use crate::settings::{AppSettings, Settings};
 use crate::sync::lock;
-use crate::views::{Host, Hosts, Peers, PortRef, Served, Topology};
+use crate::views::{
+    Batch, Host, HostTable, Hosts, Peers, PortRef, Seen, Sender, Served, SwitchPorts, Topology,
+};
+use baton_openflow::DatapathId;
 use baton_openflow::MacAddr;
 use baton_openflow::packet::{Network as L3, Transport};
 use baton_runtime::env::{Change, Publish, Snapshot, ViewAccess};
-use baton_runtime::{App, Network, PacketInBatch, SwitchCtx};
+use baton_runtime::{App, Events, Network, PacketInBatch, SwitchCtx};
 use baton_runtime::{Configurable, SettingsError};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::net::{Ipv4Addr, Ipv6Addr};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -53,8 +59,8 @@ pub struct DevicesConfig {
     /// A host not seen for this long is forgotten.
     #[serde(rename = "host_timeout_ms", with = "crate::settings::millis")]
     pub host_timeout: Duration,
-    /// How often hosts are aged and the view's last-seen times refreshed
-    /// (a change applies when the application next starts).
+    /// How often hosts are aged (a change applies when the application
+    /// next starts).
     #[serde(rename = "refresh_ms", with = "crate::settings::millis")]
     pub refresh: Duration,
     /// How long a host whose switch or port is away (disconnected, down,
@@ -74,11 +80,10 @@ pub struct DevicesConfig {
 /// How often hosts away for longer than the grace are looked for.
 pub const AWAY_CHECK: Duration = Duration::from_secs(1);
 
-/// Most aged hosts taken out of the view per hold of the lock that the
-/// packet-in path takes to learn. Taking a MAC flood's half a million
-/// out in one hold (0.3-0.4 s) stalled the worker that long, every
-/// switch waiting behind it; 8,192 take 6-28 ms (BENCHMARKS.md,
-/// the soak's aging minute).
+/// Most aged hosts taken out of the table per commit: each commit is a
+/// version of the hosts, and routing's DAG follows the versions' changes
+/// as they come, rather than half a million at once when a MAC flood ages
+/// out (BENCHMARKS.md, the soak's aging minute).
 const AGING_CHUNK: usize = 8192;
 
 impl Default for DevicesConfig {
@@ -127,28 +132,75 @@ impl AppSettings for DevicesConfig {
     }
 }
 
+/// The sightings each switch's cache ([`SwitchDevices`]) may hold, all
+/// switches together: 32 bytes a slot, at most half of them full, so at
+/// most 1 GiB (2^24 hosts, the learning switch's `max_hosts_total`); a
+/// switch's cache that would grow past it is cleared and refilled from
+/// the table.
+const CACHED_SIGHTINGS: usize = 1 << 24;
+
+/// What a switch's cache holds of one source address: where the host
+/// table had it (port, VLAN, an IPv4 address) or that the table refused
+/// it, as of table epoch `epoch` ([`HostTable::epoch`]), and when its
+/// last-seen time last reached the table.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+struct Cached {
+    port: u32,
+    /// The address of the packets it was checked for (0: none).
+    ipv4: u32,
+    /// [`NO_VLAN`] for untagged.
+    vlan: u16,
+    /// 1: refused, the table being full.
+    refused: u16,
+    /// The low bits of the table epoch it was checked at.
+    epoch: u32,
+    /// Seconds on the table's clock when its last-seen time was stored.
+    pushed_s: u32,
+}
+
+// SAFETY: integers only, so all zeroes is a valid (empty) value.
+#[allow(unsafe_code)]
+unsafe impl Zeroable for Cached {}
+
+/// [`Cached::vlan`] of an untagged host (VLAN ids are 12 bits).
+const NO_VLAN: u16 = u16::MAX;
+
+impl Cached {
+    fn vlan(vlan: Option<u16>) -> u16 {
+        vlan.unwrap_or(NO_VLAN)
+    }
+
+    fn ipv4(ip: Option<Ipv4Addr>) -> u32 {
+        ip.map_or(0, u32::from)
+    }
+}
+
+/// What `devices` keeps per switch: its ports as the topology has them,
+/// and a cache of the senders seen on it (McNettle §4's switch-local
+/// state: no lock). A packet from a host the cache has as seen, at the
+/// table epoch of the batch, costs a look-up in it, prefetched ahead as
+/// the learning switch's, and no look-up in the shared table: at cbench's
+/// 100,000 hosts per switch the table's look-ups missed the caches twice
+/// each and took two thirds of the worker (BENCHMARKS.md). Every host
+/// that moves or goes, or a host table that gains room, moves the epoch,
+/// and each cached sighting is checked against the table again at its
+/// host's next packet.
+pub struct SwitchDevices {
+    ports: SwitchPorts,
+    seen: MacTable<Cached>,
+}
+
+/// What only the timers and view changes touch, under one lock the
+/// packet-in path never takes (but for a host that comes back from away).
 #[derive(Default)]
 struct State {
-    hosts: Hosts,
-    /// When each host was seen last (the view has it as of the last
-    /// refresh): the hosts `hosts` holds, no more and no fewer.
-    last_seen: HashMap<MacAddr, Sighting>,
     /// Since when each away host's switch or port has not been live.
     away: HashMap<MacAddr, Instant>,
-    /// Whether the log has said that `max_hosts` are known (said once
-    /// each time the table fills).
-    full: bool,
-    /// The other members' facts, in a cluster.
+    /// The other members' facts, in a cluster, as last merged.
     peers: Option<Arc<Peers>>,
     /// The topology last followed ([`Inner::follow_topology`]).
     followed: Option<Arc<Topology>>,
-}
-
-/// When a host was seen last, and whether the view says so.
-#[derive(Debug, Clone, Copy)]
-struct Sighting {
-    last: Instant,
-    in_view: bool,
 }
 
 /// The host tracking application.
@@ -158,7 +210,15 @@ pub struct DevicesApp {
 
 struct Inner {
     settings: Settings<DevicesConfig>,
+    table: HostTable,
+    /// What the switches' caches hold together ([`CACHED_SIGHTINGS`]).
+    cached: Arc<HostBudget>,
     state: Mutex<State>,
+    /// Hosts in `state.away` (read without the lock by the packet-in path).
+    away: AtomicUsize,
+    /// Whether the log has said that `max_hosts` are known (said once each
+    /// time the table fills).
+    full: AtomicBool,
     counters: Counters,
     net: OnceLock<Network>,
 }
@@ -169,7 +229,11 @@ impl DevicesApp {
         DevicesApp {
             inner: Arc::new(Inner {
                 settings: Settings::new(cfg),
+                table: HostTable::with_capacity(cfg.max_hosts),
+                cached: HostBudget::for_hosts(CACHED_SIGHTINGS),
                 state: Mutex::new(State::default()),
+                away: AtomicUsize::new(0),
+                full: AtomicBool::new(false),
                 counters: Counters::default(),
                 net: OnceLock::new(),
             }),
@@ -182,136 +246,189 @@ impl DevicesApp {
     }
 }
 
-/// What a frame tells about its sender.
-struct Seen {
-    mac: MacAddr,
-    vlan: Option<u16>,
-    ipv4: Option<Ipv4Addr>,
-    ipv6: Option<Ipv6Addr>,
-}
-
 impl Inner {
-    /// Publishes this instance's hosts, merged with the peers'.
-    fn publish(&self, state: &mut State) {
-        let hosts = self.merge(state);
-        if let Some(net) = self.net.get() {
-            if let Err(e) = net.publish(Publish::new().view(hosts)) {
+    /// Numbers `batch`'s changes and publishes the new version of the
+    /// hosts.
+    fn commit(&self, batch: &mut Batch) {
+        self.table.commit(batch, |hosts| {
+            if let Some(net) = self.net.get()
+                && let Err(e) = net.publish(Publish::new().view(hosts))
+            {
                 tracing::error!(error = %e, "cannot publish the hosts");
             }
-        }
+        });
     }
 
-    /// This instance's hosts with the peers' added; a host of its own that
-    /// a peer saw at another port since is forgotten (it moved there).
-    fn merge(&self, state: &mut State) -> Hosts {
-        let Some(peers) = state.peers.clone() else {
-            return state.hosts.clone();
-        };
-        let mut merged = state.hosts.clone();
-        let mut moved = Vec::new();
-        for facts in peers.members.values() {
-            for (mac, theirs) in &facts.hosts {
-                match merged.get(mac) {
-                    Some(h) if h.at_since_ms >= theirs.at_since_ms => continue,
-                    Some(h)
-                        if state
-                            .hosts
-                            .get(mac)
-                            .is_some_and(|mine| mine.at != theirs.at) =>
-                    {
-                        moved.push((*mac, h.at, theirs.at));
-                    }
-                    _ => {}
-                }
-                merged.insert(Host::clone(theirs));
-            }
-        }
-        for (mac, from, to) in moved {
-            self.counters.moved.fetch_add(1, Ordering::Relaxed);
-            tracing::info!(%mac, %from, %to, "host moved to another member's switch");
-            state.hosts.remove(&mac);
-            state.last_seen.remove(&mac);
-            state.away.remove(&mac);
-        }
-        merged
+    /// The newest sighting any other member has of `mac`, with its name.
+    fn theirs(peers: Option<&Peers>, mac: &MacAddr) -> Option<(Arc<str>, Arc<Host>)> {
+        peers?
+            .members
+            .iter()
+            .filter_map(|(node, facts)| Some((node.clone(), facts.hosts.get(mac)?.clone())))
+            .max_by_key(|(_, h)| h.at_since_ms)
     }
 
-    /// The peers' facts changed: publishes the new merge.
+    /// The peers' facts changed: their hosts join the table where no
+    /// later sighting of this instance's (or of another peer's) says
+    /// otherwise, and those they no longer have leave it. A host of this
+    /// instance's that a peer saw at another port since has moved there.
     fn follow_peers(&self, peers: &Arc<Peers>) {
         let mut state = lock(&self.state);
         if state.peers.as_ref().is_some_and(|p| Arc::ptr_eq(p, peers)) {
             return;
         }
-        state.peers = Some(peers.clone());
-        self.publish(&mut state);
+        let before = state.peers.replace(peers.clone());
+        let mut batch = Batch::default();
+        for (node, facts) in before.iter().flat_map(|p| p.members.iter()) {
+            let still = peers.members.get(node);
+            for mac in facts.hosts.keys() {
+                if still.is_some_and(|f| f.hosts.contains_key(mac)) {
+                    continue;
+                }
+                if let Some((_, Some(peer))) = self.table.get(mac)
+                    && peer == *node
+                {
+                    self.table.remove(mac, &mut batch);
+                }
+            }
+        }
+        for (node, facts) in &peers.members {
+            for (mac, theirs) in &facts.hosts {
+                match self.table.get(mac) {
+                    Some((now, peer)) if now == **theirs && peer.as_ref() == Some(node) => continue,
+                    Some((now, _)) if now.at_since_ms >= theirs.at_since_ms => continue,
+                    Some((mine, None)) if mine.at != theirs.at => {
+                        self.counters.moved.fetch_add(1, Ordering::Relaxed);
+                        tracing::info!(%mac, from = %mine.at, to = %theirs.at, "host moved to another member's switch");
+                        if state.away.remove(mac).is_some() {
+                            self.away.fetch_sub(1, Ordering::Relaxed);
+                        }
+                    }
+                    _ => {}
+                }
+                self.table
+                    .put(Host::clone(theirs), Some(node.clone()), &mut batch);
+            }
+        }
+        drop(state);
+        self.commit(&mut batch);
     }
 
-    /// Records `seen` at `at`, unless it is new and `max_hosts` are
-    /// known; true if the view must change.
+    /// `sender` was seen at `at`, and the switch's cache could not say it
+    /// is known so: tells the table ([`HostTable::see`]), which learns it,
+    /// or what changed about it, unless it is new and `max_hosts` are
+    /// known; false if it was refused.
     fn learn(
         &self,
-        state: &mut State,
-        (seen, at): (Seen, PortRef),
-        now: Instant,
-        max_hosts: usize,
+        sender: &Sender,
+        at: PortRef,
+        clocks: (Instant, u64),
+        batch: &mut Batch,
     ) -> bool {
-        if state.hosts.len() >= max_hosts && state.hosts.get(&seen.mac).is_none() {
-            self.counters.refused.fetch_add(1, Ordering::Relaxed);
-            if !state.full {
-                state.full = true;
-                tracing::warn!(
-                    max_hosts,
-                    mac = %seen.mac,
-                    "host table full: new hosts are not learnt until others age out or go"
-                );
+        let max_hosts = self.settings.get().max_hosts;
+        let seen = self.table.see(sender, at, clocks, max_hosts, batch);
+        let mac = sender.mac;
+        match seen {
+            Seen::Refused => {
+                self.counters.refused.fetch_add(1, Ordering::Relaxed);
+                if !self.full.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(
+                        max_hosts,
+                        %mac,
+                        "host table full: new hosts are not learnt until others age out or go"
+                    );
+                }
+                return false;
             }
-            return false;
-        }
-        if state.hosts.len() < max_hosts {
-            state.full = false;
+            Seen::Learnt => {
+                self.counters.learnt.fetch_add(1, Ordering::Relaxed);
+                tracing::debug!(%mac, %at, "host learnt");
+            }
+            Seen::Moved(from) => {
+                self.counters.moved.fetch_add(1, Ordering::Relaxed);
+                tracing::info!(%mac, %from, to = %at, "host moved");
+            }
+            Seen::Same | Seen::Updated => {}
         }
         // Seen on a live edge port: not away, wherever it was before.
-        state.away.remove(&seen.mac);
-        let old = state.hosts.get(&seen.mac).cloned();
-        let mut host = match &old {
-            Some(h) if h.at == at => Host::clone(h),
-            Some(h) => {
-                self.counters.moved.fetch_add(1, Ordering::Relaxed);
-                tracing::info!(mac = %seen.mac, from = %h.at, to = %at, "host moved");
-                Host {
-                    at,
-                    ipv4: BTreeSet::new(),
-                    ipv6: BTreeSet::new(),
-                    at_since_ms: wall_ms(),
-                    ..Host::clone(h)
-                }
-            }
-            None => {
-                self.counters.learnt.fetch_add(1, Ordering::Relaxed);
-                tracing::debug!(mac = %seen.mac, at = %at, "host learnt");
-                Host {
-                    mac: seen.mac,
-                    vlan: seen.vlan,
-                    ipv4: BTreeSet::new(),
-                    ipv6: BTreeSet::new(),
-                    at,
-                    first_seen: now,
-                    last_seen: now,
-                    at_since_ms: wall_ms(),
-                }
+        if self.away.load(Ordering::Relaxed) > 0 && lock(&self.state).away.remove(&mac).is_some() {
+            self.away.fetch_sub(1, Ordering::Relaxed);
+        }
+        if self.table.own_len() < max_hosts {
+            self.full.store(false, Ordering::Relaxed);
+        }
+        true
+    }
+
+    /// The senders of one switch's packet-ins (`events`, in order), which
+    /// came in on `ports` of switch `dpid` (`cache`, its sightings); what
+    /// they taught goes into `batch`. The cache's slots of the packet-in
+    /// [`PREFETCH_AHEAD`] ahead are loaded while one is looked at.
+    fn learn_senders(
+        &self,
+        dpid: DatapathId,
+        state: &mut SwitchDevices,
+        events: &Events<'_>,
+        (now, full): (Instant, bool),
+        batch: &mut Batch,
+    ) {
+        let epoch = self.table.epoch() as u32;
+        let now_s = self.table.seconds(now);
+        let wall = wall_ms();
+        let push_s = (self.settings.get().refresh.as_secs() / 2).max(1) as u32;
+        let SwitchDevices { ports, seen: cache } = state;
+        let mut ahead = events.iter();
+        let prefetch = |cache: &MacTable<Cached>, pi: &baton_runtime::PacketIn<'_>| {
+            if let Some(src) = pi.eth_src() {
+                cache.prefetch(&src);
             }
         };
-        host.vlan = seen.vlan;
-        host.ipv4.extend(seen.ipv4);
-        host.ipv6.extend(seen.ipv6);
-        let in_view = old.as_deref() != Some(&host);
-        if in_view {
-            host.last_seen = now;
-            state.hosts.insert(host);
+        for pi in ahead.by_ref().take(PREFETCH_AHEAD) {
+            prefetch(cache, &pi);
         }
-        let sighting = Sighting { last: now, in_view };
-        state.last_seen.insert(seen.mac, sighting);
-        in_view
+        for pi in events.iter() {
+            if let Some(next) = ahead.next() {
+                prefetch(cache, &next);
+            }
+            let port = pi.in_port();
+            if !ports.is_edge(port) {
+                continue;
+            }
+            let Some(s) = seen(&pi) else {
+                continue;
+            };
+            let (vlan, ipv4) = (Cached::vlan(s.vlan), Cached::ipv4(s.ipv4));
+            if let Some(c) = cache.get(&s.mac)
+                && c.epoch == epoch
+            {
+                let fresh = match c.refused {
+                    0 => {
+                        c.port == port.0
+                            && c.vlan == vlan
+                            && (ipv4 == 0 || c.ipv4 == ipv4)
+                            && s.ipv6.is_none()
+                            && now_s.wrapping_sub(c.pushed_s) < push_s
+                    }
+                    _ => full,
+                };
+                if fresh {
+                    continue;
+                }
+            }
+            let at = PortRef::new(dpid, port);
+            let refused = !self.learn(&s, at, (now, wall), batch);
+            cache.insert(
+                &s.mac,
+                Cached {
+                    port: port.0,
+                    ipv4,
+                    vlan,
+                    refused: u16::from(refused),
+                    epoch,
+                    pushed_s: now_s,
+                },
+            );
+        }
     }
 
     /// Follows a new topology: hosts on ports that carry a link are
@@ -326,62 +443,70 @@ impl Inner {
     fn follow_topology(&self, topo: &Arc<Topology>, now: Instant) {
         let mut state = lock(&self.state);
         let last = state.followed.replace(topo.clone());
-        let State { hosts, away, .. } = &mut *state;
-        let concerned: Vec<&Arc<Host>> = match last {
-            None => hosts.by_mac.values().collect(),
+        let concerned: Vec<MacAddr> = match last {
+            None => self
+                .table
+                .entries()
+                .into_iter()
+                .map(|(h, _)| h.mac)
+                .collect(),
             Some(last) => topo
                 .switches_changed_since(&last)
                 .into_iter()
-                .flat_map(|dpid| hosts.on_switch(dpid))
+                .flat_map(|dpid| self.table.on_switch(dpid))
                 .collect(),
         };
         let mut linked = Vec::new();
         let mut handed_over = Vec::new();
-        for h in concerned {
+        for mac in concerned {
+            let Some((h, None)) = self.table.get(&mac) else {
+                continue;
+            };
             if topo.is_link_port(h.at) {
                 linked.push(h.mac);
                 continue;
             }
-            let peer_masters = topo
-                .switches
-                .get(&h.at.dpid)
-                .is_some_and(|s| matches!(s.served, Served::Peer(_)));
-            if peer_masters {
+            let switch = topo.switches.get(&h.at.dpid);
+            if switch.is_some_and(|s| matches!(s.served, Served::Peer(_))) {
                 handed_over.push(h.mac);
                 continue;
             }
-            let live = topo
-                .switches
-                .get(&h.at.dpid)
+            let live = switch
                 .and_then(|s| s.ports.get(&h.at.port))
                 .is_some_and(|p| p.is_live());
             if live {
-                away.remove(&h.mac);
+                state.away.remove(&h.mac);
             } else {
-                away.entry(h.mac).or_insert(now);
+                state.away.entry(h.mac).or_insert(now);
             }
         }
-        self.forget(&mut state, &linked, "its port carries a link");
+        self.away.store(state.away.len(), Ordering::Relaxed);
+        let mut batch = Batch::default();
+        self.forget(&mut state, &linked, "its port carries a link", &mut batch);
         self.forget(
             &mut state,
             &handed_over,
             "another member masters its switch now",
+            &mut batch,
         );
-        if !linked.is_empty() || !handed_over.is_empty() {
-            self.publish(&mut state);
-        }
+        drop(state);
+        self.commit(&mut batch);
     }
 
-    /// Forgets `macs`, saying why ([`log_hosts`]).
-    fn forget(&self, state: &mut State, macs: &[MacAddr], why: &str) {
+    /// Forgets this instance's hosts `macs`, saying why ([`log_hosts`]);
+    /// where another member has one of them, its sighting takes its place.
+    fn forget(&self, state: &mut State, macs: &[MacAddr], why: &str, batch: &mut Batch) {
         if macs.is_empty() {
             return;
         }
         for mac in macs {
-            state.hosts.remove(mac);
-            state.last_seen.remove(mac);
+            self.table.remove(mac, batch);
             state.away.remove(mac);
+            if let Some((node, theirs)) = Inner::theirs(state.peers.as_deref(), mac) {
+                self.table.put(Host::clone(&theirs), Some(node), batch);
+            }
         }
+        self.away.store(state.away.len(), Ordering::Relaxed);
         self.counters
             .dropped
             .fetch_add(macs.len() as u64, Ordering::Relaxed);
@@ -398,102 +523,44 @@ impl Inner {
             .filter(|&(_, &since)| now.saturating_duration_since(since) >= grace)
             .map(|(&mac, _)| mac)
             .collect();
+        let mut batch = Batch::default();
         self.forget(
             &mut state,
             &gone,
             "its switch or port has been away longer than the grace",
+            &mut batch,
         );
-        if !gone.is_empty() {
-            self.publish(&mut state);
-        }
+        drop(state);
+        self.commit(&mut batch);
     }
 
-    /// Ages hosts out and refreshes the view's last-seen times. The walk
-    /// is over the sightings, a plain hash map: the view is looked up
-    /// only for the hosts that go or whose time it must refresh. Walking
-    /// the view's persistent map with a lookup per host held the lock,
-    /// and so the packet-in path, for the whole walk of a million hosts
-    /// every `refresh` (a 10,000-switch soak, BENCHMARKS.md). The aged
-    /// hosts then leave the view [`AGING_CHUNK`] at a time
-    /// ([`Inner::remove_aged`]).
-    fn refresh(&self, now: Instant) {
-        let aged = self.walk_sightings(now);
-        for chunk in aged.chunks(AGING_CHUNK) {
-            self.remove_aged(chunk);
+    /// Ages out the hosts not seen for `host_timeout`, [`AGING_CHUNK`] to
+    /// a version. A host seen again between the walk and its removal
+    /// stays ([`HostTable::remove_silent`]).
+    fn age(&self, now: Instant) {
+        let timeout = self.settings.get().host_timeout;
+        let silent = self.table.silent(now, timeout);
+        let mut aged = Vec::with_capacity(silent.len());
+        for chunk in silent.chunks(AGING_CHUNK) {
+            let mut batch = Batch::default();
+            for mac in chunk {
+                if self.table.remove_silent(mac, now, timeout, &mut batch) {
+                    aged.push(*mac);
+                }
+            }
+            self.commit(&mut batch);
+        }
+        if !aged.is_empty() {
+            let mut state = lock(&self.state);
+            for mac in &aged {
+                state.away.remove(mac);
+            }
+            self.away.store(state.away.len(), Ordering::Relaxed);
         }
         self.counters
             .aged
             .fetch_add(aged.len() as u64, Ordering::Relaxed);
         log_hosts(&aged, "aged out");
-        if !aged.is_empty() {
-            self.publish(&mut lock(&self.state));
-        }
-    }
-
-    /// Forgets the sightings older than `host_timeout` and returns their
-    /// hosts, in the view's order, for [`Inner::remove_aged`]; brings the
-    /// view's last-seen times up to date, publishing them here only when
-    /// no host aged ([`Inner::refresh`] publishes after the removals).
-    fn walk_sightings(&self, now: Instant) -> Vec<MacAddr> {
-        let mut state = lock(&self.state);
-        let timeout = self.settings.get().host_timeout;
-        let State {
-            hosts, last_seen, ..
-        } = &mut *state;
-        let mut aged = Vec::new();
-        let mut stale = Vec::new();
-        // One pass that also forgets the aged sightings: a million
-        // removals by key cost a cache miss each.
-        last_seen.retain(|&mac, seen| {
-            if now.saturating_duration_since(seen.last) >= timeout {
-                aged.push(mac);
-                return false;
-            }
-            if !seen.in_view {
-                seen.in_view = true;
-                stale.push((mac, seen.last));
-            }
-            true
-        });
-        // In the persistent maps' order: a sweep that ages out a MAC
-        // flood's million hosts then walks the trees once, copying each
-        // node the published view shares once, rather than hopping to a
-        // random leaf for each host.
-        aged.sort_unstable();
-        stale.sort_unstable();
-        let refreshed = !stale.is_empty();
-        for (mac, last) in stale {
-            if let Some(h) = hosts.get(&mac) {
-                let h = Host {
-                    last_seen: last,
-                    ..Host::clone(h)
-                };
-                hosts.insert(h);
-            }
-        }
-        if refreshed && aged.is_empty() {
-            self.publish(&mut state);
-        }
-        aged
-    }
-
-    /// Takes `aged` hosts out of the view, but for those seen again since
-    /// [`Inner::walk_sightings`] forgot their sightings: those were
-    /// learnt anew meanwhile, and stay.
-    fn remove_aged(&self, aged: &[MacAddr]) {
-        let mut state = lock(&self.state);
-        let State {
-            hosts,
-            last_seen,
-            away,
-            ..
-        } = &mut *state;
-        for mac in aged {
-            if !last_seen.contains_key(mac) {
-                hosts.remove(mac);
-                away.remove(mac);
-            }
-        }
     }
 }
 
@@ -523,13 +590,55 @@ fn wall_ms() -> u64 {
 }
 
 /// The sender facts of a frame, if its source is a host address.
-fn seen(pi: &baton_runtime::PacketIn<'_>) -> Option<Seen> {
+///
+/// Ethernet II frames of ARP and IPv4, tagged once or not, are read in
+/// place (most of what reaches a controller); anything else through the
+/// whole [`baton_openflow::packet::FlowKey`], which costs about 150
+/// instructions more (BENCHMARKS.md).
+fn seen(pi: &baton_openflow::neutral::PacketIn<'_>) -> Option<Sender> {
     let mac = pi.eth_src()?;
     if mac.is_multicast() || mac == MacAddr([0; 6]) {
         return None;
     }
-    let key = pi.key();
     let usable4 = |ip: Ipv4Addr| !(ip.is_unspecified() || ip.is_broadcast() || ip.is_multicast());
+    let frame = pi.data();
+    let ty = |at: usize| Some(u16::from_be_bytes(frame.get(at..at + 2)?.try_into().ok()?));
+    let (vlan, l3, eth_type) = match ty(12)? {
+        0x8100 | 0x88a8 => {
+            let tci = ty(14)?;
+            (Some(tci & 0x0fff), 18, ty(16)?)
+        }
+        t => (None, 14, t),
+    };
+    let ip4 = |at: usize| -> Option<Ipv4Addr> {
+        let b: [u8; 4] = frame.get(l3 + at..l3 + at + 4)?.try_into().ok()?;
+        Some(Ipv4Addr::from(b)).filter(|&ip| usable4(ip))
+    };
+    match eth_type {
+        // IPv4 with its version right and a whole header.
+        0x0800
+            if frame.get(l3).is_some_and(|b| b >> 4 == 4 && b & 0xf >= 5)
+                && frame.len() >= l3 + 20 =>
+        {
+            return Some(Sender {
+                mac,
+                vlan,
+                ipv4: ip4(12),
+                ipv6: None,
+            });
+        }
+        // ARP for IPv4 over Ethernet, the sender's address at 14.
+        0x0806 if frame.get(l3 + 4..l3 + 6) == Some(&[6, 4]) && frame.len() >= l3 + 28 => {
+            return Some(Sender {
+                mac,
+                vlan,
+                ipv4: ip4(14),
+                ipv6: None,
+            });
+        }
+        _ => {}
+    }
+    let key = pi.key();
     let usable6 = |ip: Ipv6Addr| !(ip.is_unspecified() || ip.is_multicast());
     let (ipv4, ipv6) = match &key.network {
         L3::Arp(a) => (Some(a.spa).filter(|&ip| usable4(ip)), None),
@@ -549,7 +658,7 @@ fn seen(pi: &baton_runtime::PacketIn<'_>) -> Option<Seen> {
         }
         L3::Other => (None, None),
     };
-    Some(Seen {
+    Some(Sender {
         mac,
         vlan: key.vlan.map(|v| v.vid),
         ipv4,
@@ -558,7 +667,8 @@ fn seen(pi: &baton_runtime::PacketIn<'_>) -> Option<Seen> {
 }
 
 impl App for DevicesApp {
-    type Switch = ();
+    /// The switch's ports and the senders seen on it.
+    type Switch = SwitchDevices;
 
     fn name(&self) -> &str {
         "devices"
@@ -583,7 +693,7 @@ impl App for DevicesApp {
         let _ = self.inner.net.set(net.clone());
         let inner = self.inner.clone();
         net.every("devices", self.inner.settings.get().refresh, move |net| {
-            inner.refresh(net.now())
+            inner.age(net.now())
         });
         let inner = self.inner.clone();
         net.every("devices-away", AWAY_CHECK, move |net| {
@@ -591,7 +701,13 @@ impl App for DevicesApp {
         });
     }
 
-    fn switch_up(&self, _sw: &mut SwitchCtx<'_>) {}
+    fn switch_up(&self, _sw: &mut SwitchCtx<'_>) -> SwitchDevices {
+        let max_hosts = self.inner.settings.get().max_hosts;
+        SwitchDevices {
+            ports: SwitchPorts::default(),
+            seen: MacTable::with_budget(max_hosts, &self.inner.cached),
+        }
+    }
 
     fn view_changed(&self, net: &Network, snapshot: &Snapshot, _changes: &[Change]) {
         if let Some(p) = snapshot.get::<Peers>() {
@@ -602,7 +718,11 @@ impl App for DevicesApp {
         }
     }
 
-    fn packet_in(&self, batch: &mut PacketInBatch<'_, ()>) {
+    /// Learns the senders of the batch's packets that came in on edge
+    /// ports, and publishes one version of the hosts for all that it
+    /// learnt ([`Hosts`]' docs). A sender the switch's cache has as seen
+    /// costs a look-up there ([`SwitchDevices`]).
+    fn packet_in(&self, batch: &mut PacketInBatch<'_, SwitchDevices>) {
         let inner = &self.inner;
         let Some(net) = inner.net.get() else {
             return;
@@ -611,21 +731,14 @@ impl App for DevicesApp {
             return;
         };
         let now = net.now();
-        let max_hosts = inner.settings.get().max_hosts;
-        let mut changed = false;
-        batch.for_each(|sw, _, pi| {
-            let at = PortRef::new(sw.dpid(), pi.in_port());
-            if !topo.is_edge_port(at) {
-                return;
-            }
-            if let Some(s) = seen(pi) {
-                let mut state = lock(&inner.state);
-                changed |= inner.learn(&mut state, (s, at), now, max_hosts);
-            }
+        let full = inner.table.own_len() >= inner.settings.get().max_hosts;
+        let mut changes = Batch::default();
+        batch.for_each_switch(|sw, state, events| {
+            let dpid = sw.dpid();
+            state.ports.follow(&topo, dpid);
+            inner.learn_senders(dpid, state, events, (now, full), &mut changes);
         });
-        if changed {
-            inner.publish(&mut lock(&inner.state));
-        }
+        inner.commit(&mut changes);
     }
 }
 
@@ -635,7 +748,7 @@ mod tests {
     use baton_openflow::{DatapathId, PortNo};
 
     fn sighting(app: &DevicesApp, last: u8, now: Instant) {
-        let seen = Seen {
+        let sender = Sender {
             mac: MacAddr([2, 0, 0, 0, 0, last]),
             vlan: None,
             ipv4: Some(Ipv4Addr::new(10, 0, 0, last)),
@@ -643,12 +756,13 @@ mod tests {
         };
         let at = PortRef::new(DatapathId(1), PortNo(u32::from(last)));
         let inner = &app.inner;
-        inner.learn(&mut lock(&inner.state), (seen, at), now, usize::MAX);
+        let mut batch = Batch::default();
+        assert!(inner.learn(&sender, at, (now, 0), &mut batch));
+        inner.commit(&mut batch);
     }
 
-    /// A host seen again between the walk that aged it out and its
-    /// removal from the view, which the walk no longer holds the lock
-    /// for, was learnt anew and stays, consistently in both tables.
+    /// A host seen again between the walk that found it silent and its
+    /// removal stays; the others go.
     #[test]
     fn a_host_seen_again_while_it_ages_out_stays() {
         let app = DevicesApp::new(DevicesConfig::default());
@@ -657,15 +771,84 @@ mod tests {
         sighting(&app, 1, t0);
         sighting(&app, 2, t0);
         let later = t0 + timeout;
-        let aged = app.inner.walk_sightings(later);
-        assert_eq!(aged.len(), 2, "both aged out");
+        let silent = app.inner.table.silent(later, timeout);
+        assert_eq!(silent.len(), 2, "both silent");
         sighting(&app, 1, later);
-        app.inner.remove_aged(&aged);
-        let state = lock(&app.inner.state);
-        let listed: Vec<_> = state.hosts.by_mac.keys().copied().collect();
+        let mut batch = Batch::default();
+        let removed: Vec<bool> = silent
+            .iter()
+            .map(|mac| {
+                app.inner
+                    .table
+                    .remove_silent(mac, later, timeout, &mut batch)
+            })
+            .collect();
+        app.inner.commit(&mut batch);
+        assert_eq!(removed.iter().filter(|r| **r).count(), 1);
+        let listed: Vec<_> = app
+            .inner
+            .table
+            .view()
+            .list()
+            .iter()
+            .map(|h| h.mac)
+            .collect();
         assert_eq!(listed, vec![MacAddr([2, 0, 0, 0, 0, 1])]);
-        assert!(state.last_seen.contains_key(&listed[0]));
-        assert_eq!(state.last_seen.len(), 1);
-        assert_eq!(state.hosts.by_ipv4(Ipv4Addr::new(10, 0, 0, 2)), None);
+        assert_eq!(
+            app.inner.table.view().by_ipv4(Ipv4Addr::new(10, 0, 0, 2)),
+            None
+        );
+    }
+
+    /// The in-place reading of a frame's sender agrees with the whole
+    /// flow key's, tagged or not, ARP or IPv4.
+    #[test]
+    fn a_sender_is_read_in_place_as_the_flow_key_reads_it() {
+        use baton_openflow::neutral::{self, PacketIn as Pi};
+        let src = MacAddr([2, 0, 0, 0, 0, 7]);
+        let mut frames: Vec<Vec<u8>> = Vec::new();
+        let arp = baton_openflow::packet::ArpRepr::reply(
+            src,
+            Ipv4Addr::new(10, 0, 0, 7),
+            MacAddr([2, 0, 0, 0, 0, 8]),
+            Ipv4Addr::new(10, 0, 0, 8),
+        );
+        let mut f = Vec::new();
+        arp.emit_frame(&mut f);
+        frames.push(f.clone());
+        // The same tagged: VLAN 5.
+        let mut tagged = f[..12].to_vec();
+        tagged.extend([0x81, 0x00, 0x00, 0x05]);
+        tagged.extend(&f[12..]);
+        frames.push(tagged);
+        let mut ip = f[..12].to_vec();
+        ip.extend([0x08, 0x00, 0x45, 0, 0, 20, 0, 0, 0, 0, 64, 17, 0, 0]);
+        ip.extend([10, 0, 0, 7, 10, 0, 0, 8]);
+        frames.push(ip.clone());
+        ip[26..30].copy_from_slice(&[0, 0, 0, 0]); // unspecified: not an address
+        frames.push(ip);
+        for frame in frames {
+            let mut msg = Vec::new();
+            neutral::encode_packet_in_no_match(
+                &mut msg,
+                baton_openflow::Version::V10,
+                baton_openflow::Xid(1),
+                baton_openflow::BufferId::NONE,
+                PortNo(1),
+                &frame,
+            );
+            let pi = Pi::parse(&msg).unwrap();
+            let fast = seen(&pi).unwrap();
+            let key = pi.key();
+            let by_key = match &key.network {
+                L3::Arp(a) => Some(a.spa),
+                L3::Ipv4(ip) => Some(ip.src),
+                _ => None,
+            }
+            .filter(|ip| !ip.is_unspecified());
+            assert_eq!(fast.ipv4, by_key, "{frame:02x?}");
+            assert_eq!(fast.vlan, key.vlan.map(|v| v.vid), "{frame:02x?}");
+            assert_eq!(fast.mac, src);
+        }
     }
 }

@@ -19,12 +19,17 @@
 //! not report, and its `dijkstra` returns no predecessors.
 //! `examples/route_times.rs` measures them (BENCHMARKS.md, "The network services on Open vSwitch").
 
-use crate::sync::lock;
-use crate::views::{Link, PortRef, Topology};
+use crate::views::{Link, PortRef, PortSet, Topology};
 use baton_openflow::{DatapathId, PortNo};
 use baton_runtime::env::{Versioned, View};
 use std::collections::{BTreeSet, HashMap, VecDeque};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
+
+/// The hash of the switch numbering: datapath ids are the switches' own,
+/// one each, so a sender cannot make them collide by the thousand, and a
+/// path's every hop looks one up (SipHash cost 60-80 instructions a
+/// look-up; foldhash a few).
+type DpidHasher = foldhash::fast::FixedState;
 
 /// For every switch that can reach one destination, the port it sends
 /// towards it by.
@@ -71,7 +76,7 @@ impl NextHops {
 /// of that part.
 #[derive(Debug, PartialEq, Eq)]
 struct Numbering {
-    index: HashMap<DatapathId, u32>,
+    index: HashMap<DatapathId, u32, DpidHasher>,
     /// Each switch's connected part, by index.
     part: Vec<u32>,
     /// Each switch's position in its part, by index.
@@ -83,7 +88,7 @@ struct Numbering {
 impl Numbering {
     /// The numbering of the switches of `index` linked as `adjacency`
     /// says: parts found breadth first from each part's lowest index.
-    fn new(index: HashMap<DatapathId, u32>, adjacency: &[Vec<Edge>]) -> Numbering {
+    fn new(index: HashMap<DatapathId, u32, DpidHasher>, adjacency: &[Vec<Edge>]) -> Numbering {
         let unseen = u32::MAX;
         let mut part = vec![unseen; adjacency.len()];
         let mut place = vec![0; adjacency.len()];
@@ -142,12 +147,6 @@ struct Edge {
 pub struct Routes {
     topology: Versioned<Topology>,
     paths: Arc<Paths>,
-    /// Each switch's flood ports once asked for ([`Routes::flood_ports`]),
-    /// by the paths' numbering of the switches: they depend on this
-    /// topology's edge ports, so they are this version's alone, not the
-    /// shared paths'. Written once, then read by every worker without a
-    /// lock.
-    flood: Box<[OnceLock<Arc<[PortNo]>>]>,
 }
 
 /// What the routes take from a topology: its switches and the links known
@@ -167,8 +166,10 @@ struct Paths {
     adjacency: Vec<Vec<Edge>>,
     /// Both ends of every link of the spanning tree.
     tree: BTreeSet<PortRef>,
-    /// Next hops towards each destination asked for so far.
-    towards: Mutex<HashMap<DatapathId, Arc<NextHops>>>,
+    /// Next hops towards each destination switch asked for so far, by its
+    /// index: written once, then read by every worker without a lock (a
+    /// path's look-up took a lock shared by every worker).
+    towards: Box<[OnceLock<Arc<NextHops>>]>,
 }
 
 impl View for Routes {
@@ -189,11 +190,7 @@ impl Routes {
     /// shortest paths as they are asked for.
     pub fn compute(topology: Versioned<Topology>) -> Routes {
         let paths = Arc::new(Paths::new(&topology));
-        Routes {
-            flood: paths.no_flood_ports_yet(),
-            paths,
-            topology,
-        }
+        Routes { paths, topology }
     }
 
     /// The routes of `topology`, a later version of these routes'
@@ -209,7 +206,6 @@ impl Routes {
             true => Routes {
                 topology,
                 paths: paths.clone(),
-                flood: paths.no_flood_ports_yet(),
             },
             false => Routes::compute(topology),
         }
@@ -228,25 +224,25 @@ impl Routes {
 
     /// For every switch that can reach `dst`, the port towards it.
     pub fn next_hops(&self, dst: DatapathId) -> Arc<NextHops> {
-        if let Some(n) = lock(&self.paths.towards).get(&dst) {
-            return n.clone();
-        }
         let numbering = &self.paths.numbering;
-        let (part, ports) = match numbering.index.get(&dst) {
-            Some(&d) => {
+        let Some(&d) = numbering.index.get(&dst) else {
+            return Arc::new(NextHops {
+                part: u32::MAX,
+                ports: Vec::new(),
+                numbering: numbering.clone(),
+            });
+        };
+        self.paths.towards[d as usize]
+            .get_or_init(|| {
                 let part = numbering.part[d as usize];
                 let size = numbering.sizes[part as usize] as usize;
-                (part, next_hops(&self.paths.adjacency, numbering, size, d))
-            }
-            None => (u32::MAX, Vec::new()),
-        };
-        let n = Arc::new(NextHops {
-            part,
-            ports,
-            numbering: numbering.clone(),
-        });
-        lock(&self.paths.towards).insert(dst, n.clone());
-        n
+                Arc::new(NextHops {
+                    part,
+                    ports: next_hops(&self.paths.adjacency, numbering, size, d),
+                    numbering: numbering.clone(),
+                })
+            })
+            .clone()
     }
 
     /// Computes the next hops towards each of `dsts` now (the routing
@@ -297,53 +293,79 @@ impl Routes {
     /// switch `dpid` by when it arrived on `in_port`: every edge port and
     /// every tree port but the one it came in by. `None` when it arrived on
     /// a link that is not on the tree (a copy that went round a loop):
-    /// it must be dropped. A switch's ports are worked out once per
-    /// version of the routes (under a MAC flood every packet is flooded;
-    /// working them out cost each one about 900 instructions, BENCHMARKS.md
-    /// "The network services' cost per request").
-    pub fn flood_ports(&self, dpid: DatapathId, in_port: PortNo) -> Option<Flood> {
-        let arrived = PortRef::new(dpid, in_port);
-        if self.topology.is_link_port(arrived) && !self.paths.tree.contains(&arrived) {
-            return None;
-        }
-        let ports = match self.paths.numbering.index.get(&dpid) {
-            Some(&i) => self.flood[i as usize]
-                .get_or_init(|| self.switch_flood_ports(dpid))
-                .clone(),
-            // Not in the paths (no links): its edge ports alone.
-            None => self.switch_flood_ports(dpid),
-        };
-        Some(Flood {
-            ports,
-            except: in_port,
-        })
+    /// it must be dropped. Works the switch's ports out at each call: the
+    /// packet-in path keeps them per switch ([`Routes::switch_flood`]).
+    pub fn flood_ports(&self, dpid: DatapathId, in_port: PortNo) -> Option<Vec<PortNo>> {
+        Some(self.switch_flood(dpid).from(in_port)?.ports().collect())
     }
 
-    /// Every edge port and tree port of `dpid`, in order.
-    fn switch_flood_ports(&self, dpid: DatapathId) -> Arc<[PortNo]> {
+    /// How switch `dpid` floods on these routes: its edge and tree ports,
+    /// and the link ports off the tree, where a flood's copy that went
+    /// round a loop arrives.
+    pub fn switch_flood(&self, dpid: DatapathId) -> SwitchFlood {
         let mut ports = self.topology.edge_ports(dpid);
+        let mut off_tree = PortSet::default();
         if let Some(&i) = self.paths.numbering.index.get(&dpid) {
-            ports.extend(
-                self.paths.adjacency[i as usize]
-                    .iter()
-                    .map(|e| e.port)
-                    .filter(|&p| self.paths.tree.contains(&PortRef::new(dpid, p))),
-            );
+            for e in &self.paths.adjacency[i as usize] {
+                match self.paths.tree.contains(&PortRef::new(dpid, e.port)) {
+                    true => ports.push(e.port),
+                    false => off_tree.insert(e.port),
+                }
+            }
+        }
+        // Links known one way only are not in the adjacency: off the tree.
+        for l in self.topology.links_from_switch(dpid) {
+            if !self.paths.tree.contains(&l.src) {
+                off_tree.insert(l.src.port);
+            }
+        }
+        for l in self.topology.links_to_switch(dpid) {
+            if !self.paths.tree.contains(&l.dst) {
+                off_tree.insert(l.dst.port);
+            }
         }
         ports.sort();
         ports.dedup();
-        ports.into()
+        SwitchFlood {
+            ports: ports.into(),
+            off_tree,
+        }
     }
 }
 
-/// The ports one flooded packet leaves a switch by ([`Routes::flood_ports`]).
-#[derive(Debug, Clone)]
-pub struct Flood {
+/// How one switch floods on one version of the routes
+/// ([`Routes::switch_flood`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SwitchFlood {
+    /// Its edge ports and tree ports, in order.
     ports: Arc<[PortNo]>,
+    /// Its link ports off the spanning tree.
+    off_tree: PortSet,
+}
+
+impl SwitchFlood {
+    /// The ports a packet that arrived on `in_port` is flooded by; `None`
+    /// if it arrived on a link off the tree.
+    #[inline]
+    pub fn from(&self, in_port: PortNo) -> Option<Flood<'_>> {
+        if self.off_tree.contains(in_port) {
+            return None;
+        }
+        Some(Flood {
+            ports: &self.ports,
+            except: in_port,
+        })
+    }
+}
+
+/// The ports one flooded packet leaves a switch by ([`SwitchFlood::from`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Flood<'a> {
+    ports: &'a [PortNo],
     except: PortNo,
 }
 
-impl Flood {
+impl Flood<'_> {
     /// The ports, in order.
     pub fn ports(&self) -> impl Iterator<Item = PortNo> + '_ {
         self.ports.iter().copied().filter(|&p| p != self.except)
@@ -356,14 +378,9 @@ impl Flood {
 }
 
 impl Paths {
-    /// An empty slot per switch for [`Routes::flood_ports`].
-    fn no_flood_ports_yet(&self) -> Box<[OnceLock<Arc<[PortNo]>>]> {
-        self.dpids.iter().map(|_| OnceLock::new()).collect()
-    }
-
     fn new(topology: &Topology) -> Paths {
         let dpids: Vec<DatapathId> = topology.switches.keys().copied().collect();
-        let index: HashMap<DatapathId, u32> = dpids
+        let index: HashMap<DatapathId, u32, DpidHasher> = dpids
             .iter()
             .enumerate()
             .map(|(i, d)| (*d, i as u32))
@@ -396,12 +413,12 @@ impl Paths {
         }
         let tree = spanning_tree(&dpids, &adjacency);
         Paths {
+            towards: dpids.iter().map(|_| OnceLock::new()).collect(),
             dpids,
             links,
             numbering: Arc::new(numbering),
             adjacency,
             tree,
-            towards: Mutex::new(HashMap::new()),
         }
     }
 }

@@ -46,20 +46,21 @@
 mod dag;
 
 use crate::priority;
-use crate::routes::Routes;
+use crate::routes::{Routes, SwitchFlood};
 use crate::settings::{AppSettings, Settings};
 use crate::sync::lock;
-use crate::views::{Hosts, Link, Peers, PortRef};
+use crate::views::{HostCache, Hosts, Link, Peers, PortRef, SwitchPorts};
 use baton_openflow::neutral::{
-    ActionSpec, FLOW_SEND_FLOW_REM, FlowSpec, MatchFields, MatchSpec, Message, PacketOut, Payload,
+    ActionSpec, FLOW_SEND_FLOW_REM, FlowSpec, MatchFields, MatchSpec, Message, PacketOut,
+    PacketOutTemplate, Payload,
 };
 use baton_openflow::packet::ArpRepr;
 use baton_openflow::packet::Network as L3;
 use baton_openflow::packet::consts::ARP_OP_REQUEST;
-use baton_openflow::{Cookie, DatapathId, MacAddr, PortNo, v10, v13};
+use baton_openflow::{Cookie, DatapathId, MacAddr, PortNo, Version, v10, v13};
 use baton_runtime::Configurable;
 use baton_runtime::dag::Dag;
-use baton_runtime::env::ViewAccess;
+use baton_runtime::env::{Versioned, ViewAccess};
 use baton_runtime::{App, Network, PacketIn, PacketInBatch, SwitchCtx, SwitchInfo, Verdict};
 use serde::{Deserialize, Serialize};
 use std::collections::hash_map::Entry;
@@ -201,6 +202,53 @@ struct Towards {
     links: BTreeSet<Link>,
     /// The longest of those paths, in links.
     longest: usize,
+}
+
+/// What routing did with one packet-in, counted once per batch
+/// ([`Tally`]): a relaxed `fetch_add` per packet was a locked
+/// read-modify-write, as costly as a lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Routed {
+    /// Flooded over the spanning tree.
+    Flooded,
+    /// Dropped: it came in on a link off the tree.
+    LoopDrop,
+    /// Dropped: a copy off its host's route.
+    OffRoute,
+    /// Sent on without flows (its source not learnt where it came in).
+    Relayed,
+    /// An ARP request answered by proxy.
+    ProxyArp,
+    /// A path installed.
+    Path,
+    /// Dropped for another reason (no path, nowhere to flood).
+    Dropped,
+}
+
+/// [`Routed`] outcomes of one batch, added to the counters at its end.
+#[derive(Debug, Default)]
+struct Tally([u64; 7]);
+
+impl Tally {
+    fn add(&mut self, r: Routed) {
+        self.0[r as usize] += 1;
+    }
+
+    fn into_counters(self, c: &Counters) {
+        let [floods, loop_drops, off_route, relayed, proxy_arp, paths, _] = self.0;
+        for (counter, n) in [
+            (&c.floods, floods),
+            (&c.loop_drops, loop_drops),
+            (&c.off_route, off_route),
+            (&c.relayed, relayed),
+            (&c.proxy_arp, proxy_arp),
+            (&c.paths, paths),
+        ] {
+            if n > 0 {
+                counter.fetch_add(n, Ordering::Relaxed);
+            }
+        }
+    }
 }
 
 /// Whether [`Inner::forward`] installs the path's flows.
@@ -368,6 +416,68 @@ impl Installed {
     }
 }
 
+/// What routing keeps per switch: its ports and how it floods, as one
+/// version of the routes has them, worked out when the version changes
+/// rather than looked up in the routes' topology at each packet.
+#[derive(Debug, Default)]
+pub struct SwitchRoutes {
+    ports: SwitchPorts,
+    /// The topology version `flood` was worked out from (0: none).
+    version: u64,
+    flood: SwitchFlood,
+    /// The flood's PACKET_OUT for each port packets came in on, as asked.
+    flood_out: Vec<PacketOutTemplate>,
+    /// Where the hosts its packets name are.
+    hosts: HostCache,
+}
+
+/// How a packet that came in on a port is flooded ([`SwitchRoutes::flood_out`]).
+enum Flooding<'a> {
+    /// It came in on a link off the spanning tree: a copy that went round
+    /// a loop.
+    OffTree,
+    /// By no port.
+    Nowhere,
+    /// With this PACKET_OUT.
+    Out(&'a PacketOutTemplate),
+}
+
+impl SwitchRoutes {
+    /// Brings it up to `routes`, for switch `dpid`.
+    #[inline]
+    fn follow(&mut self, routes: &Versioned<Routes>, dpid: DatapathId) {
+        let topo = routes.topology();
+        if self.version != topo.version() {
+            self.ports.follow(topo, dpid);
+            self.flood = routes.switch_flood(dpid);
+            self.flood_out.clear();
+            self.version = topo.version();
+        }
+    }
+
+    /// How a packet that came in on `in_port` is flooded, the PACKET_OUT
+    /// (for a switch of `version`) made the first time it is asked.
+    #[inline]
+    fn flood_out(&mut self, version: Version, in_port: PortNo) -> Flooding<'_> {
+        let Some(flood) = self.flood.from(in_port) else {
+            return Flooding::OffTree;
+        };
+        if flood.is_empty() {
+            return Flooding::Nowhere;
+        }
+        let i = match self.flood_out.iter().position(|t| t.in_port() == in_port) {
+            Some(i) => i,
+            None => {
+                let actions: Vec<ActionSpec> = flood.ports().map(ActionSpec::output).collect();
+                self.flood_out
+                    .push(PacketOutTemplate::new(version, in_port, &actions));
+                self.flood_out.len() - 1
+            }
+        };
+        Flooding::Out(&self.flood_out[i])
+    }
+}
+
 /// The routing application.
 pub struct RoutingApp {
     inner: Arc<Inner>,
@@ -462,18 +572,18 @@ impl Inner {
         (src, dst): (MacAddr, MacAddr),
         at: PortRef,
         install: Install,
-    ) {
+    ) -> Routed {
         let here = sw.dpid();
         let Some(path) = routes.path(here, at.dpid) else {
             sw.drop_packet(pi);
-            return;
+            return Routed::Dropped;
         };
         let mut hops = path.clone();
         hops.push(at);
         if hops[0].port == pi.in_port() {
             // The host is behind the port the packet came in by.
             sw.drop_packet(pi);
-            return;
+            return Routed::Dropped;
         }
         if install == Install::No {
             sw.packet_out(&PacketOut {
@@ -481,8 +591,7 @@ impl Inner {
                 in_port: pi.in_port(),
                 actions: &[ActionSpec::output(hops[0].port)],
             });
-            self.counters.relayed.fetch_add(1, Ordering::Relaxed);
-            return;
+            return Routed::Relayed;
         }
         let net = sw.net().clone();
         let mut installed = lock(&self.installed);
@@ -508,27 +617,80 @@ impl Inner {
             Some(pi),
             |_| flow,
         );
-        self.counters.paths.fetch_add(1, Ordering::Relaxed);
+        Routed::Path
     }
 
-    /// Sends the packet over the spanning tree from here.
-    fn flood(&self, sw: &mut SwitchCtx<'_>, pi: &PacketIn<'_>, routes: &Routes) {
-        match routes.flood_ports(sw.dpid(), pi.in_port()) {
-            None => {
-                self.counters.loop_drops.fetch_add(1, Ordering::Relaxed);
+    /// Sends the packet over the spanning tree from here (`flood`, this
+    /// switch's).
+    fn flood(&self, sw: &mut SwitchCtx<'_>, pi: &PacketIn<'_>, here: &mut SwitchRoutes) -> Routed {
+        match here.flood_out(sw.version(), pi.in_port()) {
+            Flooding::OffTree => {
                 sw.drop_packet(pi);
+                Routed::LoopDrop
             }
-            Some(flood) if flood.is_empty() => sw.drop_packet(pi),
-            Some(flood) => {
-                let actions: Vec<ActionSpec> = flood.ports().map(ActionSpec::output).collect();
-                sw.packet_out(&PacketOut {
-                    payload: pi.payload(),
-                    in_port: pi.in_port(),
-                    actions: &actions,
-                });
-                self.counters.floods.fetch_add(1, Ordering::Relaxed);
+            Flooding::Nowhere => {
+                sw.drop_packet(pi);
+                Routed::Dropped
+            }
+            Flooding::Out(template) => {
+                let xid = sw.xid();
+                template.emit(sw.out(), xid, pi.payload());
+                Routed::Flooded
             }
         }
+    }
+
+    /// Forwards one packet-in of switch `sw` (`here`, its ports and
+    /// floods): floods broadcasts and packets for unknown hosts, answers
+    /// ARP for known ones, installs the path towards a known host.
+    #[inline]
+    fn route(
+        &self,
+        sw: &mut SwitchCtx<'_>,
+        here: &mut SwitchRoutes,
+        pi: &PacketIn<'_>,
+        routes: &Routes,
+        (hosts, proxy_arp): (Option<&Hosts>, bool),
+    ) -> Routed {
+        let (Some(src), Some(dst)) = (pi.eth_src(), pi.eth_dst()) else {
+            sw.drop_packet(pi);
+            return Routed::Dropped;
+        };
+        let port = pi.in_port();
+        if dst.is_multicast() {
+            let proxied = proxy_arp
+                && here.ports.is_edge(port)
+                && hosts.is_some_and(|h| self.proxy_arp(sw, pi, h));
+            return match proxied {
+                true => Routed::ProxyArp,
+                false => self.flood(sw, pi, here),
+            };
+        }
+        let Some(hosts) = hosts else {
+            return self.flood(sw, pi, here);
+        };
+        let Some(to) = here.hosts.at(hosts, &dst) else {
+            return self.flood(sw, pi, here);
+        };
+        let came_in = PortRef::new(sw.dpid(), port);
+        let over_link = here.ports.is_link(port);
+        if over_link && !on_route(routes, came_in, to.dpid) {
+            // A copy of a flood sent while this host was unknown
+            // (another copy reaches the switch on its route), or a
+            // packet on a path that is no longer the route.
+            sw.drop_packet(pi);
+            return Routed::OffRoute;
+        }
+        // Flows for a source that is learnt where it came in, or that
+        // comes over a link from a learnt host; a packet from a host not
+        // learnt at its port yet (the port still settling, the host
+        // forgotten while its switch was away) is only sent on, so its
+        // next packets come back until `devices` learns it.
+        let install = match here.hosts.at(hosts, &src) {
+            Some(at) if at == came_in || over_link => Install::Yes,
+            _ => Install::No,
+        };
+        self.forward(sw, pi, routes, (src, dst), to, install)
     }
 
     /// Answers an ARP request for a known host from the controller; true
@@ -540,10 +702,10 @@ impl Inner {
         if arp.op != ARP_OP_REQUEST {
             return false;
         }
-        let Some(target) = hosts.by_ipv4(arp.tpa) else {
+        let Some(target) = hosts.mac_of(arp.tpa) else {
             return false;
         };
-        let arp = ArpRepr::reply(target.mac, arp.tpa, arp.sha, arp.spa);
+        let arp = ArpRepr::reply(target, arp.tpa, arp.sha, arp.spa);
         let mut reply = Vec::with_capacity(arp.frame_len());
         arp.emit_frame(&mut reply);
         sw.packet_out(&PacketOut {
@@ -552,13 +714,13 @@ impl Inner {
             actions: &[ActionSpec::output(pi.in_port())],
         });
         sw.drop_packet(pi);
-        self.counters.proxy_arp.fetch_add(1, Ordering::Relaxed);
         true
     }
 }
 
 impl App for RoutingApp {
-    type Switch = ();
+    /// The switch's ports and floods as the routes last seen have them.
+    type Switch = SwitchRoutes;
 
     fn name(&self) -> &str {
         "routing"
@@ -606,14 +768,14 @@ impl App for RoutingApp {
     /// would keep their packets from the controller). The first time a
     /// 1.3 switch is seen in a run, every flow with routing's cookie tag
     /// goes: an earlier run's, which this one knows nothing of.
-    fn switch_up(&self, sw: &mut SwitchCtx<'_>) {
+    fn switch_up(&self, sw: &mut SwitchCtx<'_>) -> SwitchRoutes {
         let mut installed = lock(&self.inner.installed);
         if sw.net().view::<Peers>().is_some() {
             // In a cluster: mastership of this switch came here, with
             // flows another member installed and keeps records of.
             installed.forget_switch(sw.dpid());
             sw.delete_own_flows();
-            return;
+            return SwitchRoutes::default();
         }
         for match_ in installed.pending.remove(&sw.dpid()).unwrap_or_default() {
             sw.delete_flows(&match_, PortNo::ANY);
@@ -621,11 +783,12 @@ impl App for RoutingApp {
         if installed.seen.insert(sw.dpid()) {
             sw.delete_own_flows();
         }
+        SwitchRoutes::default()
     }
 
     /// In a cluster, a switch this member no longer masters is the new
     /// master's, flows and all.
-    fn switch_down(&self, sw: &SwitchInfo, _: ()) {
+    fn switch_down(&self, sw: &SwitchInfo, _: SwitchRoutes) {
         let Some(net) = self.inner.net.get() else {
             return;
         };
@@ -634,7 +797,7 @@ impl App for RoutingApp {
         }
     }
 
-    fn packet_in(&self, batch: &mut PacketInBatch<'_, ()>) {
+    fn packet_in(&self, batch: &mut PacketInBatch<'_, SwitchRoutes>) {
         let inner = &self.inner;
         let Some(net) = inner.net.get() else {
             return;
@@ -649,50 +812,18 @@ impl App for RoutingApp {
         // and what the applications before this one read (one picture
         // for the whole batch: `bandwidth` left a packet for an unknown
         // host here knowing what this reads).
-        batch.for_each(|sw, _, pi| {
-            let (Some(src), Some(dst)) = (pi.eth_src(), pi.eth_dst()) else {
-                sw.drop_packet(pi);
-                return;
-            };
-            let came_in = PortRef::new(sw.dpid(), pi.in_port());
-            let topo = routes.topology();
-            let at_edge = topo.is_edge_port(came_in);
-            if dst.is_multicast() {
-                let proxied = inner.settings.get().proxy_arp
-                    && at_edge
-                    && hosts.as_ref().is_some_and(|h| inner.proxy_arp(sw, pi, h));
-                if !proxied {
-                    inner.flood(sw, pi, &routes);
-                }
-                return;
+        let hosts = (hosts.as_deref(), inner.settings.get().proxy_arp);
+        let mut tally = Tally::default();
+        batch.for_each_switch(|sw, here, events| {
+            here.follow(&routes, sw.dpid());
+            for pi in events.iter() {
+                tally.add(inner.route(sw, here, &pi, &routes, hosts));
             }
-            let Some(to) = hosts.as_ref().and_then(|h| h.get(&dst)) else {
-                inner.flood(sw, pi, &routes);
-                return;
-            };
-            if topo.is_link_port(came_in) && !on_route(&routes, came_in, to.at.dpid) {
-                // A copy of a flood sent while this host was unknown
-                // (another copy reaches the switch on its route), or a
-                // packet on a path that is no longer the route.
-                inner.counters.off_route.fetch_add(1, Ordering::Relaxed);
-                sw.drop_packet(pi);
-                return;
-            }
-            // Flows for a source that is learnt where it came in, or that
-            // comes over a link from a learnt host; a packet from a host
-            // not learnt at its port yet (the port still settling, the
-            // host forgotten while its switch was away) is only sent on,
-            // so its next packets come back until `devices` learns it.
-            let from = hosts.as_ref().and_then(|h| h.get(&src));
-            let install = match from {
-                Some(h) if h.at == came_in || topo.is_link_port(came_in) => Install::Yes,
-                _ => Install::No,
-            };
-            inner.forward(sw, pi, &routes, (src, dst), to.at, install);
         });
+        tally.into_counters(&inner.counters);
     }
 
-    fn message(&self, sw: &mut SwitchCtx<'_>, _: &mut (), msg: &Message) -> Verdict {
+    fn message(&self, sw: &mut SwitchCtx<'_>, _: &mut SwitchRoutes, msg: &Message) -> Verdict {
         // A flow of ours expired: forget it.
         let Some((cookie, mask)) = sw.net().own_cookie() else {
             return Verdict::Continue;

@@ -45,14 +45,14 @@
 use crate::lldp::{ETH_TYPE_LLDP, NoRandomness, Probe, ProbeKey, Rejected};
 use crate::settings::{AppSettings, Settings};
 use crate::sync::lock;
-use crate::views::{Link, Peers, PortRef, Served, SwitchNode, Topology};
+use crate::views::{Link, Peers, PortRef, PortSet, Served, SwitchNode, Topology};
 use baton_openflow::neutral::{ActionSpec, PacketOut, Payload, PortDesc};
 use baton_openflow::{DatapathId, PortNo};
 use baton_runtime::env::{Change, Publish, Snapshot, ViewAccess};
 use baton_runtime::{App, Network, PacketIn, PacketInBatch, SwitchCtx, SwitchInfo};
 use baton_runtime::{Configurable, SettingsError};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -195,8 +195,9 @@ struct Shared {
 pub struct SwitchTopology {
     /// LLDP tokens per port and when they were last refilled.
     buckets: BTreeMap<PortNo, (f64, Instant)>,
-    /// Ports this switch already reported as host ports.
-    host_ports: HashSet<PortNo>,
+    /// Ports this switch already reported as host ports (looked at for
+    /// every packet-in).
+    host_ports: PortSet,
 }
 
 /// The discovery application.
@@ -439,7 +440,7 @@ impl Inner {
     /// one) has probed it again; every neighbour's master probes within
     /// the interval.
     fn mark_host_port(&self, state: &mut SwitchTopology, at: PortRef, net: &Network) {
-        if state.host_ports.contains(&at.port) {
+        if state.host_ports.contains(at.port) {
             return;
         }
         let now = net.now();
@@ -734,7 +735,7 @@ impl App for TopologyApp {
         let inner = &self.inner;
         let now = sw.net().now();
         let at = PortRef::new(sw.dpid(), port.no);
-        state.host_ports.remove(&port.no);
+        state.host_ports.remove(port.no);
         let mut shared = lock(&inner.shared);
         update_port(&mut shared.topo, sw.dpid(), port);
         shared.topo.host_ports.remove(&at);
@@ -757,7 +758,7 @@ impl App for TopologyApp {
     fn port_down(&self, sw: &mut SwitchCtx<'_>, state: &mut SwitchTopology, port: &PortDesc) {
         let inner = &self.inner;
         let at = PortRef::new(sw.dpid(), port.no);
-        state.host_ports.remove(&port.no);
+        state.host_ports.remove(port.no);
         let mut shared = lock(&inner.shared);
         update_port(&mut shared.topo, sw.dpid(), port);
         let gone = shared.topo.remove_port_links(at);

@@ -9,20 +9,30 @@
 //! Views are immutable: a writer builds the next version and publishes it
 //! whole; what does not change between versions is shared (`Arc`, and the
 //! persistent maps of `imbl`), so a new version of a large topology costs
-//! the path it changes, not a copy of the whole.
+//! the path it changes, not a copy of the whole. The hosts are the
+//! exception: their versions share one table, changed in place, with a
+//! log of what changed (the `hosts` module says why).
+//!
+//! The packet-in paths class a packet's port (edge, link) through
+//! [`SwitchPorts`], which each application keeps per switch and works out
+//! once per topology version, rather than through the topology's maps.
+
+mod hosts;
+
+pub use hosts::{
+    Batch, Behind, Host, HostCache, HostChange, HostEvent, HostTable, Hosts, Put, Seen, Sender,
+};
 
 use baton_openflow::neutral::PortDesc;
 use baton_openflow::{DatapathId, MacAddr, PortNo};
 use baton_runtime::SwitchId;
-use baton_runtime::env::View;
+use baton_runtime::env::{Versioned, View};
 use imbl::ordmap::DiffItem;
 use imbl::{OrdMap, OrdSet};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
-use std::net::{Ipv4Addr, Ipv6Addr};
 use std::ops::RangeInclusive;
 use std::sync::Arc;
-use std::time::Instant;
 
 /// A switch port: one end of a link, or where a host is attached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -360,131 +370,121 @@ impl Topology {
     }
 }
 
-/// A host the network has seen.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Host {
-    /// Its Ethernet address.
-    pub mac: MacAddr,
-    /// The VLAN it was seen on, if tagged.
-    pub vlan: Option<u16>,
-    /// IPv4 addresses it used (ARP sender, IPv4 source).
-    pub ipv4: BTreeSet<Ipv4Addr>,
-    /// IPv6 addresses it used (IPv6 source, neighbour discovery).
-    pub ipv6: BTreeSet<Ipv6Addr>,
-    /// Where it is attached.
-    pub at: PortRef,
-    /// When it was first seen.
-    pub first_seen: Instant,
-    /// When it was last seen (refreshed in the view at most every aging
-    /// period, to keep versions for real changes).
-    pub last_seen: Instant,
-    /// When it was first seen at `at`, in milliseconds since the Unix
-    /// epoch: of two members of a cluster that saw it at different ports,
-    /// the later sighting is where it is now.
-    pub at_since_ms: u64,
-}
-
-/// The hosts, by Ethernet address.
-///
-/// Persistent maps (`imbl`'s B-trees, which share what did not change):
-/// `devices` publishes a new version each time it learns a host, and a
-/// copy of a `BTreeMap` costs every host it holds, so with millions of
-/// hosts (10,000 switches under a MAC flood) the copies took the whole
-/// worker and no switch was answered for minutes (measured; BENCHMARKS.md,
-/// "A 10-minute soak"). A copy of these costs nothing, an insert a path.
+/// A set of port numbers, for a switch's handful: a bit per port below
+/// 64, a sorted list above.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Hosts {
-    /// Every host.
-    pub by_mac: OrdMap<MacAddr, Arc<Host>>,
-    by_ipv4: OrdMap<Ipv4Addr, MacAddr>,
-    /// The hosts attached to each switch: what a switch's change concerns
-    /// ([`Hosts::on_switch`]).
-    by_switch: OrdMap<DatapathId, OrdSet<MacAddr>>,
+pub struct PortSet {
+    low: u64,
+    high: Vec<PortNo>,
 }
 
-impl View for Hosts {
-    const NAME: &'static str = "hosts";
-}
-
-impl Hosts {
-    /// Adds or replaces a host.
-    pub fn insert(&mut self, host: Host) {
-        let mut attached = true;
-        if let Some(old) = self.by_mac.get(&host.mac).cloned() {
-            for ip in &old.ipv4 {
-                if self.by_ipv4.get(ip) == Some(&host.mac) {
-                    self.by_ipv4.remove(ip);
+impl PortSet {
+    /// Adds `port`.
+    pub fn insert(&mut self, port: PortNo) {
+        match port.0 {
+            n @ 0..64 => self.low |= 1 << n,
+            _ => {
+                if let Err(i) = self.high.binary_search(&port) {
+                    self.high.insert(i, port);
                 }
             }
-            attached = old.at.dpid == host.at.dpid;
-            if !attached {
-                self.detach(&old);
+        }
+    }
+
+    /// Takes `port` out.
+    pub fn remove(&mut self, port: PortNo) {
+        match port.0 {
+            n @ 0..64 => self.low &= !(1 << n),
+            _ => {
+                if let Ok(i) = self.high.binary_search(&port) {
+                    self.high.remove(i);
+                }
             }
         }
-        for ip in &host.ipv4 {
-            self.by_ipv4.insert(*ip, host.mac);
-        }
-        let already = attached
-            && self
-                .by_switch
-                .get(&host.at.dpid)
-                .is_some_and(|macs| macs.contains(&host.mac));
-        if !already {
-            self.by_switch
-                .entry(host.at.dpid)
-                .or_default()
-                .insert(host.mac);
-        }
-        self.by_mac.insert(host.mac, Arc::new(host));
     }
 
-    /// Drops `host` from its switch's hosts.
-    fn detach(&mut self, host: &Host) {
-        let Some(macs) = self.by_switch.get_mut(&host.at.dpid) else {
-            return;
-        };
-        macs.remove(&host.mac);
-        if macs.is_empty() {
-            self.by_switch.remove(&host.at.dpid);
+    /// Whether it holds `port`.
+    #[inline]
+    pub fn contains(&self, port: PortNo) -> bool {
+        match port.0 {
+            n @ 0..64 => self.low & (1 << n) != 0,
+            _ => self.high.binary_search(&port).is_ok(),
         }
     }
 
-    /// Removes a host.
-    pub fn remove(&mut self, mac: &MacAddr) -> Option<Arc<Host>> {
-        let old = self.by_mac.remove(mac)?;
-        for ip in &old.ipv4 {
-            if self.by_ipv4.get(ip) == Some(mac) {
-                self.by_ipv4.remove(ip);
-            }
+    /// Its ports, in order.
+    pub fn iter(&self) -> impl Iterator<Item = PortNo> + '_ {
+        let low = self.low;
+        (0..64u32)
+            .filter(move |n| low & (1 << n) != 0)
+            .map(PortNo)
+            .chain(self.high.iter().copied())
+    }
+}
+
+impl FromIterator<PortNo> for PortSet {
+    fn from_iter<I: IntoIterator<Item = PortNo>>(ports: I) -> PortSet {
+        let mut set = PortSet::default();
+        for p in ports {
+            set.insert(p);
         }
-        self.detach(&old);
-        Some(old)
+        set
+    }
+}
+
+/// One switch's edge and link ports as one version of the topology has
+/// them ([`Topology::is_edge_port`], [`Topology::is_link_port`]), for the
+/// packet-in paths: an application keeps one per switch in the switch's
+/// own state and brings it up to date with [`SwitchPorts::follow`], which
+/// works them out again only when the version changed. Classing each
+/// packet's port in the topology's maps cost about 400 instructions per
+/// packet across the default pipeline (three look-ups in persistent maps
+/// for each of `devices` and `routing`; BENCHMARKS.md).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SwitchPorts {
+    /// The topology version they were worked out from (0: none yet).
+    version: u64,
+    edge: PortSet,
+    link: PortSet,
+}
+
+impl SwitchPorts {
+    /// Switch `dpid`'s ports as `topo` has them, worked out again only if
+    /// `topo` is another version than last time.
+    #[inline]
+    pub fn follow(&mut self, topo: &Versioned<Topology>, dpid: DatapathId) -> &SwitchPorts {
+        if self.version != topo.version() {
+            *self = SwitchPorts::of(topo, dpid);
+        }
+        self
     }
 
-    /// The hosts attached to switch `dpid`.
-    pub fn on_switch(&self, dpid: DatapathId) -> impl Iterator<Item = &Arc<Host>> + '_ {
-        let macs = self.by_switch.get(&dpid).into_iter().flatten();
-        macs.filter_map(|mac| self.by_mac.get(mac))
+    /// Switch `dpid`'s ports in `topo`.
+    pub fn of(topo: &Versioned<Topology>, dpid: DatapathId) -> SwitchPorts {
+        let edge = topo.edge_ports(dpid).into_iter().collect();
+        let link = topo
+            .links_from_switch(dpid)
+            .map(|l| l.src.port)
+            .chain(topo.links_to_switch(dpid).map(|l| l.dst.port))
+            .collect();
+        SwitchPorts {
+            version: topo.version(),
+            edge,
+            link,
+        }
     }
 
-    /// The host with this Ethernet address.
-    pub fn get(&self, mac: &MacAddr) -> Option<&Arc<Host>> {
-        self.by_mac.get(mac)
+    /// Whether `port` is an edge port ([`Topology::is_edge_port`]).
+    #[inline]
+    pub fn is_edge(&self, port: PortNo) -> bool {
+        self.edge.contains(port)
     }
 
-    /// The host that uses this IPv4 address.
-    pub fn by_ipv4(&self, ip: Ipv4Addr) -> Option<&Arc<Host>> {
-        self.by_mac.get(self.by_ipv4.get(&ip)?)
-    }
-
-    /// Hosts known.
-    pub fn len(&self) -> usize {
-        self.by_mac.len()
-    }
-
-    /// True when none is known.
-    pub fn is_empty(&self) -> bool {
-        self.by_mac.is_empty()
+    /// Whether a link leaves or arrives on `port`
+    /// ([`Topology::is_link_port`]).
+    #[inline]
+    pub fn is_link(&self, port: PortNo) -> bool {
+        self.link.contains(port)
     }
 }
 
@@ -527,43 +527,6 @@ mod tests {
 
     fn p(d: u64, n: u32) -> PortRef {
         PortRef::new(DatapathId(d), PortNo(n))
-    }
-
-    fn host(n: u8, at: PortRef) -> Host {
-        let now = Instant::now();
-        Host {
-            mac: MacAddr([2, 0, 0, 0, 0, n]),
-            vlan: None,
-            ipv4: BTreeSet::new(),
-            ipv6: BTreeSet::new(),
-            at,
-            first_seen: now,
-            last_seen: now,
-            at_since_ms: 0,
-        }
-    }
-
-    fn on_switch(hosts: &Hosts, dpid: u64) -> Vec<u8> {
-        hosts
-            .on_switch(DatapathId(dpid))
-            .map(|h| h.mac.0[5])
-            .collect()
-    }
-
-    #[test]
-    fn hosts_are_found_by_their_switch_as_they_come_move_and_go() {
-        let mut hosts = Hosts::default();
-        hosts.insert(host(1, p(1, 1)));
-        hosts.insert(host(2, p(1, 2)));
-        hosts.insert(host(3, p(2, 1)));
-        assert_eq!(on_switch(&hosts, 1), vec![1, 2]);
-        hosts.insert(host(2, p(1, 3))); // another port, same switch
-        hosts.insert(host(1, p(2, 2))); // another switch
-        assert_eq!(on_switch(&hosts, 1), vec![2]);
-        assert_eq!(on_switch(&hosts, 2), vec![1, 3]);
-        hosts.remove(&host(2, p(1, 3)).mac);
-        assert!(on_switch(&hosts, 1).is_empty());
-        assert!(hosts.by_switch.get(&DatapathId(1)).is_none());
     }
 
     #[test]
@@ -641,30 +604,56 @@ mod tests {
     }
 
     #[test]
-    fn hosts_are_found_by_address() {
-        let now = Instant::now();
-        let mut h = Hosts::default();
-        let host = |mac: u8, ip: u8, port: u32| Host {
-            mac: MacAddr([0, 0, 0, 0, 0, mac]),
-            vlan: None,
-            ipv4: [Ipv4Addr::new(10, 0, 0, ip)].into(),
-            ipv6: BTreeSet::new(),
-            at: p(1, port),
-            first_seen: now,
-            last_seen: now,
-            at_since_ms: 0,
-        };
-        h.insert(host(1, 1, 1));
-        h.insert(host(2, 2, 2));
-        assert_eq!(h.by_ipv4(Ipv4Addr::new(10, 0, 0, 2)).unwrap().at, p(1, 2));
-        // The address moves to another host.
-        h.insert(host(3, 2, 3));
+    fn port_sets_hold_low_and_high_numbers() {
+        let mut set: PortSet = [PortNo(3), PortNo(63), PortNo(64), PortNo(70000)]
+            .into_iter()
+            .collect();
+        for n in [3, 63, 64, 70000] {
+            assert!(set.contains(PortNo(n)), "{n}");
+        }
+        assert!(!set.contains(PortNo(4)) && !set.contains(PortNo(65)));
+        set.remove(PortNo(63));
+        set.remove(PortNo(64));
+        set.insert(PortNo(3));
         assert_eq!(
-            h.by_ipv4(Ipv4Addr::new(10, 0, 0, 2)).unwrap().mac,
-            MacAddr([0, 0, 0, 0, 0, 3])
+            set.iter().collect::<Vec<_>>(),
+            vec![PortNo(3), PortNo(70000)]
         );
-        h.remove(&MacAddr([0, 0, 0, 0, 0, 3]));
-        assert!(h.by_ipv4(Ipv4Addr::new(10, 0, 0, 2)).is_none());
-        assert_eq!(h.len(), 2);
+    }
+
+    #[test]
+    fn a_switch_s_ports_are_classed_as_the_topology_version_has_them() {
+        let node = |d: u64| {
+            let ports = (1..=3).map(|n| (PortNo(n), baton_runtime::testing::port(n)));
+            Arc::new(SwitchNode {
+                served: Served::Here(SwitchId::new(d as u32, 0)),
+                dpid: DatapathId(d),
+                ports: ports.collect(),
+            })
+        };
+        let mut t = Topology::default();
+        t.switches.insert(DatapathId(1), node(1));
+        t.switches.insert(DatapathId(2), node(2));
+        t.add_link(Link {
+            src: p(1, 1),
+            dst: p(2, 1),
+        });
+        t.settling.insert(p(1, 3));
+        let v1 = Versioned::new(1, t.clone());
+        let mut ports = SwitchPorts::default();
+        let s1 = ports.follow(&v1, DatapathId(1)).clone();
+        for n in 1..=3 {
+            let at = p(1, n);
+            assert_eq!(s1.is_edge(PortNo(n)), v1.is_edge_port(at), "{at}");
+            assert_eq!(s1.is_link(PortNo(n)), v1.is_link_port(at), "{at}");
+        }
+        assert!(s1.is_link(PortNo(1)) && s1.is_edge(PortNo(2)) && !s1.is_edge(PortNo(3)));
+        // The far end sees the link arriving on its port 1.
+        assert!(SwitchPorts::of(&v1, DatapathId(2)).is_link(PortNo(1)));
+        // The same version again is not looked at; a new one is.
+        t.settling.remove(&p(1, 3));
+        let v2 = Versioned::new(2, t);
+        assert!(!ports.follow(&v1, DatapathId(1)).is_edge(PortNo(3)));
+        assert!(ports.follow(&v2, DatapathId(1)).is_edge(PortNo(3)));
     }
 }

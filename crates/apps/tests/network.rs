@@ -498,7 +498,7 @@ fn no_more_than_max_hosts_are_tracked_and_one_that_ages_out_makes_room() {
     tb.advance(Duration::from_millis(600));
     let listed = |tb: &mut Testbed| -> Vec<MacAddr> {
         let hosts = tb.harness().snapshot().get::<Hosts>().unwrap();
-        hosts.by_mac.keys().copied().collect()
+        hosts.list().iter().map(|h| h.mac).collect()
     };
     tb.send((Sw(0), 1), &arp_request(mac(0), ip(0), ip(2)));
     tb.send((Sw(0), 2), &arp_request(mac(1), ip(1), ip(2)));

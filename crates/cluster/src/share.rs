@@ -131,7 +131,7 @@ pub fn own_facts(node: &str, topo: Option<&Topology>, hosts: Option<&Hosts>) -> 
     }
     for h in hosts
         .into_iter()
-        .flat_map(|h| h.by_mac.values())
+        .flat_map(|h| h.list())
         .filter(|h| here(h.at.dpid))
     {
         facts.insert(

@@ -21,12 +21,11 @@ use super::{Inner, towards};
 use crate::paths::between;
 use crate::routes::Routes;
 use crate::sync::lock;
-use crate::views::{Hosts, Link, Topology};
+use crate::views::{HostEvent, Hosts, Link, Topology};
 use baton_openflow::neutral::{self, MatchSpec};
 use baton_openflow::{DatapathId, MacAddr, PortNo, Xid};
 use baton_runtime::dag::{Dag, DagApp, Local, Trigger};
 use baton_runtime::env::{Versioned, ViewAccess, ViewId};
-use imbl::ordmap::DiffItem;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -65,27 +64,33 @@ pub(super) fn stages(inner: &Arc<Inner>) -> Vec<Arc<dyn DagApp>> {
 /// their switches on the routes there are.
 struct RoutesStage {
     inner: Arc<Inner>,
-    /// The routes this stage last prepared and the hosts it prepared them
-    /// for. A new version of the hosts on routes with the same paths
-    /// ([`Routes::same_paths`]) prepares only the switches of the hosts it
-    /// added or moved: walking every host at each version cost a million
-    /// lookups per version while a MAC flood taught hosts (a
-    /// 10,000-switch soak, BENCHMARKS.md).
-    prepared: Mutex<Option<(Arc<Routes>, Arc<Hosts>)>>,
+    /// The routes this stage last prepared and the version of the hosts
+    /// it prepared them for. A new version of the hosts on routes with the
+    /// same paths ([`Routes::same_paths`]) prepares only the switches of
+    /// the hosts learnt or moved since, read from the hosts' change log:
+    /// walking every host at each version cost a million lookups per
+    /// version while a MAC flood taught hosts (a 10,000-switch soak,
+    /// BENCHMARKS.md).
+    prepared: Mutex<Option<(Arc<Routes>, Hosts)>>,
 }
 
-/// The switches of the hosts `now` has and `before` had not, or had
-/// elsewhere.
-fn switches_of_new_hosts(before: &Hosts, now: &Hosts) -> Vec<DatapathId> {
-    before
-        .by_mac
-        .diff(&now.by_mac)
-        .filter_map(|change| match change {
-            DiffItem::Add(_, host) => Some(host.at.dpid),
-            DiffItem::Update { old, new } if old.1.at != new.1.at => Some(new.1.at.dpid),
-            _ => None,
+/// The switches of the hosts learnt or moved since version `before` of
+/// the hosts, up to `now`; `None` if the log no longer says.
+fn switches_of_new_hosts(before: &Hosts, now: &Hosts) -> Option<Vec<DatapathId>> {
+    if !before.same_table(now) {
+        return None;
+    }
+    let changes = now.changes_since(before.seq()).ok()?;
+    let mut switches: Vec<DatapathId> = changes
+        .iter()
+        .filter_map(|c| match c.what {
+            HostEvent::Learnt { at } | HostEvent::Moved { to: at, .. } => Some(at.dpid),
+            HostEvent::Gone { .. } => None,
         })
-        .collect()
+        .collect();
+    switches.sort_unstable();
+    switches.dedup();
+    Some(switches)
 }
 
 impl DagApp for RoutesStage {
@@ -108,10 +113,7 @@ impl DagApp for RoutesStage {
         let version = local.version::<Topology>();
         let hosts = local.read::<Hosts>();
         let every_host = |routes: &Routes| {
-            let switches = hosts
-                .iter()
-                .flat_map(|h| h.by_mac.values().map(|h| h.at.dpid));
-            routes.prepare(switches.collect::<BTreeSet<_>>());
+            routes.prepare(hosts.iter().flat_map(|h| h.switches()));
         };
         let current = local.read::<Routes>();
         let routes = match current {
@@ -135,13 +137,17 @@ impl DagApp for RoutesStage {
             }
         };
         let mut prepared = lock(&self.prepared);
-        match (prepared.take(), &hosts) {
+        let new_hosts = match (prepared.take(), &hosts) {
             (Some((before_routes, before)), Some(now)) if before_routes.same_paths(&routes) => {
-                routes.prepare(switches_of_new_hosts(&before, now));
+                switches_of_new_hosts(&before, now)
             }
-            _ => every_host(&routes),
+            _ => None,
+        };
+        match new_hosts {
+            Some(switches) => routes.prepare(switches),
+            None => every_host(&routes),
         }
-        *prepared = hosts.map(|hosts| (routes, hosts));
+        *prepared = hosts.map(|hosts| (routes, Hosts::clone(&hosts)));
         Ok(())
     }
 }
@@ -150,7 +156,7 @@ impl DagApp for RoutesStage {
 #[derive(Default, Clone)]
 struct Seen {
     routes: Option<Arc<Routes>>,
-    hosts: Option<Arc<Hosts>>,
+    hosts: Option<Hosts>,
 }
 
 /// What a run of `route-flow` did, kept once the run commits.
@@ -225,7 +231,7 @@ impl RouteFlow {
             // now longer than the shortest go, so the next packet takes
             // the short one.
             for (&(dpid, mac), t) in &installed.flows {
-                let at = hosts.and_then(|h| h.get(&mac)).map(|h| h.at.dpid);
+                let at = hosts.and_then(|h| h.at(&mac)).map(|at| at.dpid);
                 let shortest = at.and_then(|to| new.path(dpid, to)).map(|p| p.len());
                 if shortest.is_some_and(|n| n < t.longest) {
                     doomed.insert((dpid, mac));
@@ -244,26 +250,43 @@ impl RouteFlow {
         doomed.into_iter().collect()
     }
 
-    /// The flows towards and from hosts that moved or went: deleted, so
-    /// the next packets to or from such a host reach the controller and
-    /// `devices` learns where it is now, even while it talks over flows
-    /// installed before (a switch that reconnected, a port that flapped).
+    /// The flows towards and from hosts that moved or went between
+    /// versions `before` and `now` of the hosts: deleted, so the next
+    /// packets to or from such a host reach the controller and `devices`
+    /// learns where it is now, even while it talks over flows installed
+    /// before (a switch that reconnected, a port that flapped).
     fn off_moved_hosts(&self, before: &Hosts, now: &Hosts) -> OffMovedHosts {
-        // The persistent maps' diff skips what the two versions share, so
-        // this costs the hosts that changed, not all of them: it runs at
-        // each new version of the hosts, continually under a MAC flood.
-        // It runs before taking the record of the flows, which the
-        // packet-in path takes to install.
-        let changed: Vec<MacAddr> = before
-            .by_mac
-            .diff(&now.by_mac)
-            .filter_map(|change| match change {
-                DiffItem::Update { old, new } if old.1.at != new.1.at => Some(*old.0),
-                DiffItem::Remove(mac, _) => Some(*mac),
-                _ => None,
-            })
-            .collect();
+        // The hosts' change log says who moved or went: this costs the
+        // changes since `before`, not the hosts (it runs at each new
+        // version, continually under a MAC flood). It is read before
+        // taking the record of the flows, which the packet-in path takes
+        // to install.
+        let changes = match before.same_table(now) {
+            true => now.changes_since(before.seq()).map_err(|e| e.to_string()),
+            false => Err("another host table".to_string()),
+        };
+        let changed: Option<Vec<MacAddr>> = match changes {
+            Ok(changes) => Some(
+                changes
+                    .iter()
+                    .filter(|c| !matches!(c.what, HostEvent::Learnt { .. }))
+                    .map(|c| c.mac)
+                    .collect::<BTreeSet<_>>()
+                    .into_iter()
+                    .collect(),
+            ),
+            Err(why) => {
+                tracing::warn!(%why, "routing lost track of which hosts moved: every flow it installed is deleted");
+                None
+            }
+        };
         let installed = lock(&self.inner.installed);
+        let changed = changed.unwrap_or_else(|| {
+            // Every host routing has a flow towards or from.
+            let mut all: BTreeSet<MacAddr> = installed.by_mac.keys().copied().collect();
+            all.extend(installed.by_src.keys().copied());
+            all.into_iter().collect()
+        });
         let mut off = OffMovedHosts {
             flows: Vec::new(),
             up_to: installed.generation,
@@ -320,7 +343,7 @@ impl DagApp for RouteFlow {
             doomed.extend(off.into_iter().map(|(dpid, mac)| (dpid, towards(mac))));
         }
         let mut forget = OffMovedHosts::default();
-        if let (Some(before), Some(now)) = (last.hosts.as_deref(), hosts.as_deref()) {
+        if let (Some(before), Some(now)) = (last.hosts.as_ref(), hosts.as_deref()) {
             forget = self.off_moved_hosts(before, now);
             doomed.extend(forget.flows.iter().map(|&(dpid, dst, src)| match src {
                 None => (dpid, towards(dst)),
@@ -338,7 +361,7 @@ impl DagApp for RouteFlow {
         let mut done = Done {
             seen: Seen {
                 routes: Some(routes),
-                hosts,
+                hosts: hosts.map(|h| Hosts::clone(&h)),
             },
             pending: Vec::new(),
             sent: 0,
@@ -382,7 +405,7 @@ impl DagApp for RouteFlow {
 mod tests {
     use super::*;
     use crate::routing::{RoutingApp, RoutingConfig};
-    use crate::views::{Host, PortRef, Served, SwitchNode};
+    use crate::views::{Batch, Host, HostTable, PortRef, Served, SwitchNode};
     use baton_runtime::SwitchId;
     use baton_runtime::testing::port;
 
@@ -431,21 +454,30 @@ mod tests {
 
     #[test]
     fn only_hosts_added_or_moved_have_their_switches_prepared() {
-        let mut before = Hosts::default();
+        let table = HostTable::new();
         for (n, dpid) in [(1, 1), (2, 2), (3, 3)] {
-            before.insert(host(n, dpid));
+            table.insert(host(n, dpid));
         }
-        let mut now = before.clone();
-        now.insert(host(2, 5)); // moved from switch 2 to 5
-        now.remove(&host(3, 3).mac); // went
-        now.insert(host(4, 4)); // came
+        let before = table.view();
+        table.insert(host(2, 5)); // moved from switch 2 to 5
+        let mut batch = Batch::default();
+        table.remove(&host(3, 3).mac, &mut batch); // went
+        table.commit(&mut batch, |_| {});
+        table.insert(host(4, 4)); // came
         let mut refreshed = host(1, 1);
         refreshed.last_seen += std::time::Duration::from_secs(60);
-        now.insert(refreshed); // seen again where it was
-        let mut got = switches_of_new_hosts(&before, &now);
-        got.sort();
-        assert_eq!(got, vec![DatapathId(4), DatapathId(5)]);
-        assert!(switches_of_new_hosts(&now, &now).is_empty());
+        table.insert(refreshed); // seen again where it was
+        let now = table.view();
+        assert_eq!(
+            switches_of_new_hosts(&before, &now),
+            Some(vec![DatapathId(4), DatapathId(5)])
+        );
+        assert_eq!(switches_of_new_hosts(&now, &now), Some(vec![]));
+        assert_eq!(
+            switches_of_new_hosts(&Hosts::default(), &now),
+            None,
+            "another table: every host's switch is prepared"
+        );
     }
 
     /// Routing with default settings, and a `route-flow` stage of it.
@@ -466,10 +498,11 @@ mod tests {
         // also sends to host 3, behind s2.
         let (s1, s2) = (DatapathId(1), DatapathId(2));
         let mac = |n| host(n, 0).mac;
-        let mut before = Hosts::default();
+        let table = HostTable::new();
         for (n, dpid) in [(1, 1), (2, 1), (9, 1), (3, 2)] {
-            before.insert(host(n, dpid));
+            table.insert(host(n, dpid));
         }
+        let before = table.view();
         {
             let mut installed = lock(&app.inner.installed);
             for (dpid, src, dst) in [(s1, 1, 9), (s1, 2, 9), (s2, 1, 3)] {
@@ -477,10 +510,12 @@ mod tests {
                 installed.add(dpid, (mac(src), mac(dst)), Vec::new(), g);
             }
         }
-        let mut now = before.clone();
+        let mut batch = Batch::default();
         for n in [1, 2, 9] {
-            now.remove(&mac(n));
+            table.remove(&mac(n), &mut batch);
         }
+        table.commit(&mut batch, |_| {});
+        let now = table.view();
         let off = stage.off_moved_hosts(&before, &now);
         assert_eq!(
             off.flows,

@@ -1,5 +1,5 @@
 use super::*;
-use baton_apps::views::{Link, Served, SwitchNode};
+use baton_apps::views::{HostTable, Link, Served, SwitchNode};
 use baton_runtime::SwitchId;
 
 fn pr(d: u64, p: u32) -> PortRef {
@@ -54,10 +54,10 @@ fn network() -> (Topology, Hosts) {
     t.add_link(l.reversed());
     t.host_ports.insert(pr(1, 3));
     t.host_ports.insert(pr(2, 3));
-    let mut h = Hosts::default();
+    let h = HostTable::new();
     h.insert(host(1, pr(1, 1)));
     h.insert(host(2, pr(2, 1)));
-    (t, h)
+    (t, h.view())
 }
 
 #[test]

@@ -44,7 +44,7 @@ pub(super) async fn hosts(State(s): State<Shared>) -> Json<Hosts> {
     Json(match snapshot.get::<views::Hosts>() {
         Some(h) => Hosts {
             version: h.version(),
-            hosts: h.by_mac.values().map(|h| Host::new(h, now)).collect(),
+            hosts: h.list().iter().map(|h| Host::new(h, now)).collect(),
         },
         None => Hosts {
             version: 0,
