@@ -54,12 +54,14 @@ pub struct CompareArgs {
     #[arg(required_unless_present = "list")]
     pub scenario: Option<String>,
     /// Controllers to compare, the first being the reference for ratios:
-    /// `baton[:SCHEDULER][:pin]`, `baton:all` (every scheduler),
-    /// ovs-testcontroller, os-ken, responder, responder:learning (the
-    /// responder with the learning switch's MAC table),
-    /// responder:learning-l2 and responder:learning-exact (answering with
-    /// its own FLOW_MOD, with the L2 or the exact match),
-    /// external:HOST:PORT.
+    /// `baton[:SCHEDULER][:pin][:apps=APPS]` (APPS `default`, what `baton
+    /// run` runs with no --apps, or names joined by +; the learning switch
+    /// without it), `baton:all` (every scheduler), ovs-testcontroller,
+    /// os-ken, responder, responder:learning (the responder with the
+    /// learning switch's MAC table), responder:learning-l2 and
+    /// responder:learning-exact (answering with its own FLOW_MOD, with the
+    /// L2 or the exact match), minimal-learning (a learning switch in C,
+    /// OpenFlow 1.0), external:HOST:PORT.
     #[arg(
         long,
         value_delimiter = ',',

@@ -3,14 +3,19 @@
 //! wait until it accepts connections, run, then stop it (SIGTERM, then
 //! SIGKILL after 3 s).
 //!
-//! Target names: `baton[:SCHEDULER][:pin]` (the `baton` binary next to the
-//! current executable, or `--baton PATH`), `ovs-testcontroller` (Debian
+//! Target names: `baton[:SCHEDULER][:pin][:apps=APPS]` (the `baton` binary
+//! next to the current executable, or `--baton PATH`; APPS is `default`,
+//! what `baton run` runs with no `--apps`, or names joined by `+`, such as
+//! `apps=topology+devices+routing`; without it, `learning-switch`, as the
+//! papers measure), `ovs-testcontroller` (Debian
 //! `openvswitch-testcontroller`), `os-ken` (os-ken's `simple_switch`, from
 //! `scripts/install-peers.sh`), `responder` (this crate's ceiling),
 //! `responder:learning` (the ceiling of a learning switch: the responder
 //! with the learning switch's MAC table), `responder:learning-l2` and
 //! `responder:learning-exact` (the same, answering with the learning
-//! switch's own FLOW_MOD, its L2 match by default or its exact match) and
+//! switch's own FLOW_MOD, its L2 match by default or its exact match),
+//! `minimal-learning` (an independent learning switch in C, OpenFlow 1.0
+//! only, from `scripts/bench/build-minimal-learning.sh`) and
 //! `external:HOST:PORT` (already running; not started or stopped).
 
 use crate::Error;
@@ -26,17 +31,21 @@ use std::time::{Duration, Instant};
 /// A controller to compare.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub enum Target {
-    /// `baton run --scheduler NAME [--pin]`.
+    /// `baton run --scheduler NAME [--pin] [--apps APPS]`.
     Baton {
         /// The scheduler.
         scheduler: String,
         /// Pass `--pin`.
         pin: bool,
+        /// The applications.
+        apps: BatonApps,
     },
     /// `ovs-testcontroller ptcp:PORT:127.0.0.1`.
     OvsTestController,
     /// os-ken's simple_switch.
     OsKen,
+    /// `scripts/bench/minimal-learning.c`, built into the peers directory.
+    MinimalLearning,
     /// `baton bench responder [--learning [--exact-match]]`.
     Responder(ResponderMode),
     /// A controller that is already running.
@@ -55,17 +64,25 @@ impl std::str::FromStr for Target {
             Some("baton") => {
                 let mut scheduler = "fair".to_string();
                 let mut pin = false;
+                let mut apps = BatonApps::LearningSwitch;
                 for p in parts {
                     if p == "pin" {
                         pin = true;
+                    } else if let Some(value) = p.strip_prefix("apps=") {
+                        apps = BatonApps::parse(value)?;
                     } else if !p.is_empty() {
                         scheduler = p.to_string();
                     }
                 }
-                Ok(Target::Baton { scheduler, pin })
+                Ok(Target::Baton {
+                    scheduler,
+                    pin,
+                    apps,
+                })
             }
             Some("ovs-testcontroller" | "ovs") => Ok(Target::OvsTestController),
             Some("os-ken" | "osken") => Ok(Target::OsKen),
+            Some("minimal-learning") => Ok(Target::MinimalLearning),
             Some("responder") => match parts.next() {
                 None => Ok(Target::Responder(ResponderMode::Template)),
                 Some("learning") => Ok(Target::Responder(ResponderMode::Learning)),
@@ -76,7 +93,7 @@ impl std::str::FromStr for Target {
                 ))),
             },
             _ => Err(Error::new(format!(
-                "unknown target `{s}` (baton[:SCHEDULER][:pin], ovs-testcontroller, os-ken, responder[:learning|:learning-l2|:learning-exact], external:HOST:PORT)"
+                "unknown target `{s}` (baton[:SCHEDULER][:pin][:apps=default|A+B], ovs-testcontroller, os-ken, minimal-learning, responder[:learning|:learning-l2|:learning-exact], external:HOST:PORT)"
             ))),
         }
     }
@@ -86,11 +103,18 @@ impl Target {
     /// The label in tables.
     pub fn label(&self) -> String {
         match self {
-            Target::Baton { scheduler, pin } => {
-                format!("baton:{scheduler}{}", if *pin { ":pin" } else { "" })
-            }
+            Target::Baton {
+                scheduler,
+                pin,
+                apps,
+            } => format!(
+                "baton:{scheduler}{}{}",
+                if *pin { ":pin" } else { "" },
+                apps.label()
+            ),
             Target::OvsTestController => "ovs-testcontroller".into(),
             Target::OsKen => "os-ken".into(),
+            Target::MinimalLearning => "minimal-learning".into(),
             Target::Responder(ResponderMode::Template) => "responder".into(),
             Target::Responder(ResponderMode::Learning) => "responder:learning".into(),
             Target::Responder(ResponderMode::LearningL2) => "responder:learning-l2".into(),
@@ -110,6 +134,48 @@ impl Target {
     }
 }
 
+/// The applications a `baton` target runs.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub enum BatonApps {
+    /// `--apps learning-switch`, what the papers benchmark (the target
+    /// without `:apps=`).
+    LearningSwitch,
+    /// No `--apps`: what `baton run` runs by default (`apps=default`).
+    Default,
+    /// `--apps` with these, comma-separated (`apps=a+b`).
+    Named(String),
+}
+
+impl BatonApps {
+    /// Reads the value of `apps=`.
+    fn parse(value: &str) -> Result<BatonApps, Error> {
+        match value {
+            "" => Err(Error::new("empty `apps=` (default, or names joined by +)")),
+            "default" => Ok(BatonApps::Default),
+            "learning-switch" => Ok(BatonApps::LearningSwitch),
+            names => Ok(BatonApps::Named(names.replace('+', ","))),
+        }
+    }
+
+    /// The `--apps` value to pass, if any.
+    fn flag(&self) -> Option<String> {
+        match self {
+            BatonApps::LearningSwitch => Some("learning-switch".into()),
+            BatonApps::Default => None,
+            BatonApps::Named(names) => Some(names.clone()),
+        }
+    }
+
+    /// The `:apps=` part of the label (none for the learning switch).
+    fn label(&self) -> String {
+        match self {
+            BatonApps::LearningSwitch => String::new(),
+            BatonApps::Default => ":apps=default".into(),
+            BatonApps::Named(names) => format!(":apps={}", names.replace(',', "+")),
+        }
+    }
+}
+
 /// baton's schedulers (`baton run --scheduler`), for `baton:all`.
 pub const BATON_SCHEDULERS: [&str; 5] = [
     "fair",
@@ -125,11 +191,13 @@ pub fn parse_list(list: &[String]) -> Result<Vec<Target>, Error> {
     for t in list {
         let parts: Vec<&str> = t.trim().split(':').collect();
         if parts.first() == Some(&"baton") && parts.contains(&"all") {
-            let pin = parts.contains(&"pin");
-            out.extend(BATON_SCHEDULERS.iter().map(|s| Target::Baton {
-                scheduler: s.to_string(),
-                pin,
-            }));
+            for scheduler in BATON_SCHEDULERS {
+                let one: Vec<&str> = parts
+                    .iter()
+                    .map(|&p| if p == "all" { scheduler } else { p })
+                    .collect();
+                out.push(one.join(":").parse()?);
+            }
         } else {
             out.push(t.parse()?);
         }
@@ -228,7 +296,11 @@ pub fn start(target: &Target, version: Version, p: &Programs, tag: &str) -> Resu
     let listen = format!("127.0.0.1:{port}");
     let workers = p.workers.to_string();
     let (program, args): (PathBuf, Vec<String>) = match target {
-        Target::Baton { scheduler, pin } => {
+        Target::Baton {
+            scheduler,
+            pin,
+            apps,
+        } => {
             let mut a = vec![
                 "run".into(),
                 "--listen".into(),
@@ -244,14 +316,13 @@ pub fn start(target: &Target, version: Version, p: &Programs, tag: &str) -> Resu
             if *pin {
                 a.push("--pin".into());
             }
-            // The learning switch, as the papers measure, unless the
-            // arguments name the applications.
-            if !p
+            // The target's applications, unless the arguments name them.
+            let named = p
                 .baton_args
                 .iter()
-                .any(|a| a == "--apps" || a.starts_with("--apps="))
-            {
-                a.extend(["--apps".into(), "learning-switch".into()]);
+                .any(|a| a == "--apps" || a.starts_with("--apps="));
+            if let Some(apps) = apps.flag().filter(|_| !named) {
+                a.extend(["--apps".into(), apps]);
             }
             a.extend(p.baton_args.iter().cloned());
             (p.baton.clone(), a)
@@ -291,6 +362,16 @@ pub fn start(target: &Target, version: Version, p: &Programs, tag: &str) -> Resu
                     app.to_string_lossy().into_owned(),
                 ],
             )
+        }
+        Target::MinimalLearning => {
+            let program = p.peers.join("minimal-learning");
+            if !program.exists() {
+                return Err(Error::new(format!(
+                    "minimal-learning not found in {} (run scripts/bench/build-minimal-learning.sh)",
+                    p.peers.display()
+                )));
+            }
+            (program, vec![port.to_string()])
         }
         Target::Responder(mode) => {
             let (exe, mut a) = self_responder_args();
@@ -420,9 +501,20 @@ mod tests {
             "baton:static-partition".parse::<Target>().unwrap(),
             Target::Baton {
                 scheduler: "static-partition".into(),
-                pin: false
+                pin: false,
+                apps: BatonApps::LearningSwitch,
             }
         );
+        let default: Target = "baton:fair:apps=default".parse().unwrap();
+        assert_eq!(default.label(), "baton:fair:apps=default");
+        let named: Target = "baton:apps=topology+devices".parse().unwrap();
+        assert_eq!(named.label(), "baton:fair:apps=topology+devices");
+        assert!(
+            matches!(named, Target::Baton { apps: BatonApps::Named(ref n), .. } if n == "topology,devices")
+        );
+        assert!("baton:apps=".parse::<Target>().is_err());
+        let every = parse_list(&["baton:all:apps=default".into()]).unwrap();
+        assert!(every.iter().all(|t| t.label().ends_with(":apps=default")));
         let t: Target = "baton:fair:pin".parse().unwrap();
         assert_eq!(t.label(), "baton:fair:pin");
         assert_eq!("baton".parse::<Target>().unwrap().label(), "baton:fair");
