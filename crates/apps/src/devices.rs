@@ -40,8 +40,8 @@ use crate::views::{
     Batch, Host, HostTable, Hosts, Peers, PortRef, Seen, Sender, Served, SwitchPorts, Topology,
 };
 use baton_openflow::DatapathId;
-use baton_openflow::MacAddr;
 use baton_openflow::packet::{Network as L3, Transport};
+use baton_openflow::{MacAddr, PortNo};
 use baton_runtime::env::{Change, Publish, Snapshot, ViewAccess};
 use baton_runtime::{App, Events, Network, PacketInBatch, SwitchCtx};
 use baton_runtime::{Configurable, SettingsError};
@@ -133,48 +133,74 @@ impl AppSettings for DevicesConfig {
 }
 
 /// The sightings each switch's cache ([`SwitchDevices`]) may hold, all
-/// switches together: 32 bytes a slot, at most half of them full, so at
-/// most 1 GiB (2^24 hosts, the learning switch's `max_hosts_total`); a
+/// switches together: 16 bytes a slot, at most half of them full, so at
+/// most 512 MiB (2^24 hosts, the learning switch's `max_hosts_total`); a
 /// switch's cache that would grow past it is cleared and refilled from
 /// the table.
 const CACHED_SIGHTINGS: usize = 1 << 24;
 
-/// What a switch's cache holds of one source address: where the host
-/// table had it (port, VLAN, an IPv4 address) or that the table refused
-/// it, as of table epoch `epoch` ([`HostTable::epoch`]), and when its
-/// last-seen time last reached the table.
+/// What a switch's cache holds of one source address, in 8 bytes: the
+/// port and (a digest of) the address the table has it with, or that the
+/// table refused it, as of the table epoch ([`HostTable::epoch`]), and
+/// when its last-seen time last reached the table. Slots of 32 bytes
+/// doubled the memory the kernel zeroes as the caches grow, which took
+/// half of the worker while 64 switches' caches filled under cbench
+/// (perf); so it is lossy where a wrong "seen so" costs at most a push
+/// period (half the aging period, after which the host is told to the
+/// table again): a 16-bit digest of the address, the epoch's low 15
+/// bits, the seconds' low 16 bits, and not the VLAN.
+///
+/// Bits: 0-15 the port, 16-31 the address digest, 32-46 the epoch, 47
+/// refused, 48-63 the seconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[repr(C)]
-struct Cached {
-    port: u32,
-    /// The address of the packets it was checked for (0: none).
-    ipv4: u32,
-    /// [`NO_VLAN`] for untagged.
-    vlan: u16,
-    /// 1: refused, the table being full.
-    refused: u16,
-    /// The low bits of the table epoch it was checked at.
-    epoch: u32,
-    /// Seconds on the table's clock when its last-seen time was stored.
-    pushed_s: u32,
-}
-
-// SAFETY: integers only, so all zeroes is a valid (empty) value.
-#[allow(unsafe_code)]
-unsafe impl Zeroable for Cached {}
-
-/// [`Cached::vlan`] of an untagged host (VLAN ids are 12 bits).
-const NO_VLAN: u16 = u16::MAX;
+struct Cached(u64);
 
 impl Cached {
-    fn vlan(vlan: Option<u16>) -> u16 {
-        vlan.unwrap_or(NO_VLAN)
+    fn new(port: u16, digest: u16, epoch: u64, refused: bool, seconds: u32) -> Cached {
+        let epoch = (epoch & 0x7fff) << 32;
+        let refused = u64::from(refused) << 47;
+        let seconds = u64::from(seconds as u16) << 48;
+        Cached(u64::from(port) | u64::from(digest) << 16 | epoch | refused | seconds)
     }
 
-    fn ipv4(ip: Option<Ipv4Addr>) -> u32 {
-        ip.map_or(0, u32::from)
+    fn port(self) -> u16 {
+        self.0 as u16
+    }
+
+    fn digest(self) -> u16 {
+        (self.0 >> 16) as u16
+    }
+
+    fn epoch_matches(self, epoch: u64) -> bool {
+        (self.0 >> 32) & 0x7fff == epoch & 0x7fff
+    }
+
+    fn refused(self) -> bool {
+        self.0 & (1 << 47) != 0
+    }
+
+    /// Whether fewer than `period` seconds passed since `seconds`.
+    fn pushed_within(self, now: u32, period: u32) -> bool {
+        (now as u16).wrapping_sub((self.0 >> 48) as u16) < period.min(u32::from(u16::MAX)) as u16
+    }
+
+    /// A digest of the address a packet names (0: none).
+    fn digest_of(s: &Sender) -> u16 {
+        let x = match (s.ipv4, s.ipv6) {
+            (Some(ip), _) => u64::from(u32::from(ip)),
+            (None, Some(ip)) => {
+                let n = u128::from(ip);
+                (n as u64) ^ (n >> 64) as u64
+            }
+            (None, None) => return 0,
+        };
+        ((x.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 48) as u16).max(1)
     }
 }
+
+// SAFETY: an integer inside, so all zeroes is a valid (empty) value.
+#[allow(unsafe_code)]
+unsafe impl Zeroable for Cached {}
 
 /// What `devices` keeps per switch: its ports as the topology has them,
 /// and a cache of the senders seen on it (McNettle §4's switch-local
@@ -189,6 +215,9 @@ impl Cached {
 pub struct SwitchDevices {
     ports: SwitchPorts,
     seen: MacTable<Cached>,
+    /// The batch's senders its cache could not answer for (kept for its
+    /// memory).
+    unsure: Vec<(Sender, PortNo)>,
 }
 
 /// What only the timers and view changes touch, under one lock the
@@ -229,7 +258,7 @@ impl DevicesApp {
         DevicesApp {
             inner: Arc::new(Inner {
                 settings: Settings::new(cfg),
-                table: HostTable::with_capacity(cfg.max_hosts),
+                table: HostTable::new(),
                 cached: HostBudget::for_hosts(CACHED_SIGHTINGS),
                 state: Mutex::new(State::default()),
                 away: AtomicUsize::new(0),
@@ -363,7 +392,10 @@ impl Inner {
     /// The senders of one switch's packet-ins (`events`, in order), which
     /// came in on `ports` of switch `dpid` (`cache`, its sightings); what
     /// they taught goes into `batch`. The cache's slots of the packet-in
-    /// [`PREFETCH_AHEAD`] ahead are loaded while one is looked at.
+    /// [`PREFETCH_AHEAD`] ahead are loaded while one is looked at; the
+    /// senders the cache cannot answer for are then told to the table, its
+    /// index slots loaded [`PREFETCH_AHEAD`] ahead in the same way (while
+    /// a MAC flood fills the table, nearly every sender is one).
     fn learn_senders(
         &self,
         dpid: DatapathId,
@@ -372,11 +404,14 @@ impl Inner {
         (now, full): (Instant, bool),
         batch: &mut Batch,
     ) {
-        let epoch = self.table.epoch() as u32;
+        let epoch = self.table.epoch();
         let now_s = self.table.seconds(now);
-        let wall = wall_ms();
         let push_s = (self.settings.get().refresh.as_secs() / 2).max(1) as u32;
-        let SwitchDevices { ports, seen: cache } = state;
+        let SwitchDevices {
+            ports,
+            seen: cache,
+            unsure,
+        } = state;
         let mut ahead = events.iter();
         let prefetch = |cache: &MacTable<Cached>, pi: &baton_runtime::PacketIn<'_>| {
             if let Some(src) = pi.eth_src() {
@@ -386,6 +421,7 @@ impl Inner {
         for pi in ahead.by_ref().take(PREFETCH_AHEAD) {
             prefetch(cache, &pi);
         }
+        unsure.clear();
         for pi in events.iter() {
             if let Some(next) = ahead.next() {
                 prefetch(cache, &next);
@@ -397,37 +433,43 @@ impl Inner {
             let Some(s) = seen(&pi) else {
                 continue;
             };
-            let (vlan, ipv4) = (Cached::vlan(s.vlan), Cached::ipv4(s.ipv4));
             if let Some(c) = cache.get(&s.mac)
-                && c.epoch == epoch
+                && c.epoch_matches(epoch)
             {
-                let fresh = match c.refused {
-                    0 => {
-                        c.port == port.0
-                            && c.vlan == vlan
-                            && (ipv4 == 0 || c.ipv4 == ipv4)
-                            && s.ipv6.is_none()
-                            && now_s.wrapping_sub(c.pushed_s) < push_s
+                let digest = Cached::digest_of(&s);
+                let fresh = match c.refused() {
+                    false => {
+                        u32::from(c.port()) == port.0
+                            && (digest == 0 || c.digest() == digest)
+                            && c.pushed_within(now_s, push_s)
                     }
-                    _ => full,
+                    true => full,
                 };
                 if fresh {
                     continue;
                 }
             }
-            let at = PortRef::new(dpid, port);
-            let refused = !self.learn(&s, at, (now, wall), batch);
-            cache.insert(
-                &s.mac,
-                Cached {
-                    port: port.0,
-                    ipv4,
-                    vlan,
-                    refused: u16::from(refused),
-                    epoch,
-                    pushed_s: now_s,
-                },
-            );
+            unsure.push((s, port));
+        }
+        if unsure.is_empty() {
+            return;
+        }
+        let wall = wall_ms();
+        for (s, _) in unsure.iter().take(PREFETCH_AHEAD) {
+            self.table.prefetch(&s.mac);
+        }
+        for i in 0..unsure.len() {
+            if let Some((next, _)) = unsure.get(i + PREFETCH_AHEAD) {
+                self.table.prefetch(&next.mac);
+            }
+            let (s, port) = unsure[i];
+            let refused = !self.learn(&s, PortRef::new(dpid, port), (now, wall), batch);
+            // A port beyond 16 bits is not cached: its host goes to the
+            // table at each packet.
+            if let Ok(port) = u16::try_from(port.0) {
+                let digest = Cached::digest_of(&s);
+                cache.insert(&s.mac, Cached::new(port, digest, epoch, refused, now_s));
+            }
         }
     }
 
@@ -706,6 +748,7 @@ impl App for DevicesApp {
         SwitchDevices {
             ports: SwitchPorts::default(),
             seen: MacTable::with_budget(max_hosts, &self.inner.cached),
+            unsure: Vec::new(),
         }
     }
 
@@ -850,5 +893,24 @@ mod tests {
             assert_eq!(fast.vlan, key.vlan.map(|v| v.vid), "{frame:02x?}");
             assert_eq!(fast.mac, src);
         }
+    }
+
+    #[test]
+    fn a_cached_sighting_keeps_what_it_is_checked_by() {
+        let c = Cached::new(7, 0xbeef, 0x1_8003, true, 70_000);
+        assert_eq!((c.port(), c.digest(), c.refused()), (7, 0xbeef, true));
+        assert!(c.epoch_matches(0x8003) && !c.epoch_matches(0x8004));
+        assert!(c.pushed_within(70_004, 5) && !c.pushed_within(70_005, 5));
+        assert!(!Cached::new(7, 1, 0, false, 0).refused());
+        let sender = |ipv4: Option<[u8; 4]>| Sender {
+            mac: MacAddr([2, 0, 0, 0, 0, 1]),
+            vlan: None,
+            ipv4: ipv4.map(Ipv4Addr::from),
+            ipv6: None,
+        };
+        assert_eq!(Cached::digest_of(&sender(None)), 0, "no address");
+        let a = Cached::digest_of(&sender(Some([10, 0, 0, 1])));
+        assert_ne!(a, 0);
+        assert_ne!(a, Cached::digest_of(&sender(Some([10, 0, 0, 2]))));
     }
 }

@@ -76,6 +76,22 @@ pub struct MacTable<V: Zeroable = PortNo> {
     max_len: usize,
     /// The budget its slots count against, if any.
     budget: Option<Arc<HostBudget>>,
+    /// Mixed into each key before it picks a slot ([`placement_seed`]).
+    seed: u64,
+}
+
+/// A random number, the same for every table of the process, mixed into
+/// each key before it picks a slot: addresses are chosen by the hosts
+/// that send them, and with the plain multiply a sender that knew it
+/// could pick addresses that all land on one run of slots and turn each
+/// look-up into a walk of the run (HashDoS). 0 if the system gives no
+/// randomness (the tables still work, as before).
+fn placement_seed() -> u64 {
+    static SEED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *SEED.get_or_init(|| {
+        let mut b = [0u8; 8];
+        getrandom::fill(&mut b).map_or(0, |()| u64::from_ne_bytes(b))
+    })
 }
 
 /// The slots that many tables may hold together: a bound on the memory of
@@ -181,6 +197,7 @@ impl<V: Zeroable + Default> MacTable<V> {
             len: 0,
             max_len: max_len.max(1),
             budget: None,
+            seed: placement_seed(),
         }
     }
 
@@ -206,7 +223,7 @@ impl<V: Zeroable + Default> MacTable<V> {
     fn home(&self, key: u64) -> usize {
         // Fibonacci hashing: the multiply spreads the low bits (the host
         // part of a MAC) over the top bits, which pick the slot.
-        let h = key.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let h = (key ^ self.seed).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         let bits = self.slots.len().trailing_zeros();
         (h >> (64 - bits)) as usize
     }
@@ -239,6 +256,63 @@ impl<V: Zeroable + Default> MacTable<V> {
             }
             i = (i + 1) & mask;
         }
+    }
+
+    /// What was learnt for `mac`, to change in place.
+    #[inline]
+    pub fn get_mut(&mut self, mac: &MacAddr) -> Option<&mut V> {
+        let key = key_of(mac);
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(key);
+        loop {
+            if self.slots[i].key == key {
+                return Some(&mut self.slots[i].value);
+            }
+            if self.slots[i].key == 0 {
+                return None;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Forgets `mac`; returns what was learnt for it. The entries after it
+    /// in its run move back to close the gap (backward-shift deletion), so
+    /// a look-up still stops at the first empty slot.
+    pub fn remove(&mut self, mac: &MacAddr) -> Option<V> {
+        let key = key_of(mac);
+        let mask = self.slots.len() - 1;
+        let mut hole = self.home(key);
+        loop {
+            match self.slots[hole].key {
+                k if k == key => break,
+                0 => return None,
+                _ => hole = (hole + 1) & mask,
+            }
+        }
+        let value = self.slots[hole].value;
+        let mut i = hole;
+        loop {
+            i = (i + 1) & mask;
+            let k = self.slots[i].key;
+            if k == 0 {
+                break;
+            }
+            // The entry at `i` may fill the hole if its home is not in
+            // (hole, i]: it was placed past the hole.
+            let home = self.home(k);
+            let between = if hole <= i {
+                hole < home && home <= i
+            } else {
+                hole < home || home <= i
+            };
+            if !between {
+                self.slots[hole] = self.slots[i];
+                hole = i;
+            }
+        }
+        self.slots[hole] = Slot::default();
+        self.len -= 1;
+        Some(value)
     }
 
     /// Learns (or moves) `mac` to `value`; returns its previous value.
@@ -331,6 +405,7 @@ impl<V: Zeroable> Clone for MacTable<V> {
             len: self.len,
             max_len: self.max_len,
             budget: self.budget.clone(),
+            seed: self.seed,
         }
     }
 }
@@ -376,6 +451,37 @@ mod tests {
         // The all-zero MAC is a valid key.
         t.insert(&mac(0), PortNo(9));
         assert_eq!(t.get(&mac(0)), Some(PortNo(9)));
+    }
+
+    #[test]
+    fn removing_keeps_every_other_entry_found() {
+        let mut t: MacTable = MacTable::new(1 << 20);
+        let mut reference = HashMap::new();
+        let mut x: u64 = 99;
+        for round in 0..60_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let m = mac(x % 3_000);
+            if round % 3 == 0 {
+                assert_eq!(t.remove(&m), reference.remove(&m), "round {round}");
+            } else {
+                let p = PortNo(round as u32);
+                t.insert(&m, p);
+                reference.insert(m, p);
+            }
+        }
+        assert_eq!(t.len(), reference.len());
+        for (m, p) in &reference {
+            assert_eq!(t.get(m), Some(*p));
+        }
+        for i in 0..3_000 {
+            assert_eq!(t.get(&mac(i)), reference.get(&mac(i)).copied());
+        }
+        if let Some(p) = t.get_mut(&mac(x % 3_000)) {
+            *p = PortNo(7);
+        }
+        assert!(t.get(&mac(x % 3_000)).is_none_or(|p| p == PortNo(7)));
     }
 
     #[test]

@@ -34,8 +34,9 @@
 //! time is an atomic store under the read lock.
 
 use super::PortRef;
+use crate::mac_table::{MacTable, Zeroable};
 use crate::sync::lock;
-use baton_openflow::{DatapathId, MacAddr};
+use baton_openflow::{DatapathId, MacAddr, PortNo};
 use baton_runtime::env::View;
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::fmt;
@@ -207,6 +208,7 @@ impl<T: Copy + Ord> Addresses<T> {
 /// with one address of each family): a new host under a MAC flood cost
 /// three allocations when it was an `Arc<Host>` with its sets.
 struct Entry {
+    mac: MacAddr,
     at: PortRef,
     vlan: Option<u16>,
     /// The member of the cluster whose switch it is attached to, if not
@@ -227,10 +229,10 @@ struct Entry {
 
 impl Entry {
     /// The whole record, on a table whose clock started at `zero`.
-    fn host(&self, mac: MacAddr, zero: Instant) -> Host {
+    fn host(&self, zero: Instant) -> Host {
         let at = |ms: u64| zero + Duration::from_millis(ms);
         Host {
-            mac,
+            mac: self.mac,
             vlan: self.vlan,
             ipv4: self.ipv4.set(),
             ipv6: self.ipv6.as_ref().map_or_else(BTreeSet::new, |a| a.set()),
@@ -268,6 +270,104 @@ struct Log {
     next: u64,
 }
 
+/// What a look-up on the packet-in path reads of a host, in its slot of
+/// the shard's index: where it is, when it became visible, and where its
+/// whole entry is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+struct Slot {
+    dpid: u64,
+    port: u32,
+    /// Its entry in [`Shard::entries`].
+    entry: u32,
+    learnt: u64,
+}
+
+// SAFETY: integers only, so all zeroes is a valid (empty) value.
+#[allow(unsafe_code)]
+unsafe impl Zeroable for Slot {}
+
+/// One shard of the table: an index from address to slot (open
+/// addressing, 32-byte slots, on huge pages once large: the learning
+/// switch's [`MacTable`]) and the entries themselves in a vector. A
+/// look-up that needs only where a host is reads one slot, which
+/// [`Shard::prefetch`] can load ahead; a new host writes a slot and the
+/// vector's end. With a `HashMap` of whole entries, each new or refused
+/// host missed the cache twice, on the control bytes and on the entry,
+/// and a MAC flood's learning at 64 switches took half of the worker for
+/// seconds (perf, cbench at 64 switches x 100,000 hosts).
+struct Shard {
+    index: MacTable<Slot>,
+    entries: Vec<Entry>,
+}
+
+impl Shard {
+    fn new() -> Shard {
+        Shard {
+            // Never cleared: it grows as hosts come.
+            index: MacTable::new(usize::MAX),
+            entries: Vec::new(),
+        }
+    }
+
+    #[inline]
+    fn slot(&self, mac: &MacAddr) -> Option<Slot> {
+        self.index.get(mac)
+    }
+
+    fn get(&self, mac: &MacAddr) -> Option<&Entry> {
+        Some(&self.entries[self.slot(mac)?.entry as usize])
+    }
+
+    #[inline]
+    fn prefetch(&self, mac: &MacAddr) {
+        self.index.prefetch(mac);
+    }
+
+    /// Changes host `mac`'s entry with `f`, and its slot with it.
+    fn update<R>(&mut self, mac: &MacAddr, f: impl FnOnce(&mut Entry) -> R) -> Option<R> {
+        let slot = self.index.get_mut(mac)?;
+        let e = &mut self.entries[slot.entry as usize];
+        let r = f(e);
+        *slot = Slot {
+            dpid: e.at.dpid.0,
+            port: e.at.port.0,
+            entry: slot.entry,
+            learnt: e.learnt,
+        };
+        Some(r)
+    }
+
+    /// Adds `e`, or replaces the entry of its host (returned).
+    fn insert(&mut self, e: Entry) -> Option<Entry> {
+        let mac = e.mac;
+        if self.index.get(&mac).is_some() {
+            return self.update(&mac, |old| std::mem::replace(old, e));
+        }
+        let slot = Slot {
+            dpid: e.at.dpid.0,
+            port: e.at.port.0,
+            entry: self.entries.len() as u32,
+            learnt: e.learnt,
+        };
+        self.entries.push(e);
+        self.index.insert(&mac, slot);
+        None
+    }
+
+    /// Takes host `mac` out: its entry's place goes to the last entry.
+    fn remove(&mut self, mac: &MacAddr) -> Option<Entry> {
+        let slot = self.index.remove(mac)?;
+        let e = self.entries.swap_remove(slot.entry as usize);
+        if let Some(moved) = self.entries.get(slot.entry as usize)
+            && let Some(s) = self.index.get_mut(&moved.mac)
+        {
+            s.entry = slot.entry;
+        }
+        Some(e)
+    }
+}
+
 /// The hosts that joined a switch ([`Table::by_switch`]), in the order
 /// they came: a host that leaves stays listed (as stale) until the list
 /// is mostly stale and is compacted. Appending costs a write to the end
@@ -282,7 +382,7 @@ struct SwitchHosts {
 
 struct Table {
     hasher: Hasher,
-    shards: Box<[RwLock<HashMap<u64, Entry, Hasher>>]>,
+    shards: Box<[RwLock<Shard>]>,
     by_ipv4: RwLock<HashMap<Ipv4Addr, MacAddr, Hasher>>,
     by_switch: Mutex<HashMap<DatapathId, SwitchHosts, Hasher>>,
     log: Mutex<Log>,
@@ -299,14 +399,10 @@ struct Table {
 }
 
 impl Table {
-    /// A table with room for `hosts` before its maps grow.
-    fn new(hosts: usize) -> Table {
+    fn new() -> Table {
         let hasher = Hasher::default();
-        let per_shard = hosts.div_ceil(SHARDS);
         Table {
-            shards: (0..SHARDS)
-                .map(|_| RwLock::new(HashMap::with_capacity_and_hasher(per_shard, hasher.clone())))
-                .collect(),
+            shards: (0..SHARDS).map(|_| RwLock::new(Shard::new())).collect(),
             by_ipv4: RwLock::new(HashMap::with_hasher(hasher.clone())),
             by_switch: Mutex::new(HashMap::with_hasher(hasher.clone())),
             hasher,
@@ -323,22 +419,17 @@ impl Table {
     }
 
     #[inline]
-    fn shard(&self, key: u64) -> &RwLock<HashMap<u64, Entry, Hasher>> {
-        // Bits that hashbrown uses for neither the bucket (the low ones)
-        // nor the tag it compares first (the top seven): with the top
-        // bits picking the shard, a shard's keys all had the same tags,
-        // and a look-up compared (and missed the cache on) most of a
-        // group's keys, 1.4 us a new host.
-        let h = self.hasher.hash_one(key);
+    fn shard(&self, mac: &MacAddr) -> &RwLock<Shard> {
+        let h = self.hasher.hash_one(mac.to_u64());
         &self.shards[(h >> 40) as usize % SHARDS]
     }
 
-    fn read(&self, key: u64) -> RwLockReadGuard<'_, HashMap<u64, Entry, Hasher>> {
-        self.shard(key).read().unwrap_or_else(|e| e.into_inner())
+    fn read(&self, mac: &MacAddr) -> RwLockReadGuard<'_, Shard> {
+        self.shard(mac).read().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn write(&self, key: u64) -> RwLockWriteGuard<'_, HashMap<u64, Entry, Hasher>> {
-        self.shard(key).write().unwrap_or_else(|e| e.into_inner())
+    fn write(&self, mac: &MacAddr) -> RwLockWriteGuard<'_, Shard> {
+        self.shard(mac).write().unwrap_or_else(|e| e.into_inner())
     }
 
     fn zero(&self, now: Instant) -> Instant {
@@ -394,10 +485,7 @@ impl Table {
         let mut live: Vec<MacAddr> = hosts
             .iter()
             .copied()
-            .filter(|m| {
-                let key = m.to_u64();
-                self.read(key).get(&key).is_some_and(|e| e.at.dpid == dpid)
-            })
+            .filter(|m| self.read(m).slot(m).is_some_and(|s| s.dpid == dpid.0))
             .collect();
         live.sort_unstable();
         live.dedup();
@@ -415,11 +503,11 @@ impl Table {
 
     /// What `f` makes of each host held, shard by shard (each under its
     /// read lock for its walk alone).
-    fn walk<T>(&self, mut f: impl FnMut(MacAddr, &Entry) -> Option<T>) -> Vec<T> {
+    fn walk<T>(&self, mut f: impl FnMut(&Entry) -> Option<T>) -> Vec<T> {
         let mut all = Vec::with_capacity(self.len.load(Ordering::Relaxed));
         for shard in self.shards.iter() {
             let shard = shard.read().unwrap_or_else(|e| e.into_inner());
-            all.extend(shard.iter().filter_map(|(&k, e)| f(MacAddr::from_u64(k), e)));
+            all.extend(shard.entries.iter().filter_map(&mut f));
         }
         all
     }
@@ -465,29 +553,27 @@ impl fmt::Debug for Hosts {
 }
 
 impl Hosts {
-    /// The entry of `mac` if this version sees it, given to `f`.
-    #[inline]
-    fn with<R>(&self, mac: &MacAddr, f: impl FnOnce(&Entry) -> R) -> Option<R> {
-        let key = mac.to_u64();
-        let shard = self.table.read(key);
-        shard.get(&key).filter(|e| e.learnt <= self.seq).map(f)
-    }
-
-    /// Where host `mac` is attached: the look-up of the packet-in paths.
+    /// Where host `mac` is attached: the look-up of the packet-in paths
+    /// (one slot of the index).
     #[inline]
     pub fn at(&self, mac: &MacAddr) -> Option<PortRef> {
-        self.with(mac, |e| e.at)
+        let slot = self.table.read(mac).slot(mac)?;
+        (slot.learnt <= self.seq).then(|| PortRef::new(DatapathId(slot.dpid), PortNo(slot.port)))
     }
 
     /// Host `mac`'s record.
     pub fn get(&self, mac: &MacAddr) -> Option<Host> {
         let zero = *self.table.zero.get()?;
-        self.with(mac, |e| e.host(*mac, zero))
+        let shard = self.table.read(mac);
+        shard
+            .get(mac)
+            .filter(|e| e.learnt <= self.seq)
+            .map(|e| e.host(zero))
     }
 
     /// Whether host `mac` is known.
     pub fn contains(&self, mac: &MacAddr) -> bool {
-        self.with(mac, |_| ()).is_some()
+        self.at(mac).is_some()
     }
 
     /// The host that uses this IPv4 address.
@@ -520,7 +606,7 @@ impl Hosts {
         };
         let mut all = self
             .table
-            .walk(|mac, e| (e.learnt <= self.seq).then(|| e.host(mac, zero)));
+            .walk(|e| (e.learnt <= self.seq).then(|| e.host(zero)));
         all.sort_unstable_by_key(|h| h.mac);
         all
     }
@@ -680,16 +766,8 @@ impl Default for HostTable {
 impl HostTable {
     /// An empty table.
     pub fn new() -> HostTable {
-        HostTable::with_capacity(0)
-    }
-
-    /// An empty table with room for `hosts` before its maps grow: the
-    /// memory is mapped at once and touched as hosts come, and growing a
-    /// million hosts' maps by doubling moved each host several times while
-    /// a MAC flood waited (BENCHMARKS.md).
-    pub fn with_capacity(hosts: usize) -> HostTable {
         HostTable {
-            table: Arc::new(Table::new(hosts)),
+            table: Arc::new(Table::new()),
         }
     }
 
@@ -734,12 +812,17 @@ impl HostTable {
     /// Host `mac`'s record and the member whose switch it is on (`None`:
     /// this instance's), committed or not.
     pub fn get(&self, mac: &MacAddr) -> Option<(Host, Option<Arc<str>>)> {
-        let key = mac.to_u64();
         let zero = *self.table.zero.get()?;
-        let shard = self.table.read(key);
-        shard
-            .get(&key)
-            .map(|e| (e.host(*mac, zero), e.peer.clone()))
+        let shard = self.table.read(mac);
+        shard.get(mac).map(|e| (e.host(zero), e.peer.clone()))
+    }
+
+    /// Starts loading the index slot of host `mac` into the cache, and
+    /// returns at once: for a caller about to [`HostTable::see`] several
+    /// hosts, so that their look-ups' cache misses overlap.
+    #[inline]
+    pub fn prefetch(&self, mac: &MacAddr) {
+        self.table.read(mac).prefetch(mac);
     }
 
     /// `sender` was seen on this instance's port `at` at `now` (`wall_ms`
@@ -757,83 +840,109 @@ impl HostTable {
         max_own: usize,
         batch: &mut Batch,
     ) -> Seen {
+        /// What changed in an entry that was there.
+        enum Change {
+            Here {
+                new_ipv4: Option<Ipv4Addr>,
+                more: bool,
+            },
+            Away {
+                from: PortRef,
+                was_peer: bool,
+                before: Addresses<Ipv4Addr>,
+            },
+        }
         let table = &self.table;
         let mac = sender.mac;
-        let key = mac.to_u64();
         let ms = table.ms(now);
-        let mut shard = table.write(key);
-        // One probe for both cases: a look-up that misses and then an
-        // insert probed twice.
-        let e = match shard.entry(key) {
-            std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
-            std::collections::hash_map::Entry::Vacant(v) => {
-                if table.own.load(Ordering::Relaxed) >= max_own {
-                    return Seen::Refused;
+        let mut shard = table.write(&mac);
+        let change = shard.update(&mac, |e| {
+            e.last_seen_ms.store(ms, Ordering::Relaxed);
+            if e.at == at && e.peer.is_none() {
+                let vlan = std::mem::replace(&mut e.vlan, sender.vlan) != sender.vlan;
+                let new_ipv4 = sender.ipv4.filter(|&ip| e.ipv4.insert(ip));
+                let ipv6 = sender
+                    .ipv6
+                    .is_some_and(|ip| e.ipv6.get_or_insert_default().insert(ip));
+                return Change::Here {
+                    new_ipv4,
+                    more: vlan || ipv6,
+                };
+            }
+            let from = e.at;
+            let was_peer = e.peer.take().is_some();
+            let before = std::mem::replace(&mut e.ipv4, Addresses::one(sender.ipv4));
+            e.ipv6 = sender.ipv6.map(|ip| Box::new(Addresses::one(Some(ip))));
+            e.at = at;
+            e.vlan = sender.vlan;
+            e.at_since_ms = wall_ms;
+            Change::Away {
+                from,
+                was_peer,
+                before,
+            }
+        });
+        let Some(change) = change else {
+            if table.own.load(Ordering::Relaxed) >= max_own {
+                return Seen::Refused;
+            }
+            let ipv4 = Addresses::one(sender.ipv4);
+            shard.insert(Entry {
+                mac,
+                at,
+                vlan: sender.vlan,
+                peer: None,
+                learnt: UNCOMMITTED,
+                last_seen_ms: AtomicU64::new(ms),
+                first_seen_ms: ms,
+                at_since_ms: wall_ms,
+                ipv4: ipv4.clone(),
+                ipv6: sender.ipv6.map(|ip| Box::new(Addresses::one(Some(ip)))),
+            });
+            drop(shard);
+            table.len.fetch_add(1, Ordering::Relaxed);
+            table.own.fetch_add(1, Ordering::Relaxed);
+            table.index_ipv4(&Addresses::default(), &ipv4, mac);
+            table.index_switch(None, Some(at.dpid), mac);
+            batch.changes.push(HostChange {
+                seq: 0,
+                mac,
+                what: HostEvent::Learnt { at },
+            });
+            return Seen::Learnt;
+        };
+        drop(shard);
+        match change {
+            Change::Here { new_ipv4, more } => {
+                if let Some(ip) = new_ipv4 {
+                    table.index_ipv4(&Addresses::default(), &Addresses::one(Some(ip)), mac);
                 }
-                let ipv4 = Addresses::one(sender.ipv4);
-                v.insert(Entry {
-                    at,
-                    vlan: sender.vlan,
-                    peer: None,
-                    learnt: UNCOMMITTED,
-                    last_seen_ms: AtomicU64::new(ms),
-                    first_seen_ms: ms,
-                    at_since_ms: wall_ms,
-                    ipv4: ipv4.clone(),
-                    ipv6: sender.ipv6.map(|ip| Box::new(Addresses::one(Some(ip)))),
-                });
-                drop(shard);
-                table.len.fetch_add(1, Ordering::Relaxed);
-                table.own.fetch_add(1, Ordering::Relaxed);
-                table.index_ipv4(&Addresses::default(), &ipv4, mac);
-                table.index_switch(None, Some(at.dpid), mac);
+                match more || new_ipv4.is_some() {
+                    true => Seen::Updated,
+                    false => Seen::Same,
+                }
+            }
+            Change::Away {
+                from,
+                was_peer,
+                before,
+            } => {
+                if was_peer {
+                    table.own.fetch_add(1, Ordering::Relaxed);
+                }
+                table.index_ipv4(&before, &Addresses::one(sender.ipv4), mac);
+                table.index_switch(Some(from.dpid), Some(at.dpid), mac);
+                if from == at {
+                    return Seen::Updated;
+                }
                 batch.changes.push(HostChange {
                     seq: 0,
                     mac,
-                    what: HostEvent::Learnt { at },
+                    what: HostEvent::Moved { from, to: at },
                 });
-                return Seen::Learnt;
+                Seen::Moved(from)
             }
-        };
-        e.last_seen_ms.store(ms, Ordering::Relaxed);
-        if e.at == at && e.peer.is_none() {
-            let vlan = std::mem::replace(&mut e.vlan, sender.vlan) != sender.vlan;
-            let ipv4 = sender.ipv4.filter(|&ip| e.ipv4.insert(ip));
-            let ipv6 = sender
-                .ipv6
-                .is_some_and(|ip| e.ipv6.get_or_insert_default().insert(ip));
-            drop(shard);
-            if let Some(ip) = ipv4 {
-                table.index_ipv4(&Addresses::default(), &Addresses::one(Some(ip)), mac);
-            }
-            return match vlan || ipv4.is_some() || ipv6 {
-                true => Seen::Updated,
-                false => Seen::Same,
-            };
         }
-        let from = e.at;
-        let was_peer = e.peer.take().is_some();
-        let before = std::mem::replace(&mut e.ipv4, Addresses::one(sender.ipv4));
-        let now = e.ipv4.clone();
-        e.ipv6 = sender.ipv6.map(|ip| Box::new(Addresses::one(Some(ip))));
-        e.at = at;
-        e.vlan = sender.vlan;
-        e.at_since_ms = wall_ms;
-        drop(shard);
-        if was_peer {
-            table.own.fetch_add(1, Ordering::Relaxed);
-        }
-        table.index_ipv4(&before, &now, mac);
-        table.index_switch(Some(from.dpid), Some(at.dpid), mac);
-        if from == at {
-            return Seen::Updated;
-        }
-        batch.changes.push(HostChange {
-            seq: 0,
-            mac,
-            what: HostEvent::Moved { from, to: at },
-        });
-        Seen::Moved(from)
     }
 
     /// Adds or replaces `host` (on a switch of member `peer`, `None` for
@@ -844,9 +953,9 @@ impl HostTable {
     pub fn put(&self, host: Host, peer: Option<Arc<str>>, batch: &mut Batch) -> Put {
         let table = &self.table;
         let (mac, at) = (host.mac, host.at);
-        let key = mac.to_u64();
         let mine = peer.is_none();
-        let entry = Entry {
+        let mut entry = Entry {
+            mac,
             at,
             vlan: host.vlan,
             peer,
@@ -858,20 +967,12 @@ impl HostTable {
             ipv6: (!host.ipv6.is_empty()).then(|| Box::new(Addresses::of(&host.ipv6))),
         };
         let ipv4 = entry.ipv4.clone();
-        let mut shard = table.write(key);
-        let before = match shard.get_mut(&key) {
-            Some(e) => {
-                // A host already known keeps its number: it stays visible.
-                let learnt = e.learnt;
-                let old = std::mem::replace(e, entry);
-                e.learnt = learnt;
-                Some(old)
-            }
-            None => {
-                shard.insert(key, entry);
-                None
-            }
-        };
+        let mut shard = table.write(&mac);
+        // A host already known keeps its number: it stays visible.
+        if let Some(old) = shard.get(&mac) {
+            entry.learnt = old.learnt;
+        }
+        let before = shard.insert(entry);
         drop(shard);
         if before.is_none() {
             table.len.fetch_add(1, Ordering::Relaxed);
@@ -939,13 +1040,12 @@ impl HostTable {
         when: impl FnOnce(&Entry) -> bool,
     ) -> Option<(Host, Option<Arc<str>>)> {
         let table = &self.table;
-        let key = mac.to_u64();
         let old = {
-            let mut shard = table.write(key);
-            if !when(shard.get(&key)?) {
+            let mut shard = table.write(mac);
+            if !when(shard.get(mac)?) {
                 return None;
             }
-            shard.remove(&key)?
+            shard.remove(mac)?
         };
         table.len.fetch_sub(1, Ordering::Relaxed);
         if old.peer.is_none() {
@@ -959,7 +1059,7 @@ impl HostTable {
             what: HostEvent::Gone { from: old.at },
         });
         let zero = *table.zero.get()?;
-        Some((old.host(*mac, zero), old.peer))
+        Some((old.host(zero), old.peer))
     }
 
     /// Numbers `batch`'s changes, appends them to the log, makes its new
@@ -983,12 +1083,12 @@ impl HostTable {
             change.seq = log.next;
             log.next += 1;
             if let HostEvent::Learnt { .. } = change.what {
-                let key = change.mac.to_u64();
-                if let Some(e) = table.write(key).get_mut(&key)
-                    && e.learnt == UNCOMMITTED
-                {
-                    e.learnt = change.seq;
-                }
+                let seq = change.seq;
+                table.write(&change.mac).update(&change.mac, |e| {
+                    if e.learnt == UNCOMMITTED {
+                        e.learnt = seq;
+                    }
+                });
             }
             log.changes.push_back(change);
         }
@@ -1016,7 +1116,7 @@ impl HostTable {
     pub fn silent(&self, now: Instant, timeout: Duration) -> Vec<MacAddr> {
         let table = &self.table;
         let (now, timeout) = (table.ms(now), timeout.as_millis() as u64);
-        table.walk(|mac, e| (e.peer.is_none() && silent(e, now, timeout)).then_some(mac))
+        table.walk(|e| (e.peer.is_none() && silent(e, now, timeout)).then_some(e.mac))
     }
 
     /// Every host held (committed or not) with the member whose switch it
@@ -1025,9 +1125,7 @@ impl HostTable {
         let Some(&zero) = self.table.zero.get() else {
             return Vec::new();
         };
-        let mut all = self
-            .table
-            .walk(|mac, e| Some((e.host(mac, zero), e.peer.clone())));
+        let mut all = self.table.walk(|e| Some((e.host(zero), e.peer.clone())));
         all.sort_unstable_by_key(|(h, _)| h.mac);
         all
     }
