@@ -258,23 +258,53 @@ impl Routes {
     /// `to`, one per switch, `from` first; empty when `from` is `to`;
     /// `None` when `to` cannot be reached.
     pub fn path(&self, from: DatapathId, to: DatapathId) -> Option<Vec<PortRef>> {
+        let (mut path, mut links) = (Vec::new(), Vec::new());
+        self.path_into(from, to, (&mut path, &mut links))
+            .then_some(path)
+    }
+
+    /// [`Routes::path`] into buffers the caller keeps (the packet-in
+    /// path's, which allocates nothing): the ports onto `ports`, and the
+    /// link each leads onto onto `links`, as many; false, with part of the
+    /// way pushed, when `to` cannot be reached.
+    pub fn path_into(
+        &self,
+        from: DatapathId,
+        to: DatapathId,
+        (ports, links): (&mut Vec<PortRef>, &mut Vec<Link>),
+    ) -> bool {
         let index = &self.paths.numbering.index;
-        let (&f, &t) = (index.get(&from)?, index.get(&to)?);
+        let (Some(&f), Some(&t)) = (index.get(&from), index.get(&to)) else {
+            return false;
+        };
+        if f == t {
+            return true;
+        }
         let hops = self.next_hops(to);
-        let mut path = Vec::new();
+        let dpids = &self.paths.dpids;
         let mut at = f;
         while at != t {
-            let port = hops.at(at)?;
-            path.push(PortRef::new(self.paths.dpids[at as usize], port));
-            at = self.paths.adjacency[at as usize]
+            let Some(port) = hops.at(at) else {
+                return false;
+            };
+            let Some(e) = self.paths.adjacency[at as usize]
                 .iter()
-                .find(|e| e.port == port)?
-                .far;
-            if path.len() > self.paths.dpids.len() {
-                return None;
+                .find(|e| e.port == port)
+            else {
+                return false;
+            };
+            let src = PortRef::new(dpids[at as usize], port);
+            ports.push(src);
+            links.push(Link {
+                src,
+                dst: PortRef::new(dpids[e.far as usize], e.far_port),
+            });
+            at = e.far;
+            if ports.len() > dpids.len() {
+                return false;
             }
         }
-        Some(path)
+        true
     }
 
     /// The links a path uses, as [`Routes::path`] lists its ports.

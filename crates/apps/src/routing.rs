@@ -44,6 +44,7 @@
 //!   its next packets come back until the host is learnt.
 
 mod dag;
+mod installed;
 
 use crate::priority;
 use crate::routes::{Routes, SwitchFlood};
@@ -51,20 +52,18 @@ use crate::settings::{AppSettings, Settings};
 use crate::sync::lock;
 use crate::views::{HostCache, Hosts, Link, Peers, PortRef, SwitchPorts};
 use baton_openflow::neutral::{
-    ActionSpec, FLOW_SEND_FLOW_REM, FlowSpec, MatchFields, MatchSpec, Message, PacketOut,
-    PacketOutTemplate, Payload,
+    ActionSpec, FlowSpec, MatchFields, MatchSpec, PacketOut, PacketOutTemplate, Payload,
 };
 use baton_openflow::packet::ArpRepr;
 use baton_openflow::packet::Network as L3;
 use baton_openflow::packet::consts::ARP_OP_REQUEST;
-use baton_openflow::{Cookie, DatapathId, MacAddr, PortNo, Version, v10, v13};
+use baton_openflow::{Cookie, DatapathId, MacAddr, PortNo, Version};
 use baton_runtime::Configurable;
 use baton_runtime::dag::Dag;
 use baton_runtime::env::{Versioned, ViewAccess};
-use baton_runtime::{App, Network, PacketIn, PacketInBatch, SwitchCtx, SwitchInfo, Verdict};
+use baton_runtime::{App, Network, PacketIn, PacketInBatch, SwitchCtx, SwitchInfo};
+use installed::Installed;
 use serde::{Deserialize, Serialize};
-use std::collections::hash_map::Entry;
-use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -118,91 +117,6 @@ crate::counters::named_counters! {
 }
 
 impl AppSettings for RoutingConfig {}
-
-/// The flows routing installed, per switch and destination host: the
-/// sources that have a flow there and the links their paths cross from
-/// that switch on.
-#[derive(Default)]
-struct Installed {
-    flows: HashMap<(DatapathId, MacAddr), Towards>,
-    by_link: HashMap<Link, HashSet<(DatapathId, MacAddr)>>,
-    by_mac: HashMap<MacAddr, HashSet<DatapathId>>,
-    /// The switches and destinations of each source's flows: a host that
-    /// goes costs its own flows, not a walk of every flow (under a MAC
-    /// flood, hosts age out by the thousand at each sweep).
-    by_src: HashMap<MacAddr, SourceFlows>,
-    /// Deletions that could not be sent because the switch was away: sent
-    /// when it comes back, since a switch in fail-secure mode keeps its
-    /// flows meanwhile.
-    pending: HashMap<DatapathId, Vec<MatchSpec<'static>>>,
-    /// The switches seen this run.
-    seen: HashSet<DatapathId>,
-    /// The last path's number, in the low bits of its flows' cookie.
-    generation: u64,
-}
-
-/// The switches and destinations of one source's flows ([`Installed::by_src`]).
-/// Most sources have one (a MAC flood's hosts, a client that talks to its
-/// gateway), kept in the map's slot: a set of its own cost each of a
-/// million such hosts an allocation of about 100 bytes, and each lookup
-/// two more cache misses.
-#[derive(Debug)]
-enum SourceFlows {
-    One((DatapathId, MacAddr)),
-    // Boxed so that the common case's slot stays 24 bytes, not 48.
-    #[allow(clippy::box_collection)]
-    Many(Box<HashSet<(DatapathId, MacAddr)>>),
-}
-
-impl SourceFlows {
-    fn insert(&mut self, flow: (DatapathId, MacAddr)) {
-        match self {
-            SourceFlows::One(one) if *one == flow => {}
-            SourceFlows::One(one) => {
-                *self = SourceFlows::Many(Box::new(HashSet::from([*one, flow])))
-            }
-            SourceFlows::Many(set) => {
-                set.insert(flow);
-            }
-        }
-    }
-
-    /// Drops `flow`; true if none is left.
-    fn remove(&mut self, flow: (DatapathId, MacAddr)) -> bool {
-        match self {
-            SourceFlows::One(one) => *one == flow,
-            SourceFlows::Many(set) => {
-                set.remove(&flow);
-                set.is_empty()
-            }
-        }
-    }
-
-    fn iter(&self) -> impl Iterator<Item = (DatapathId, MacAddr)> + '_ {
-        let (one, many) = match self {
-            SourceFlows::One(one) => (Some(*one), None),
-            SourceFlows::Many(set) => (None, Some(set.iter().copied())),
-        };
-        one.into_iter().chain(many.into_iter().flatten())
-    }
-}
-
-/// The flows on one switch towards one host.
-#[derive(Default)]
-struct Towards {
-    /// The source of each flow, and the number of the path that installed
-    /// it: a switch reports a flow removed some time after it removed it,
-    /// and the report of a deleted flow must not make routing forget the
-    /// flow that replaced it.
-    sources: HashMap<MacAddr, u64>,
-    /// Every link their paths have crossed since the first of them was
-    /// installed (paths computed from different topologies may differ; a
-    /// flow that expired leaves its links here until all of them go, which
-    /// at worst deletes a flow more than needed).
-    links: BTreeSet<Link>,
-    /// The longest of those paths, in links.
-    longest: usize,
-}
 
 /// What routing did with one packet-in, counted once per batch
 /// ([`Tally`]): a relaxed `fetch_add` per packet was a locked
@@ -258,164 +172,6 @@ enum Install {
     No,
 }
 
-/// The bits of a cookie that are the application's own (the runtime
-/// tags the top 16).
-const GENERATION_BITS: u64 = (1 << 48) - 1;
-
-impl Installed {
-    /// A number for a new path's flows.
-    fn next_generation(&mut self) -> u64 {
-        self.generation = (self.generation + 1) & GENERATION_BITS;
-        self.generation
-    }
-
-    fn add(
-        &mut self,
-        dpid: DatapathId,
-        (src, dst): (MacAddr, MacAddr),
-        links: Vec<Link>,
-        generation: u64,
-    ) {
-        let t = self.flows.entry((dpid, dst)).or_default();
-        t.sources.insert(src, generation);
-        match self.by_src.entry(src) {
-            Entry::Occupied(mut e) => e.get_mut().insert((dpid, dst)),
-            Entry::Vacant(e) => {
-                e.insert(SourceFlows::One((dpid, dst)));
-            }
-        }
-        t.longest = t.longest.max(links.len());
-        for l in links {
-            t.links.insert(l.canonical());
-            self.by_link
-                .entry(l.canonical())
-                .or_default()
-                .insert((dpid, dst));
-        }
-        self.by_mac.entry(dst).or_default().insert(dpid);
-    }
-
-    /// Forgets the flows towards `dst` on `dpid`, whatever their source.
-    fn remove(&mut self, dpid: DatapathId, dst: MacAddr) -> bool {
-        let Some(t) = self.flows.remove(&(dpid, dst)) else {
-            return false;
-        };
-        for src in t.sources.keys() {
-            self.forget_source(src, dpid, dst);
-        }
-        for l in t.links {
-            if let Some(s) = self.by_link.get_mut(&l) {
-                s.remove(&(dpid, dst));
-                if s.is_empty() {
-                    self.by_link.remove(&l);
-                }
-            }
-        }
-        if let Some(s) = self.by_mac.get_mut(&dst) {
-            s.remove(&dpid);
-            if s.is_empty() {
-                self.by_mac.remove(&dst);
-            }
-        }
-        true
-    }
-
-    /// Forgets the flow from `src` towards `dst` on `dpid` that path
-    /// `generation` installed (the switch removed it), unless a newer one
-    /// replaced it.
-    fn removed(&mut self, dpid: DatapathId, (src, dst): (MacAddr, MacAddr), generation: u64) {
-        let Some(t) = self.flows.get_mut(&(dpid, dst)) else {
-            return;
-        };
-        if t.sources.get(&src) != Some(&generation) {
-            return;
-        }
-        t.sources.remove(&src);
-        let last = t.sources.is_empty();
-        self.forget_source(&src, dpid, dst);
-        if last {
-            self.remove(dpid, dst);
-        }
-    }
-
-    /// Drops `(dpid, dst)` from `src`'s flows in [`Installed::by_src`].
-    fn forget_source(&mut self, src: &MacAddr, dpid: DatapathId, dst: MacAddr) {
-        if let Entry::Occupied(mut e) = self.by_src.entry(*src) {
-            if e.get_mut().remove((dpid, dst)) {
-                e.remove();
-            }
-        }
-    }
-
-    /// Forgets the flows towards `dst` on `dpid` (only the one from `src`
-    /// if given) that paths up to number `up_to` installed: a deletion of
-    /// them was sent (or kept for the switch's return) because their host
-    /// went or moved. Their removal reports would forget them too, but a
-    /// switch that sends none (`baton bench`'s emulated ones, cbench's)
-    /// would leave them here for ever as hosts come and go. A newer flow,
-    /// installed since, stays: if the deletion took it too, the record
-    /// costs at worst one deletion more.
-    fn forget_deleted(&mut self, dpid: DatapathId, dst: MacAddr, src: Option<MacAddr>, up_to: u64) {
-        let Some(t) = self.flows.get_mut(&(dpid, dst)) else {
-            return;
-        };
-        let mut deleted = Vec::new();
-        match src {
-            // One source: a lookup, not a walk of every source towards
-            // `dst` (a gateway's flows have a source per host behind it,
-            // and a MAC flood's hosts age out one by one).
-            Some(src) => {
-                if t.sources.get(&src).is_some_and(|&g| g <= up_to) {
-                    t.sources.remove(&src);
-                    deleted.push(src);
-                }
-            }
-            None => t.sources.retain(|&s, &mut g| {
-                let gone = g <= up_to;
-                if gone {
-                    deleted.push(s);
-                }
-                !gone
-            }),
-        }
-        let last = t.sources.is_empty();
-        for s in &deleted {
-            self.forget_source(s, dpid, dst);
-        }
-        if last && !deleted.is_empty() {
-            self.remove(dpid, dst);
-        }
-    }
-
-    /// The switches and destinations of the flows from `src`.
-    fn from(&self, src: MacAddr) -> impl Iterator<Item = (DatapathId, MacAddr)> + '_ {
-        self.by_src
-            .get(&src)
-            .into_iter()
-            .flat_map(SourceFlows::iter)
-    }
-
-    fn len(&self) -> usize {
-        self.flows.values().map(|t| t.sources.len()).sum()
-    }
-
-    /// Forgets every flow on `dpid` and the deletions kept for it: another
-    /// member of the cluster masters it now, or this one has just become
-    /// its master and deletes them all.
-    fn forget_switch(&mut self, dpid: DatapathId) {
-        let macs: Vec<MacAddr> = self
-            .flows
-            .keys()
-            .filter(|(d, _)| *d == dpid)
-            .map(|&(_, mac)| mac)
-            .collect();
-        for mac in macs {
-            self.remove(dpid, mac);
-        }
-        self.pending.remove(&dpid);
-    }
-}
-
 /// What routing keeps per switch: its ports and how it floods, as one
 /// version of the routes has them, worked out when the version changes
 /// rather than looked up in the routes' topology at each packet.
@@ -429,6 +185,12 @@ pub struct SwitchRoutes {
     flood_out: Vec<PacketOutTemplate>,
     /// Where the hosts its packets name are.
     hosts: HostCache,
+    /// A path being installed: its ports, its links, and the switches this
+    /// instance serves with where their links start (kept for their
+    /// memory).
+    path: Vec<PortRef>,
+    links: Vec<Link>,
+    served: Vec<(DatapathId, usize)>,
 }
 
 /// How a packet that came in on a port is flooded ([`SwitchRoutes::flood_out`]).
@@ -543,44 +305,64 @@ fn towards(mac: MacAddr) -> MatchSpec<'static> {
     })
 }
 
+/// The match of every flow of routing's from host `mac`, whatever its
+/// destination (a non-strict delete with it removes them all; on 1.0,
+/// which cannot select by cookie, other applications' flows from `mac`
+/// too, as with [`towards`]).
+fn from(mac: MacAddr) -> MatchSpec<'static> {
+    MatchSpec::Fields(MatchFields {
+        eth_src: Some(mac),
+        ..MatchFields::ANY
+    })
+}
+
 impl Inner {
-    /// The flow of path `generation` for the pair, its output filled in
-    /// per hop ([`crate::paths::install`]).
-    fn flow(&self, (src, dst): (MacAddr, MacAddr), generation: u64) -> FlowSpec<'static> {
+    /// The flow of a path for the pair, its output filled in per hop
+    /// ([`crate::paths::Switches::install`]).
+    fn flow(cfg: &RoutingConfig, (src, dst): (MacAddr, MacAddr)) -> FlowSpec<'static> {
         FlowSpec {
             match_: crate::paths::between(src, dst),
-            priority: self.settings.get().priority,
-            idle_timeout: self.settings.get().idle_timeout,
+            priority: cfg.priority,
+            idle_timeout: cfg.idle_timeout,
             hard_timeout: 0,
-            cookie: Cookie(generation),
+            cookie: Cookie(0),
             buffer_id: None,
-            flags: FLOW_SEND_FLOW_REM,
+            flags: 0,
             actions: &[],
             meter: None,
         }
     }
 
     /// Installs the path from the packet-in's switch to host `dst`'s
-    /// port, last hop first, and sends the packet on; or, for a packet
-    /// whose source is not learnt where it came in (`Install::No`), only
-    /// sends it to the path's first hop.
+    /// port `at`, last hop first, and sends the packet on; or, for a
+    /// packet whose source is not learnt where it came in
+    /// (`Install::No`), only sends it to the path's first hop. The path
+    /// goes into `here`'s buffers, its records into [`Installed`].
+    #[allow(clippy::too_many_arguments)]
     fn forward(
         &self,
         sw: &mut SwitchCtx<'_>,
+        here: &mut SwitchRoutes,
         pi: &PacketIn<'_>,
         routes: &Routes,
         (src, dst): (MacAddr, MacAddr),
         at: PortRef,
-        install: Install,
+        (install, cfg): (Install, &RoutingConfig),
     ) -> Routed {
-        let here = sw.dpid();
-        let Some(path) = routes.path(here, at.dpid) else {
+        let SwitchRoutes {
+            path: ports,
+            links,
+            served,
+            ..
+        } = here;
+        ports.clear();
+        links.clear();
+        if !routes.path_into(sw.dpid(), at.dpid, (ports, links)) {
             sw.drop_packet(pi);
             return Routed::Dropped;
-        };
-        let mut hops = path.clone();
-        hops.push(at);
-        if hops[0].port == pi.in_port() {
+        }
+        ports.push(at);
+        if ports[0].port == pi.in_port() {
             // The host is behind the port the packet came in by.
             sw.drop_packet(pi);
             return Routed::Dropped;
@@ -589,34 +371,24 @@ impl Inner {
             sw.packet_out(&PacketOut {
                 payload: pi.payload(),
                 in_port: pi.in_port(),
-                actions: &[ActionSpec::output(hops[0].port)],
+                actions: &[ActionSpec::output(ports[0].port)],
             });
             return Routed::Relayed;
         }
-        let net = sw.net().clone();
-        let mut installed = lock(&self.installed);
-        let generation = installed.next_generation();
         let topo = routes.topology();
-        for (i, hop) in hops.iter().enumerate() {
-            // Another member's switch gets its flows from that member.
-            if topo
-                .switches
-                .get(&hop.dpid)
-                .and_then(|s| s.here())
-                .is_none()
-            {
-                continue;
-            }
-            let links = routes.path_links(&path[i.min(path.len())..]);
-            installed.add(hop.dpid, (src, dst), links, generation);
-        }
-        drop(installed);
-        let flow = self.flow((src, dst), generation);
-        crate::paths::Switches::new(&net, routes.topology(), Some(sw)).install(
-            &hops,
-            Some(pi),
-            |_| flow,
+        // Another member's switch gets its flows from that member.
+        served.clear();
+        served.extend(
+            ports
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| topo.switches.get(&p.dpid).and_then(|s| s.here()).is_some())
+                .map(|(i, p)| (p.dpid, i)),
         );
+        lock(&self.installed).record(served, links, (src, dst));
+        let flow = Inner::flow(cfg, (src, dst));
+        let net = sw.net();
+        crate::paths::Switches::new(net, topo, Some(sw)).install(ports, Some(pi), |_| flow);
         Routed::Path
     }
 
@@ -650,7 +422,7 @@ impl Inner {
         here: &mut SwitchRoutes,
         pi: &PacketIn<'_>,
         routes: &Routes,
-        (hosts, proxy_arp): (Option<&Hosts>, bool),
+        (hosts, cfg): (Option<&Hosts>, &RoutingConfig),
     ) -> Routed {
         let (Some(src), Some(dst)) = (pi.eth_src(), pi.eth_dst()) else {
             sw.drop_packet(pi);
@@ -658,7 +430,7 @@ impl Inner {
         };
         let port = pi.in_port();
         if dst.is_multicast() {
-            let proxied = proxy_arp
+            let proxied = cfg.proxy_arp
                 && here.ports.is_edge(port)
                 && hosts.is_some_and(|h| self.proxy_arp(sw, pi, h));
             return match proxied {
@@ -690,7 +462,7 @@ impl Inner {
             Some(at) if at == came_in || over_link => Install::Yes,
             _ => Install::No,
         };
-        self.forward(sw, pi, routes, (src, dst), to, install)
+        self.forward(sw, here, pi, routes, (src, dst), to, (install, cfg))
     }
 
     /// Answers an ARP request for a known host from the controller; true
@@ -812,7 +584,8 @@ impl App for RoutingApp {
         // and what the applications before this one read (one picture
         // for the whole batch: `bandwidth` left a packet for an unknown
         // host here knowing what this reads).
-        let hosts = (hosts.as_deref(), inner.settings.get().proxy_arp);
+        let cfg = inner.settings.get();
+        let hosts = (hosts.as_deref(), &**cfg);
         let mut tally = Tally::default();
         batch.for_each_switch(|sw, here, events| {
             here.follow(&routes, sw.dpid());
@@ -821,119 +594,5 @@ impl App for RoutingApp {
             }
         });
         tally.into_counters(&inner.counters);
-    }
-
-    fn message(&self, sw: &mut SwitchCtx<'_>, _: &mut SwitchRoutes, msg: &Message) -> Verdict {
-        // A flow of ours expired: forget it.
-        let Some((cookie, mask)) = sw.net().own_cookie() else {
-            return Verdict::Continue;
-        };
-        let (flow_cookie, pair) = match msg {
-            Message::V10(v10::Message::FlowRemoved(f)) => {
-                (f.cookie, Some((f.match_.dl_src, f.match_.dl_dst)))
-            }
-            Message::V13(v13::Message::FlowRemoved(f)) => {
-                let (mut src, mut dst) = (None, None);
-                for o in &f.match_.fields {
-                    match o {
-                        v13::Oxm::EthSrc { value, mask: None } => src = Some(*value),
-                        v13::Oxm::EthDst { value, mask: None } => dst = Some(*value),
-                        _ => {}
-                    }
-                }
-                (f.cookie, src.zip(dst))
-            }
-            _ => return Verdict::Continue,
-        };
-        if flow_cookie.0 & mask != cookie.0 {
-            return Verdict::Continue;
-        }
-        if let Some(pair) = pair {
-            lock(&self.inner.installed).removed(sw.dpid(), pair, flow_cookie.0 & !mask);
-        }
-        Verdict::Stop
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const A: MacAddr = MacAddr([2, 0, 0, 0, 0, 1]);
-    const B: MacAddr = MacAddr([2, 0, 0, 0, 0, 2]);
-
-    #[test]
-    fn a_removed_report_of_a_replaced_flow_is_ignored() {
-        let mut installed = Installed::default();
-        let s1 = DatapathId(1);
-        let old = installed.next_generation();
-        installed.add(s1, (A, B), Vec::new(), old);
-        // Deleted, then installed again before the switch's report of the
-        // deletion arrives.
-        assert!(installed.remove(s1, B));
-        let new = installed.next_generation();
-        installed.add(s1, (A, B), Vec::new(), new);
-        installed.removed(s1, (A, B), old);
-        assert_eq!(installed.len(), 1, "the new flow is still known");
-        installed.removed(s1, (A, B), new);
-        assert_eq!(installed.len(), 0);
-        assert!(installed.flows.is_empty() && installed.by_mac.is_empty());
-    }
-
-    #[test]
-    fn each_source_towards_a_host_is_forgotten_on_its_own() {
-        let mut installed = Installed::default();
-        let s1 = DatapathId(1);
-        let g = installed.next_generation();
-        installed.add(s1, (A, B), Vec::new(), g);
-        let h = installed.next_generation();
-        installed.add(s1, (MacAddr([2, 0, 0, 0, 0, 3]), B), Vec::new(), h);
-        installed.removed(s1, (A, B), g);
-        assert_eq!(installed.len(), 1);
-        assert!(installed.by_mac.contains_key(&B));
-        assert_eq!(installed.from(A).count(), 0);
-        assert!(installed.from(MacAddr([2, 0, 0, 0, 0, 3])).eq([(s1, B)]));
-    }
-
-    #[test]
-    fn a_source_s_flows_are_kept_inline_until_there_are_two() {
-        let (s1, s2) = (DatapathId(1), DatapathId(2));
-        let mut flows = SourceFlows::One((s1, B));
-        flows.insert((s1, B));
-        assert!(matches!(flows, SourceFlows::One(_)), "the same flow again");
-        flows.insert((s2, B));
-        let mut all: Vec<_> = flows.iter().collect();
-        all.sort();
-        assert_eq!(all, vec![(s1, B), (s2, B)]);
-        assert!(!flows.remove((s1, B)), "one left");
-        assert!(!flows.remove((s1, A)), "not there: nothing changes");
-        assert!(flows.remove((s2, B)), "none left");
-        assert!(!SourceFlows::One((s1, B)).remove((s2, B)));
-        assert!(SourceFlows::One((s1, B)).remove((s1, B)));
-    }
-
-    #[test]
-    fn deleted_flows_of_a_host_that_went_are_forgotten_but_newer_ones_kept() {
-        const C: MacAddr = MacAddr([2, 0, 0, 0, 0, 3]);
-        let mut installed = Installed::default();
-        let (s1, s2) = (DatapathId(1), DatapathId(2));
-        for (sw, pair) in [(s1, (A, B)), (s2, (A, B)), (s1, (C, B)), (s1, (B, C))] {
-            let g = installed.next_generation();
-            installed.add(sw, pair, Vec::new(), g);
-        }
-        assert!(installed.from(B).eq([(s1, C)]));
-        // B went: its flows were listed, then a new path towards B was
-        // installed on s2 before the deletions committed.
-        let up_to = installed.generation;
-        let newer = installed.next_generation();
-        installed.add(s2, (C, B), Vec::new(), newer);
-        for (sw, dst, src) in [(s1, B, None), (s2, B, None), (s1, C, Some(B))] {
-            installed.forget_deleted(sw, dst, src, up_to);
-        }
-        assert_eq!(installed.len(), 1, "only the newer flow is left");
-        assert!(installed.from(C).eq([(s2, B)]));
-        assert_eq!(installed.from(A).count() + installed.from(B).count(), 0);
-        assert_eq!(installed.by_mac.get(&B), Some(&HashSet::from([s2])));
-        assert!(!installed.by_mac.contains_key(&C));
     }
 }

@@ -97,8 +97,10 @@ impl<'a> SwitchCtx<'a> {
         self.session.port(no)
     }
 
-    /// The whole network, to reach other switches.
-    pub fn net(&self) -> &Network {
+    /// The whole network, to reach other switches (borrowed for as long as
+    /// the context's, not its own borrow: it may be held while the context
+    /// writes).
+    pub fn net(&self) -> &'a Network {
         self.net
     }
 

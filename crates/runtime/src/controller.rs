@@ -86,11 +86,15 @@ pub(crate) struct RuntimeFabric {
 }
 
 impl Fabric for RuntimeFabric {
+    /// Writes `bytes` at once, or, on a worker handling a batch, when the
+    /// batch is done ([`crate::outbox`]).
     fn send(&self, id: SwitchId, bytes: &[u8]) -> Result<(), SendError> {
-        if let Some(slot) = self.table.get(id) {
-            if !slot.mastership().serves() && crate::mastership::any_changes_state(bytes) {
-                return Err(SendError::NotMaster);
-            }
+        let slot = self.table.get(id).ok_or(SendError::Gone)?;
+        if !slot.mastership().serves() && crate::mastership::any_changes_state(bytes) {
+            return Err(SendError::NotMaster);
+        }
+        if crate::outbox::stage(id, bytes) {
+            return Ok(());
         }
         self.sockets.send(id, bytes)
     }

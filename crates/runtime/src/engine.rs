@@ -17,6 +17,7 @@ use crate::context::BatchSwitches;
 use crate::controller::Controller;
 use crate::framing::ReadOutcome;
 use crate::io::{SwitchIo, Written};
+use crate::outbox::{self, Outbox};
 use crate::policy::{Params, Policy, Service};
 use crate::session::CloseReason;
 use crate::stats::{DelayTally, Tally, WorkerStats};
@@ -127,6 +128,9 @@ pub(crate) struct Engine {
     /// Buffers of the switches released with nothing in them, for the
     /// next switches served.
     spares: SpareBuffers,
+    /// What the batch's applications sent to switches through the
+    /// network handle, written when it is done ([`crate::outbox`]).
+    outbox: Outbox,
 }
 
 impl Engine {
@@ -154,6 +158,7 @@ impl Engine {
             waits: Vec::new(),
             delays: DelayTally::default(),
             spares: SpareBuffers::default(),
+            outbox: Outbox::default(),
         }
     }
 
@@ -355,14 +360,22 @@ impl Engine {
             let serves = ctl.table.slots[h.idx].mastership().serves();
             ctl.pipeline.reconcile(&mut h.conn, serves);
         }
-        self.batch.process(
-            &mut HeldSwitches {
-                held: &mut self.held,
-                ctl: &ctl,
-            },
-            &ctl.pipeline,
-            now,
-        );
+        let (batch, held) = (&mut self.batch, &mut self.held);
+        outbox::during(&mut self.outbox, || {
+            batch.process(&mut HeldSwitches { held, ctl: &ctl }, &ctl.pipeline, now)
+        });
+        // Before the batch's own replies: a path's later flows reach their
+        // switches before its first hop sends the packet on.
+        let (io, tx_types) = (&self.io, &mut self.tx_types);
+        self.outbox.drain(|id, bytes| {
+            // Demoted while the batch ran, as `count_staged` checks.
+            if ctl.table.get(id).is_some_and(|s| !s.mastership().serves()) {
+                crate::mastership::keep_read_only(bytes, 0);
+            }
+            let msgs = tx_types.count_all(bytes);
+            // A failed write closes the switch (whoever reads it next).
+            let _ = io.write(id, bytes, msgs, true);
+        });
         self.poll_timeouts(now);
         // Counted before the replies are written, so whoever has a
         // switch's replies finds its messages counted; the ports the

@@ -97,6 +97,7 @@ mod engine;
 mod failure_log;
 mod framing;
 mod io;
+mod outbox;
 pub mod pipeline;
 mod policy;
 mod runtime;

@@ -12,13 +12,13 @@
 //! switches that are away) changes only once a run commits
 //! ([`DagApp::committed`]): a run thrown away and repeated computes the
 //! same deletions again from the same starting point. Routing's record of
-//! the flows it installed forgets a deleted flow when the switch reports
-//! its removal (the flows carry `SEND_FLOW_REM`), not before, so the
-//! packet-in path may go on installing meanwhile without either losing
-//! track of the other's flows.
+//! the flows it installed (`routing/installed.rs`) forgets the deleted
+//! flows when the run commits, but for those a path numbered after the
+//! listing renewed meanwhile: the packet-in path may go on installing
+//! without either losing track of the other's flows.
 
-use super::{Inner, towards};
-use crate::paths::between;
+use super::installed::Installed;
+use super::{Inner, from, towards};
 use crate::routes::Routes;
 use crate::sync::lock;
 use crate::views::{HostEvent, Hosts, Link, Topology};
@@ -26,7 +26,7 @@ use baton_openflow::neutral::{self, MatchSpec};
 use baton_openflow::{DatapathId, MacAddr, PortNo, Xid};
 use baton_runtime::dag::{Dag, DagApp, Local, Trigger};
 use baton_runtime::env::{Versioned, ViewAccess, ViewId};
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
@@ -166,18 +166,19 @@ struct Done {
     pending: Vec<(DatapathId, MatchSpec<'static>)>,
     /// Deletions sent.
     sent: u64,
-    /// The flows of hosts that went or moved, deleted: forgotten once the
-    /// run commits ([`OffMovedHosts`]).
-    forget: OffMovedHosts,
+    /// The flows deleted: forgotten once the run commits.
+    forget: Doomed,
 }
 
-/// The flows of the hosts that moved or went (see
-/// [`RouteFlow::off_moved_hosts`]): the switch and destination of each,
-/// and its source when only that source's flow goes; the flows installed
-/// by paths up to number `up_to`, the last when they were listed.
-#[derive(Default)]
-struct OffMovedHosts {
-    flows: Vec<(DatapathId, MacAddr, Option<MacAddr>)>,
+/// The flows a run of `route-flow` deletes: towards a destination on a
+/// switch (a link under them went, a shorter path came, their host
+/// moved or went), and from a source on every switch that has them (it
+/// moved or went); those installed by paths up to number `up_to`, the
+/// last when they were listed.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Doomed {
+    towards: BTreeSet<(DatapathId, MacAddr)>,
+    from: Vec<(MacAddr, Vec<DatapathId>)>,
     up_to: u64,
 }
 
@@ -192,13 +193,14 @@ struct RouteFlow {
 }
 
 impl RouteFlow {
-    /// The switches and destinations whose flows are off the new routes.
+    /// The switches and destinations whose flows are off the new routes,
+    /// added to `doomed`.
     fn off_new_routes(
-        &self,
-        old: &Routes,
-        new: &Routes,
+        installed: &Installed,
+        (old, new): (&Routes, &Routes),
         hosts: Option<&Hosts>,
-    ) -> Vec<(DatapathId, MacAddr)> {
+        doomed: &mut Doomed,
+    ) {
         let now: BTreeSet<Link> = new.topology().bidirectional_links().collect();
         let before: BTreeSet<Link> = old.topology().bidirectional_links().collect();
         let gone: Vec<&Link> = before.difference(&now).collect();
@@ -212,17 +214,14 @@ impl RouteFlow {
             .filter(|(d, s)| old_switches.get(*d).is_some_and(|o| o.peer() != s.peer()))
             .map(|(d, _)| *d)
             .collect();
-        let installed = lock(&self.inner.installed);
-        let mut doomed: BTreeSet<(DatapathId, MacAddr)> = BTreeSet::new();
+        let before_len = doomed.towards.len();
         for l in &gone {
-            if let Some(flows) = installed.by_link.get(l) {
-                doomed.extend(flows.iter().copied());
-            }
+            doomed.towards.extend(installed.across(l));
         }
         if !moved.is_empty() {
-            for (l, flows) in &installed.by_link {
+            for (l, flows) in installed.links() {
                 if moved.contains(&l.src.dpid) || moved.contains(&l.dst.dpid) {
-                    doomed.extend(flows.iter().copied());
+                    doomed.towards.extend(flows.iter().copied());
                 }
             }
         }
@@ -230,88 +229,70 @@ impl RouteFlow {
             // A new link may make a shorter path: the flows whose path is
             // now longer than the shortest go, so the next packet takes
             // the short one.
-            for (&(dpid, mac), t) in &installed.flows {
+            for ((dpid, mac), longest) in installed.longest() {
                 let at = hosts.and_then(|h| h.at(&mac)).map(|at| at.dpid);
                 let shortest = at.and_then(|to| new.path(dpid, to)).map(|p| p.len());
-                if shortest.is_some_and(|n| n < t.longest) {
-                    doomed.insert((dpid, mac));
+                if shortest.is_some_and(|n| n < longest) {
+                    doomed.towards.insert((dpid, mac));
                 }
             }
         }
-        if !doomed.is_empty() {
+        let off = doomed.towards.len() - before_len;
+        if off > 0 {
             tracing::info!(
                 links_gone = gone.len(),
                 link_came = came,
                 masters_changed = moved.len(),
-                switches_and_hosts = doomed.len(),
+                switches_and_hosts = off,
                 "flows off the new shortest paths deleted"
             );
         }
-        doomed.into_iter().collect()
     }
 
-    /// The flows towards and from hosts that moved or went between
-    /// versions `before` and `now` of the hosts: deleted, so the next
-    /// packets to or from such a host reach the controller and `devices`
-    /// learns where it is now, even while it talks over flows installed
-    /// before (a switch that reconnected, a port that flapped).
-    fn off_moved_hosts(&self, before: &Hosts, now: &Hosts) -> OffMovedHosts {
-        // The hosts' change log says who moved or went: this costs the
-        // changes since `before`, not the hosts (it runs at each new
-        // version, continually under a MAC flood). It is read before
-        // taking the record of the flows, which the packet-in path takes
-        // to install.
+    /// The hosts that moved or went between versions `before` and `now`
+    /// of the hosts, by the hosts' change log (which costs the changes
+    /// since `before`, not the hosts: it runs at each new version,
+    /// continually under a MAC flood); `None` if the log no longer says.
+    fn moved_or_gone(before: &Hosts, now: &Hosts) -> Option<BTreeSet<MacAddr>> {
         let changes = match before.same_table(now) {
             true => now.changes_since(before.seq()).map_err(|e| e.to_string()),
             false => Err("another host table".to_string()),
         };
-        let changed: Option<Vec<MacAddr>> = match changes {
+        match changes {
             Ok(changes) => Some(
                 changes
                     .iter()
                     .filter(|c| !matches!(c.what, HostEvent::Learnt { .. }))
                     .map(|c| c.mac)
-                    .collect::<BTreeSet<_>>()
-                    .into_iter()
                     .collect(),
             ),
             Err(why) => {
                 tracing::warn!(%why, "routing lost track of which hosts moved: every flow it installed is deleted");
                 None
             }
-        };
-        let installed = lock(&self.inner.installed);
-        let changed = changed.unwrap_or_else(|| {
-            // Every host routing has a flow towards or from.
-            let mut all: BTreeSet<MacAddr> = installed.by_mac.keys().copied().collect();
-            all.extend(installed.by_src.keys().copied());
-            all.into_iter().collect()
-        });
-        let mut off = OffMovedHosts {
-            flows: Vec::new(),
-            up_to: installed.generation,
-        };
-        let towards_changed: HashSet<MacAddr> = changed
-            .iter()
-            .copied()
-            .filter(|mac| installed.by_mac.contains_key(mac))
-            .collect();
-        for &mac in &changed {
-            for &dpid in installed.by_mac.get(&mac).into_iter().flatten() {
-                off.flows.push((dpid, mac, None));
-            }
-            // A flow from `mac` towards a host that changed too goes with
-            // every flow towards that host, listed above: one deletion per
-            // switch rather than one per source (when a MAC flood ages
-            // out, its hosts and the gateway they all sent to go in the
-            // same sweep).
-            for (dpid, dst) in installed.from(mac) {
-                if !towards_changed.contains(&dst) {
-                    off.flows.push((dpid, dst, Some(mac)));
-                }
+        }
+    }
+
+    /// The flows towards and from the hosts `changed` (every host with
+    /// flows for `None`), added to `doomed`: deleted, so the next packets
+    /// to or from such a host reach the controller and `devices` learns
+    /// where it is now, even while it talks over flows installed before (a
+    /// switch that reconnected, a port that flapped).
+    fn off_changed_hosts(
+        installed: &Installed,
+        changed: Option<BTreeSet<MacAddr>>,
+        doomed: &mut Doomed,
+    ) {
+        let changed = changed.unwrap_or_else(|| installed.hosts().collect());
+        for mac in changed {
+            doomed
+                .towards
+                .extend(installed.towards(mac).iter().map(|&d| (d, mac)));
+            let from = installed.from(mac);
+            if !from.is_empty() {
+                doomed.from.push((mac, from.to_vec()));
             }
         }
-        off
     }
 }
 
@@ -330,7 +311,6 @@ impl DagApp for RouteFlow {
         };
         let hosts = local.read::<Hosts>();
         let last = lock(&self.last).clone();
-        let mut doomed: Vec<(DatapathId, MatchSpec<'static>)> = Vec::new();
         // Routes with the same paths over the same switches (masters
         // included) take every flow where it went: nothing to compare.
         // Each first host on a port is a new topology under a MAC flood,
@@ -338,17 +318,32 @@ impl DagApp for RouteFlow {
         let changed = |old: &Routes| {
             !old.same_paths(&routes) || old.topology().switches != routes.topology().switches
         };
-        if let Some(old) = last.routes.filter(|old| changed(old)) {
-            let off = self.off_new_routes(&old, &routes, hosts.as_deref());
-            doomed.extend(off.into_iter().map(|(dpid, mac)| (dpid, towards(mac))));
+        let old_routes = last.routes.filter(|old| changed(old));
+        // Read before taking the record of the flows, which the packet-in
+        // path takes to install.
+        let hosts_changed = match (last.hosts.as_ref(), hosts.as_deref()) {
+            (Some(before), Some(now)) => Some(RouteFlow::moved_or_gone(before, now)),
+            _ => None,
+        };
+        let mut forget = Doomed::default();
+        {
+            let installed = lock(&self.inner.installed);
+            forget.up_to = installed.generation();
+            if let Some(old) = &old_routes {
+                let both = (&**old, &*routes);
+                RouteFlow::off_new_routes(&installed, both, hosts.as_deref(), &mut forget);
+            }
+            if let Some(changed) = hosts_changed {
+                RouteFlow::off_changed_hosts(&installed, changed, &mut forget);
+            }
         }
-        let mut forget = OffMovedHosts::default();
-        if let (Some(before), Some(now)) = (last.hosts.as_ref(), hosts.as_deref()) {
-            forget = self.off_moved_hosts(before, now);
-            doomed.extend(forget.flows.iter().map(|&(dpid, dst, src)| match src {
-                None => (dpid, towards(dst)),
-                Some(src) => (dpid, between(src, dst)),
-            }));
+        let mut doomed: Vec<(DatapathId, MatchSpec<'static>)> = forget
+            .towards
+            .iter()
+            .map(|&(dpid, mac)| (dpid, towards(mac)))
+            .collect();
+        for (mac, switches) in &forget.from {
+            doomed.extend(switches.iter().map(|&d| (d, from(*mac))));
         }
         let connected: HashMap<DatapathId, _> = match doomed.is_empty() {
             true => HashMap::new(),
@@ -391,8 +386,16 @@ impl DagApp for RouteFlow {
         for (dpid, match_) in done.pending {
             installed.pending.entry(dpid).or_default().push(match_);
         }
-        for (dpid, dst, src) in done.forget.flows {
-            installed.forget_deleted(dpid, dst, src, done.forget.up_to);
+        let Doomed {
+            towards,
+            from,
+            up_to,
+        } = done.forget;
+        for (dpid, dst) in towards {
+            installed.forget_towards(dpid, dst, up_to);
+        }
+        for (src, _) in from {
+            installed.forget_from(src, up_to);
         }
         let counters = &self.inner.counters;
         counters
@@ -492,8 +495,8 @@ mod tests {
     }
 
     #[test]
-    fn a_flow_whose_source_and_destination_both_went_is_deleted_once() {
-        let (app, stage) = route_flow();
+    fn the_flows_towards_and_from_hosts_that_went_are_listed_by_switch() {
+        let (app, _) = route_flow();
         // Hosts 1 and 2 behind s1 send to the gateway 9 there; host 1
         // also sends to host 3, behind s2.
         let (s1, s2) = (DatapathId(1), DatapathId(2));
@@ -506,8 +509,7 @@ mod tests {
         {
             let mut installed = lock(&app.inner.installed);
             for (dpid, src, dst) in [(s1, 1, 9), (s1, 2, 9), (s2, 1, 3)] {
-                let g = installed.next_generation();
-                installed.add(dpid, (mac(src), mac(dst)), Vec::new(), g);
+                installed.record(&[(dpid, 0)], &[], (mac(src), mac(dst)));
             }
         }
         let mut batch = Batch::default();
@@ -516,44 +518,74 @@ mod tests {
         }
         table.commit(&mut batch, |_| {});
         let now = table.view();
-        let off = stage.off_moved_hosts(&before, &now);
-        assert_eq!(
-            off.flows,
-            vec![(s2, mac(3), Some(mac(1))), (s1, mac(9), None)],
-            "one deletion of every flow towards the gateway; host 1's flow towards host 3 on its own"
-        );
+        let changed = RouteFlow::moved_or_gone(&before, &now);
+        assert_eq!(changed, Some([mac(1), mac(2), mac(9)].into()));
+        let mut doomed = Doomed::default();
         let mut installed = lock(&app.inner.installed);
-        for (dpid, dst, src) in off.flows {
-            installed.forget_deleted(dpid, dst, src, off.up_to);
+        RouteFlow::off_changed_hosts(&installed, changed, &mut doomed);
+        assert_eq!(
+            doomed.towards,
+            [(s1, mac(9))].into(),
+            "one deletion of every flow towards the gateway"
+        );
+        assert_eq!(
+            doomed.from,
+            vec![(mac(1), vec![s1, s2]), (mac(2), vec![s1])],
+            "one per switch of every flow from each host"
+        );
+        let up_to = installed.generation();
+        for &(dpid, dst) in &doomed.towards {
+            installed.forget_towards(dpid, dst, up_to);
         }
+        for (src, _) in &doomed.from {
+            installed.forget_from(*src, up_to);
+        }
+        assert_eq!(installed.towards(mac(3)), &[s2], "host 3 is still there");
+        installed.forget_towards(s2, mac(3), up_to);
         assert_eq!(installed.len(), 0);
-        assert!(installed.by_src.is_empty() && installed.by_mac.is_empty());
+        assert!(installed.hosts().next().is_none());
+    }
+
+    #[test]
+    fn a_host_table_the_log_no_longer_covers_deletes_every_flow() {
+        let (app, _) = route_flow();
+        let mac = |n| host(n, 0).mac;
+        lock(&app.inner.installed).record(&[(DatapathId(1), 0)], &[], (mac(1), mac(2)));
+        let changed = RouteFlow::moved_or_gone(&Hosts::default(), &HostTable::new().view());
+        assert_eq!(changed, None, "another table");
+        let mut doomed = Doomed::default();
+        RouteFlow::off_changed_hosts(&lock(&app.inner.installed), changed, &mut doomed);
+        assert_eq!(doomed.towards, [(DatapathId(1), mac(2))].into());
+        assert_eq!(doomed.from, vec![(mac(1), vec![DatapathId(1)])]);
     }
 
     #[test]
     fn paths_through_a_switch_whose_master_changed_are_deleted() {
-        let (app, stage) = route_flow();
+        let (app, _) = route_flow();
         let before = routes(0, "b");
         // This member's hop on s1 of a path to a host on s3, through s2.
         let host = MacAddr([2, 0, 0, 0, 0, 9]);
         let path = before.path(DatapathId(1), DatapathId(3)).unwrap();
-        lock(&app.inner.installed).add(
-            DatapathId(1),
+        let links = before.path_links(&path);
+        lock(&app.inner.installed).record(
+            &[(DatapathId(1), 0)],
+            &links,
             (MacAddr([2, 0, 0, 0, 0, 1]), host),
-            before.path_links(&path),
-            1,
         );
-        let same = routes(0, "b");
-        assert!(stage.off_new_routes(&before, &same, None).is_empty());
-        let reconnected = routes(7, "b");
+        let installed = lock(&app.inner.installed);
+        let off = |new: &Routes| {
+            let mut doomed = Doomed::default();
+            RouteFlow::off_new_routes(&installed, (&before, new), None, &mut doomed);
+            doomed.towards
+        };
+        assert!(off(&routes(0, "b")).is_empty());
         assert!(
-            stage.off_new_routes(&before, &reconnected, None).is_empty(),
+            off(&routes(7, "b")).is_empty(),
             "s1 reconnected, still here: its flows stay (it kept them)"
         );
-        let moved = routes(0, "c");
         assert_eq!(
-            stage.off_new_routes(&before, &moved, None),
-            vec![(DatapathId(1), host)],
+            off(&routes(0, "c")),
+            [(DatapathId(1), host)].into(),
             "s2 changed master: the path through it goes"
         );
     }
