@@ -33,11 +33,14 @@
 //! reads without waiting for another's, and refreshing a host's last-seen
 //! time is an atomic store under the read lock.
 
+mod segmented;
+
 use super::PortRef;
 use crate::mac_table::{MacTable, Zeroable};
 use crate::sync::lock;
 use baton_openflow::{DatapathId, MacAddr, PortNo};
 use baton_runtime::env::View;
+use segmented::Segmented;
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::fmt;
 use std::hash::BuildHasher;
@@ -289,7 +292,8 @@ unsafe impl Zeroable for Slot {}
 
 /// One shard of the table: an index from address to slot (open
 /// addressing, 32-byte slots, on huge pages once large: the learning
-/// switch's [`MacTable`]) and the entries themselves in a vector. A
+/// switch's [`MacTable`]) and the entries themselves in a vector that
+/// never moves them ([`Segmented`]). A
 /// look-up that needs only where a host is reads one slot, which
 /// [`Shard::prefetch`] can load ahead; a new host writes a slot and the
 /// vector's end. With a `HashMap` of whole entries, each new or refused
@@ -298,7 +302,7 @@ unsafe impl Zeroable for Slot {}
 /// seconds (perf, cbench at 64 switches x 100,000 hosts).
 struct Shard {
     index: MacTable<Slot>,
-    entries: Vec<Entry>,
+    entries: Segmented<Entry>,
 }
 
 impl Shard {
@@ -306,7 +310,7 @@ impl Shard {
         Shard {
             // Never cleared: it grows as hosts come.
             index: MacTable::new(usize::MAX),
-            entries: Vec::new(),
+            entries: Segmented::default(),
         }
     }
 
@@ -358,7 +362,7 @@ impl Shard {
     /// Takes host `mac` out: its entry's place goes to the last entry.
     fn remove(&mut self, mac: &MacAddr) -> Option<Entry> {
         let slot = self.index.remove(mac)?;
-        let e = self.entries.swap_remove(slot.entry as usize);
+        let e = self.entries.swap_remove(slot.entry as usize)?;
         if let Some(moved) = self.entries.get(slot.entry as usize)
             && let Some(s) = self.index.get_mut(&moved.mac)
         {
