@@ -1,6 +1,7 @@
 //! The `baton` binary's operator commands: `config check` on the example,
-//! on a broken file and on TLS files good and bad, and `run` with `show`
-//! and `app` talking to it.
+//! on a broken file and on TLS files good and bad, `run` with `show`
+//! and `app` talking to it, and `bench --topology` checked against what
+//! the API shows.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -277,4 +278,61 @@ fn a_controller_whose_worker_is_busy_still_exits_after_the_grace() {
             .any(|l| l.contains("not stopped within the grace (a worker is still busy)")),
         "{lines:#?}"
     );
+}
+
+/// `baton bench --topology` against the default `baton run`: the links
+/// and hosts the controller's API lists (what `baton show topology` and
+/// `baton show hosts` print) are the emulated network's, every pair's
+/// packets arrive, and a cut link is routed around.
+#[test]
+fn bench_topology_matches_what_the_api_shows() {
+    let (_running, mut log) = spawn_logging(baton().args([
+        "run",
+        "--listen",
+        "127.0.0.1:0",
+        "--api",
+        "127.0.0.1:0",
+        "--workers",
+        "1",
+    ]));
+    let (openflow, api) = addresses(&mut log);
+    std::thread::spawn(move || log.for_each(drop));
+    let json = std::env::temp_dir().join(format!("bench-topology-{}.json", std::process::id()));
+    let out = baton()
+        .args(["bench", "--controller", &openflow, "--api", &api])
+        .args([
+            "--topology",
+            "fat-tree:4",
+            "--pairs",
+            "half-way",
+            "--of",
+            "13",
+        ])
+        .args(["--duration", "3", "--warmup", "1"])
+        .args(["--events", "at 1s cut a1-c1"])
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&json);
+    let (report, seen) = (&written["report"], &written["api"]);
+    // 32 links both ways; the 16 hosts, each where the emulator put it.
+    assert_eq!(seen["links_expected"], 64, "{stdout}");
+    assert!(seen["links_known"].is_object(), "never all links: {stdout}");
+    assert_eq!(seen["links_extra"], 0, "{stdout}");
+    assert_eq!(seen["hosts_expected"], 16, "{stdout}");
+    assert!(seen["hosts_known"].is_object(), "never all hosts: {stdout}");
+    assert_eq!(seen["hosts_missing"], 0, "{stdout}");
+    assert_eq!(report["pairs_set_up"], 16, "{stdout}");
+    let event = &report["events"][0];
+    assert_eq!(event["unrecovered"], 0, "{stdout}");
+    assert_eq!(event["unreachable"], 0, "{stdout}");
 }

@@ -143,6 +143,9 @@ pub struct RunArgs {
     /// Print only the summary line (no table, no progress bar).
     #[arg(long)]
     pub quiet: bool,
+    /// An emulated network instead of unlinked switches (`--topology`).
+    #[command(flatten)]
+    pub network: crate::topology::TopologyArgs,
 }
 
 /// `baton bench responder`.
@@ -278,6 +281,18 @@ fn run_main(args: &RunArgs) -> Result<(), Error> {
         .controller
         .as_deref()
         .ok_or_else(|| Error::new("--controller ADDR:PORT is required"))?;
+    if args.network.topology.is_some() {
+        let common = crate::topology::Common {
+            controller: resolve(addr)?,
+            of: args.of,
+            warmup: args.warmup,
+            duration: args.duration,
+            controller_pid: args.controller_pid,
+            json: args.json.clone(),
+            quiet: args.quiet,
+        };
+        return crate::topology::main(&args.network, &common);
+    }
     let config = args.to_config(resolve(addr)?)?;
     let data = emulator::run(&config)?;
     let report = Report::from_run(&data);

@@ -32,6 +32,9 @@
 //!   thread count (one per CPU of the affinity mask).
 //! - [`cbench`]: real cbench as a peer of the emulator in `compare`: its
 //!   command line for a case, running it, reading its output.
+//! - [`topology`]: `baton bench --topology`, an emulated network of linked
+//!   switches and hosts (`baton-netemu`) against a controller, with its
+//!   REST API's view of the network checked beside it.
 //! - [`cli`]: the command line ([`cli::BenchArgs`], [`cli::main`]).
 //!
 //! ## Cost per request, and what the ceiling measures
@@ -60,6 +63,7 @@ pub mod responder;
 pub mod spec;
 pub mod stats;
 pub mod switch;
+pub mod topology;
 
 use std::fmt;
 
