@@ -201,16 +201,13 @@ pub fn data(out: &mut Vec<u8>, a: &Addresses, pair: u32, seq: u32, sent_ns: u64)
     out.extend_from_slice(&sent_ns.to_be_bytes());
 }
 
-/// The Internet checksum (RFC 1071) of `bytes`.
+/// The Internet checksum (RFC 1071) of `bytes`, etherparse's (which sums
+/// in native byte order, as its own headers do).
 fn checksum(bytes: &[u8]) -> u16 {
-    let mut sum: u32 = bytes
-        .chunks(2)
-        .map(|c| u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)])))
-        .sum();
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    !(sum as u16)
+    etherparse::checksum::Sum16BitWords::new()
+        .add_slice(bytes)
+        .ones_complement()
+        .to_be()
 }
 
 #[cfg(test)]
@@ -259,6 +256,8 @@ mod tests {
         data(&mut f, &a, 7, 42, 123_456_789);
         assert_eq!(f.len(), DATA_LEN);
         assert_eq!(checksum(&f[14..34]), 0, "the IPv4 header checksums to zero");
+        let ip = etherparse::Ipv4HeaderSlice::from_slice(&f[14..34]).unwrap();
+        assert_eq!(ip.header_checksum(), ip.to_header().calc_header_checksum());
         assert_eq!(data_fields(&f), Some((7, 42)));
         assert_eq!(
             classify(&f),
