@@ -1,18 +1,24 @@
 //! Frames in flight: a time-ordered queue of frames on their way to a
 //! switch port or a host, with the frame buffers reused.
 //!
-//! A binary heap ordered by due time, then by the order of sending, so
-//! frames on one link arrive in the order they were sent and frames due
-//! at the same instant leave in a fixed order (the emulator is
-//! deterministic given its inputs). Links may have delays of their own,
-//! so a plain FIFO would not do. A frame's bytes live in a `Vec` taken
+//! Ordered by due time, then by the order of sending, so frames on one
+//! link arrive in the order they were sent and frames due at the same
+//! instant leave in a fixed order (the emulator is deterministic given its
+//! inputs). Links may have delays of their own, so a FIFO alone would not
+//! do; but where every link has the same delay (the usual case) frames
+//! are sent in the order they are due, so a frame due no earlier than the
+//! last queued goes to a FIFO, and only the others to a binary heap; the
+//! earlier of the two heads leaves first. With the heap alone its pops
+//! were 15% of the emulator's time in a flood of ARP requests on a k=16
+//! fat tree (perf), each a walk through a heap of a hundred thousand
+//! frames. A frame's bytes live in a `Vec` taken
 //! from a pool of spare buffers and given back after delivery
 //! ([`LinkQueue::recycle`]): once the pool has warmed up, sending a frame
 //! allocates nothing.
 
 use crate::graph::{End, HostId, LinkId};
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// Spare buffers kept for reuse; beyond this (after a burst) they are
 /// freed.
@@ -78,6 +84,10 @@ impl Ord for Entry {
 /// The frames in flight.
 #[derive(Debug, Default)]
 pub struct LinkQueue {
+    /// Frames in the order they are due (each due no earlier than the one
+    /// before).
+    fifo: VecDeque<Entry>,
+    /// The frames due before the FIFO's last when they were sent.
     heap: BinaryHeap<Entry>,
     spare: Vec<Vec<u8>>,
     next_seq: u64,
@@ -96,25 +106,48 @@ impl LinkQueue {
         bytes.extend_from_slice(frame);
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry {
+        let e = Entry {
             due,
             seq,
             dest,
             bytes,
-        });
+        };
+        if self.fifo.back().is_none_or(|last| last.due <= due) {
+            self.fifo.push_back(e);
+        } else {
+            self.heap.push(e);
+        }
+    }
+
+    /// Whether the FIFO's head leaves before the heap's.
+    fn fifo_first(&self) -> Option<bool> {
+        match (self.fifo.front(), self.heap.peek()) {
+            (None, None) => None,
+            (Some(_), None) => Some(true),
+            (None, Some(_)) => Some(false),
+            (Some(f), Some(h)) => Some((f.due, f.seq) < (h.due, h.seq)),
+        }
     }
 
     /// When the next frame arrives.
     pub fn next_due(&self) -> Option<u64> {
-        self.heap.peek().map(|e| e.due)
+        if self.fifo_first()? {
+            self.fifo.front().map(|e| e.due)
+        } else {
+            self.heap.peek().map(|e| e.due)
+        }
     }
 
     /// The earliest frame, if it is due at `now`.
     pub fn pop_due(&mut self, now: u64) -> Option<Frame> {
-        if self.heap.peek()?.due > now {
+        if self.next_due()? > now {
             return None;
         }
-        let e = self.heap.pop()?;
+        let e = if self.fifo_first()? {
+            self.fifo.pop_front()?
+        } else {
+            self.heap.pop()?
+        };
         Some(Frame {
             due: e.due,
             dest: e.dest,
@@ -131,12 +164,12 @@ impl LinkQueue {
 
     /// Frames in flight.
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.fifo.len() + self.heap.len()
     }
 
     /// True when nothing is in flight.
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.fifo.is_empty() && self.heap.is_empty()
     }
 }
 
@@ -177,6 +210,38 @@ mod tests {
         let last = q.pop_due(u64::MAX).unwrap();
         assert_eq!(last.bytes, b"c");
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn frames_leave_in_due_then_sending_order_whatever_the_delays() {
+        // Uniform delays (all through the FIFO) interleaved with others.
+        let mut q = LinkQueue::new();
+        let mut sent = Vec::new();
+        let mut state = 7u64;
+        for i in 0..2_000u64 {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            let now = i * 10;
+            let due = now + if state >> 60 == 0 { state >> 50 } else { 100 };
+            q.push(due, host(i as u32), &i.to_be_bytes());
+            sent.push((due, i));
+            if i % 3 == 0 {
+                // Take out what is due, as the network does between pushes.
+                while let Some(f) = q.pop_due(now) {
+                    let n = u64::from_be_bytes(f.bytes[..8].try_into().unwrap());
+                    let at = sent.iter().position(|&(_, s)| s == n).unwrap();
+                    let first = *sent.iter().min().unwrap();
+                    assert_eq!(sent.remove(at), first, "the earliest, then the first sent");
+                }
+            }
+        }
+        sent.sort();
+        let mut rest = Vec::new();
+        while let Some(f) = q.pop_due(u64::MAX) {
+            rest.push((f.due, u64::from_be_bytes(f.bytes[..8].try_into().unwrap())));
+        }
+        assert_eq!(rest, sent);
     }
 
     #[test]
