@@ -10,6 +10,22 @@ fn baton() -> Command {
     Command::new(env!("CARGO_BIN_EXE_baton"))
 }
 
+/// `baton run` with one worker, its switch port and API on loopback
+/// ports of the kernel's choosing.
+fn run_on_loopback() -> Command {
+    let mut cmd = baton();
+    cmd.args([
+        "run",
+        "--listen",
+        "127.0.0.1:0",
+        "--api",
+        "127.0.0.1:0",
+        "--workers",
+        "1",
+    ]);
+    cmd
+}
+
 #[test]
 fn config_check_accepts_the_example_and_names_the_key_it_refuses() {
     let example = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/baton.toml");
@@ -98,16 +114,7 @@ impl Drop for Running {
 
 #[test]
 fn show_and_app_talk_to_a_running_controller() {
-    let child = baton()
-        .args([
-            "run",
-            "--listen",
-            "127.0.0.1:0",
-            "--api",
-            "127.0.0.1:0",
-            "--workers",
-            "1",
-        ])
+    let child = run_on_loopback()
         .args(["--apps", "learning-switch", "--api-token", "t0k"])
         .env("RUST_LOG", "info")
         .stderr(Stdio::piped())
@@ -286,15 +293,7 @@ fn a_controller_whose_worker_is_busy_still_exits_after_the_grace() {
 /// packets arrive, and a cut link is routed around.
 #[test]
 fn bench_topology_matches_what_the_api_shows() {
-    let (_running, mut log) = spawn_logging(baton().args([
-        "run",
-        "--listen",
-        "127.0.0.1:0",
-        "--api",
-        "127.0.0.1:0",
-        "--workers",
-        "1",
-    ]));
+    let (_running, mut log) = spawn_logging(&mut run_on_loopback());
     let (openflow, api) = addresses(&mut log);
     std::thread::spawn(move || log.for_each(drop));
     let json = std::env::temp_dir().join(format!("bench-topology-{}.json", std::process::id()));
