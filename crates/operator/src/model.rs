@@ -23,6 +23,7 @@ pub use scheduler::{BDU_US, Fairness, Scheduler, SchedulerPatch, Worker, bdu_fro
 use crate::sampler::Rates;
 use baton_apps::views::{Host as HostView, Link as LinkView, PortRef};
 use baton_openflow::neutral::PortDesc;
+use baton_runtime::Mastership;
 use baton_runtime::control::{StopReport, SwitchStatus};
 use baton_runtime::dag::DagStatus;
 use baton_runtime::pipeline::{AppStatus, Lifecycle};
@@ -64,6 +65,10 @@ pub struct Switch {
     /// serve the switch).
     #[schema(example = "standalone")]
     pub role: String,
+    /// Whether the switch accepted the role: always standalone; in a
+    /// cluster, false until it accepts one and after it refuses a slave
+    /// role (an OpenFlow 1.3 switch treats such a session as EQUAL).
+    pub role_confirmed: bool,
     /// Its ports.
     pub ports: Vec<Port>,
 }
@@ -83,6 +88,7 @@ impl Switch {
             tx_per_sec: rates.map(|r| r.tx_per_sec),
             weight: s.weight,
             role: s.mastership.name().to_string(),
+            role_confirmed: s.mastership == Mastership::Standalone || s.role_generation.is_some(),
             ports: s.ports.iter().map(Port::from).collect(),
         }
     }

@@ -63,8 +63,9 @@ pub struct SwitchStatus {
     pub weight: u32,
     /// Whether this instance serves it (in a cluster: is its master).
     pub mastership: Mastership,
-    /// The generation id of the last role this instance gave it
-    /// ([`Control::set_mastership`]); `None` if it was never given one.
+    /// The generation id of the last role this instance gave it and the
+    /// switch accepted ([`Control::set_mastership`]); `None` if it never
+    /// accepted one, or refused the last slave role asked.
     pub role_generation: Option<u64>,
 }
 
@@ -486,10 +487,17 @@ impl Control {
                 role: wire,
                 generation_id: generation,
             }));
-            match self.net.request(id, &request).wait(SWITCH_TIMEOUT) {
-                Ok(_) => {}
-                Err(_) if role == Mastership::Slave => {}
-                Err(e) => return Err(ControlError::Switch(e)),
+            if let Err(e) = self.net.request(id, &request).wait(SWITCH_TIMEOUT) {
+                // Refused (a generation the switch holds stale) or not
+                // answered: the switch has not taken the role, and an
+                // OpenFlow 1.3 switch keeps a session it never gave one
+                // EQUAL, accepting its changes. This instance is its slave
+                // already; the role is unconfirmed until a request with a
+                // current generation is accepted (the caller asks again).
+                if role == Mastership::Slave {
+                    slot.role_generation.store(u64::MAX, Ordering::Release);
+                }
+                return Err(ControlError::Switch(e));
             }
         }
         slot.role_generation.store(generation, Ordering::Release);

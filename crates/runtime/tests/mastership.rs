@@ -177,7 +177,9 @@ fn a_switch_is_served_only_while_this_instance_is_its_master() {
     assert_eq!(control.network().switches().len(), 1);
 
     // Slave again: the applications let go of it at its next batch, and
-    // its packet-ins go unanswered. A stale refusal is not an error.
+    // its packet-ins go unanswered. A stale refusal is an error, and the
+    // role unconfirmed (the switch would keep the session EQUAL), so the
+    // caller asks again with a current generation.
     let (req, done) = set_role(&control, &mut sw, Mastership::Slave, 9, |_| {
         v13::Message::Error(ErrorMsg::Standard {
             error_type: ErrorType::RoleRequestFailed,
@@ -186,11 +188,27 @@ fn a_switch_is_served_only_while_this_instance_is_its_master() {
         })
     });
     assert_eq!((req.role, req.generation_id), (ControllerRole::Slave, 9));
-    done.unwrap();
+    assert!(matches!(done, Err(ControlError::Switch(_))), "{done:?}");
+    let s = control.switch(DatapathId(0x31)).unwrap();
+    assert_eq!((s.mastership, s.role_generation), (Mastership::Slave, None));
     sw.packet_in(1, &frame, false);
     let heard = messages_for(&mut sw, Duration::from_millis(300));
     assert!(!heard.iter().any(|(_, m)| changes_state(m)), "{heard:?}");
     assert_eq!(app.downs.load(Ordering::SeqCst), 1);
+    let (req, done) = set_role(
+        &control,
+        &mut sw,
+        Mastership::Slave,
+        31,
+        v13::Message::RoleReply,
+    );
+    assert_eq!((req.role, req.generation_id), (ControllerRole::Slave, 31));
+    done.unwrap();
+    let s = control.switch(DatapathId(0x31)).unwrap();
+    assert_eq!(
+        (s.mastership, s.role_generation),
+        (Mastership::Slave, Some(31))
+    );
 
     // A refused master request leaves it a slave.
     let (_, done) = set_role(&control, &mut sw, Mastership::Master, 3, |_| {
