@@ -12,6 +12,9 @@
 //!   bridge ever reports two masters (sampled throughout). One etcd member
 //!   restarts: mastership does not change. The killed instance comes
 //!   back: it rejoins and takes a share of the bridges.
+//! - A master stopped (SIGSTOP) for longer than its lease, then resumed:
+//!   Open vSwitch refuses nothing from it (it sent nothing as master),
+//!   and it ends a slave of every bridge.
 //! - OpenFlow 1.0, which has no roles: two instances, both bridges
 //!   connected to both. Only the master of each answers (no duplicate
 //!   replies), and pings work.
@@ -26,7 +29,7 @@ use baton_netlab::{OfVersion, Proc, Topology};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 use support::SECOND;
-use support::cluster::{Cluster, ETCD, api_port, count_by_master, node};
+use support::cluster::{Cluster, ETCD, api_port, count_by_master, node, openflow_port};
 
 #[test]
 fn three_instances_one_master_per_bridge_through_failures_openflow13() {
@@ -40,11 +43,11 @@ fn three_instances_one_master_per_bridge_through_failures_openflow13() {
         &[0, 1, 2],
     );
     let first = c.wait_masters(0, &[0, 1, 2], 20 * SECOND);
-    let masters = first.masters;
     eprintln!(
-        "masters {masters:?} after {:?} (Open vSwitch's database: {:?})",
-        first.controllers, first.ovs
+        "masters {:?} after {:?} (Open vSwitch's database: {:?})",
+        first.masters, first.controllers, first.ovs
     );
+    let masters = first.masters;
     let cluster = c.api(1, "/api/v1/cluster").unwrap();
     assert_eq!(cluster["members"].as_array().unwrap().len(), 3, "{cluster}");
     // What an operator sees from any instance.
@@ -280,6 +283,104 @@ fn openflow10_switches_have_no_roles_and_only_the_master_answers() {
             "{bridge}: {roles:?}"
         );
     }
+    c.assert_all_pairs_ping();
+}
+
+/// A master paused for longer than its lease (SIGSTOP, then SIGCONT)
+/// sends nothing as master when it runs again, though packet-ins reached
+/// it while it was stopped: Open vSwitch, which refuses a slave's changes
+/// and logs every refusal (`ofconn_send_error`, at most 10 a second), is
+/// the judge. Then it is
+/// a slave of every bridge and they all still ping (issue 56, item 1).
+#[test]
+fn a_paused_master_sends_nothing_as_master_when_it_runs_again() {
+    const SIGSTOP: i32 = 19;
+    const SIGCONT: i32 = 18;
+    let c = Cluster::start(
+        "learning-switch",
+        Topology::linear(3),
+        OfVersion::V13,
+        1,
+        2,
+        false,
+        &[0, 1],
+    );
+    let first = c.wait_masters(0, &[0, 1], 20 * SECOND);
+    c.assert_all_pairs_ping();
+    let counts = count_by_master(&first.masters);
+    let paused = if counts.get(&0) >= counts.get(&1) {
+        0
+    } else {
+        1
+    };
+    let other = 1 - paused;
+    // Pings to an address nobody has: an ARP broadcast a second, which
+    // each bridge sends its master as a packet-in, the paused one too.
+    let arp = c
+        .lab
+        .ping_stream("h1", "10.0.0.200", Duration::from_millis(200))
+        .unwrap();
+    let stopped_at = Instant::now();
+    c.batons[paused].as_ref().unwrap().signal(SIGSTOP);
+    let after = c.wait_masters(other, &[other], 20 * SECOND);
+    // Longer than the lease by a margin, and packet-ins queued for it.
+    while stopped_at.elapsed() < c.ttl() + 3 * SECOND {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    c.batons[paused].as_ref().unwrap().signal(SIGCONT);
+    eprintln!(
+        "{} stopped for {:?}: every bridge mastered by {} after {:?}",
+        node(paused),
+        stopped_at.elapsed(),
+        node(other),
+        after.controllers
+    );
+    let t0 = Instant::now();
+    loop {
+        let roles: Vec<(String, bool)> = c
+            .api(paused, "/api/v1/switches")
+            .ok()
+            .and_then(|v| v.as_array().cloned())
+            .unwrap_or_default()
+            .iter()
+            .map(|s| (s["role"].to_string(), s["fenced"] == true))
+            .collect();
+        if roles.len() == 3 && roles.iter().all(|(r, f)| r == "\"slave\"" && !f) {
+            break;
+        }
+        assert!(
+            t0.elapsed() < 10 * SECOND,
+            "{} still says {roles:?}\n{}",
+            node(paused),
+            c.logs()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = arp.stop();
+    let log = std::fs::read_to_string(c.lab.dir().join("log/ovs-vswitchd.log")).unwrap();
+    let target = format!("127.0.0.1:{}", openflow_port(paused));
+    for l in log.lines().filter(|l| l.contains("error reply")) {
+        eprintln!("ovs-vswitchd: {l}");
+    }
+    let refused: Vec<&str> = log
+        .lines()
+        // `OFPBRC_IS_SECONDARY` in Open vSwitch from 2.16 on.
+        .filter(|l| {
+            (l.contains("OFPBRC_IS_SLAVE") || l.contains("OFPBRC_IS_SECONDARY"))
+                && l.contains(&target)
+        })
+        .collect();
+    assert!(
+        refused.is_empty(),
+        "Open vSwitch refused changes from the paused master:\n{}\n{}",
+        refused.join("\n"),
+        c.logs()
+    );
+    eprintln!(
+        "{} back: a slave of every bridge after {:?}, no change refused by Open vSwitch",
+        node(paused),
+        t0.elapsed()
+    );
     c.assert_all_pairs_ping();
 }
 

@@ -37,9 +37,9 @@ use crate::{PREFIX, lock};
 use baton_apps::bandwidth::BandwidthApp;
 use baton_apps::views::Peers;
 use baton_openflow::DatapathId;
-use baton_runtime::Mastership;
 use baton_runtime::control::Control;
 use baton_runtime::env::{Publish, ViewAccess};
+use baton_runtime::{Fence, Mastership};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -140,6 +140,9 @@ impl Member {
             })
             .collect();
         let bandwidth = control.app_of::<BandwidthApp>();
+        // No lease yet: nothing this instance masters may be changed until
+        // one is known alive (the lease thread opens the fence).
+        control.fence_mastership(Fence::Closed);
         let shared = Arc::new(Shared {
             options,
             record,
@@ -240,6 +243,7 @@ impl Member {
             let _ = t.join();
         }
         *lock(&self.shared.deadline) = None;
+        fence(&self.shared);
         demote_all(&self.shared);
         if let Some(lease) = *lock(&self.shared.lease) {
             let _ = self.shared.etcd.revoke(lease);
@@ -388,8 +392,6 @@ impl Shared {
     }
 }
 
-/// Demotes every datapath this member masters, each on a thread of its
-/// own so one slow switch delays no other.
 /// What the view-sharing threads need of the member.
 fn share_context(s: &Arc<Shared>) -> share::Context {
     let (lease, running) = (s.clone(), s.clone());
@@ -403,13 +405,15 @@ fn share_context(s: &Arc<Shared>) -> share::Context {
     }
 }
 
+/// Demotes every datapath the runtime has this member master, each on a
+/// thread of its own so one slow switch delays no other.
 fn demote_all(s: &Shared) {
-    let masters: Vec<(Dpid, u64)> = lock(&s.roles)
+    let masters: Vec<(Dpid, u64)> = s
+        .control
+        .switches()
         .iter()
-        .filter_map(|(&d, r)| match *r {
-            Role::Master(g) => Some((d, g)),
-            Role::Slave(_) => None,
-        })
+        .filter(|sw| sw.mastership == Mastership::Master)
+        .map(|sw| (sw.info.dpid.0, sw.role_generation.unwrap_or(0)))
         .collect();
     std::thread::scope(|scope| {
         for (d, g) in masters {
@@ -418,7 +422,22 @@ fn demote_all(s: &Shared) {
     });
 }
 
-/// The lease, the sessions registered, and the plan.
+/// Tells the runtime until when it may act as master, checked at the point
+/// of sending ([`baton_runtime::control::Control::fence_mastership`]):
+/// the lease clock's deadline, closed without one, open while holding on
+/// with etcd lost for every member. Computed and given under the
+/// deadline's lock, so that the lease and guard threads, each calling it
+/// after its own change, leave the latest state.
+fn fence(s: &Shared) {
+    let deadline = lock(&s.deadline);
+    let f = if s.held.load(Ordering::Acquire) {
+        Fence::Open
+    } else {
+        deadline.map_or(Fence::Closed, Fence::Until)
+    };
+    s.control.fence_mastership(f);
+}
+
 /// The lease, granted (with the member's record) and kept alive every
 /// sixth of its time to live, on a thread of its own so that nothing the
 /// plan waits for (a slow switch's ROLE_REPLY, say) delays a keepalive.
@@ -430,6 +449,7 @@ fn lease_loop(s: &Shared) {
     let record = serde_json::to_vec(&s.record).expect("a record serialises");
     while s.running() {
         let sent = Instant::now();
+        let granting = lease.is_none();
         let renewal = match lease {
             None => s.etcd.grant(o.ttl).and_then(|id| {
                 s.etcd
@@ -440,6 +460,15 @@ fn lease_loop(s: &Shared) {
         };
         match renewal {
             Ok(()) => {
+                if granting && !s.held.load(Ordering::Acquire) {
+                    // Masters under a lease that is gone (a stall longer
+                    // than the lease, a partition) hold nothing in etcd
+                    // any more: let them go before the new lease opens the
+                    // fence, whatever the guard has done by now. (Held
+                    // through an outage of etcd everywhere, they stay, and
+                    // the plan claims them again under the new lease.)
+                    demote_all(s);
+                }
                 clock.renewed(sent);
                 if let Some(since) = outage.take() {
                     tracing::warn!(
@@ -468,6 +497,7 @@ fn lease_loop(s: &Shared) {
         }
         *lock(&s.lease) = lease;
         *lock(&s.deadline) = clock.deadline();
+        fence(s);
         let healthy = clock.healthy(Instant::now());
         *lock(&s.renewed) = if healthy { clock.renewed_at() } else { None };
         s.tell();
@@ -683,6 +713,9 @@ fn guard_loop(s: &Shared) {
                 asked = Some(Instant::now());
                 let everywhere = etcd_lost_everywhere(s);
                 let was = s.held.swap(everywhere, Ordering::AcqRel);
+                if was != everywhere {
+                    fence(s);
+                }
                 if everywhere && !was {
                     tracing::error!(
                         node = %s.options.node,
@@ -705,6 +738,7 @@ fn guard_loop(s: &Shared) {
             demoted = false;
             asked = None;
             if s.held.swap(false, Ordering::AcqRel) {
+                fence(s);
                 tracing::warn!(node = %s.options.node, "etcd answers again: no longer holding on");
             }
         }

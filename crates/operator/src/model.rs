@@ -69,6 +69,11 @@ pub struct Switch {
     /// cluster, false until it accepts one and after it refuses a slave
     /// role (an OpenFlow 1.3 switch treats such a session as EQUAL).
     pub role_confirmed: bool,
+    /// In a cluster, whether this instance is its master but cannot know
+    /// its lease alive (after a stall, or with etcd unreachable): it then
+    /// sends the switch nothing that changes it until the lease is renewed
+    /// or another instance takes the switch over. Always false otherwise.
+    pub fenced: bool,
     /// Its ports.
     pub ports: Vec<Port>,
 }
@@ -89,6 +94,7 @@ impl Switch {
             weight: s.weight,
             role: s.mastership.name().to_string(),
             role_confirmed: s.mastership == Mastership::Standalone || s.role_generation.is_some(),
+            fenced: s.fenced,
             ports: s.ports.iter().map(Port::from).collect(),
         }
     }

@@ -157,6 +157,7 @@ mod tests {
             weight,
             mastership: baton_runtime::Mastership::Standalone,
             role_generation: None,
+            fenced: false,
         }
     }
 

@@ -18,7 +18,7 @@ use crate::config::{Batching, SchedulerKind};
 use crate::controller::Controller;
 use crate::dag::DagStatus;
 use crate::env::{Snapshot, ViewAccess};
-use crate::mastership::Mastership;
+use crate::mastership::{Fence, Mastership};
 use crate::network::{Fabric, Network};
 use crate::pipeline::AppStatus;
 use crate::requests::{Replies, RequestError};
@@ -67,6 +67,10 @@ pub struct SwitchStatus {
     /// switch accepted ([`Control::set_mastership`]); `None` if it never
     /// accepted one, or refused the last slave role asked.
     pub role_generation: Option<u64>,
+    /// Whether this instance is its master but past its fence (the
+    /// cluster's lease is not known alive: [`Control::fence_mastership`]),
+    /// so that nothing that changes the switch leaves for it.
+    pub fenced: bool,
 }
 
 /// One flow of a switch's tables, as it reported it.
@@ -291,6 +295,7 @@ impl Control {
                         u64::MAX => None,
                         g => Some(g),
                     },
+                    fenced: s.mastership() == Mastership::Master && !self.ctl.table.may_change(s),
                 })
             })
             .collect();
@@ -315,7 +320,7 @@ impl Control {
     /// cluster's other instance masters.
     fn changeable(&self, dpid: DatapathId) -> Result<(SwitchId, Version), ControlError> {
         let s = self.switch(dpid)?;
-        if !s.mastership.serves() {
+        if !s.mastership.serves() || s.fenced {
             return Err(ControlError::NotMaster(dpid));
         }
         Ok((s.info.id, s.info.version))
@@ -452,11 +457,14 @@ impl Control {
     /// - Master: the request goes first, and only once the switch accepts
     ///   it do the applications serve the switch (`switch_up`, the 1.3
     ///   table-miss flow installed again). A refusal is
-    ///   [`ControlError::Switch`] and leaves the switch unserved.
+    ///   [`ControlError::Switch`] and leaves the switch unserved; past the
+    ///   fence ([`Control::fence_mastership`]) nothing is asked, and the
+    ///   answer is [`ControlError::Invalid`].
     /// - Slave: the applications stop serving the switch at once (nothing
-    ///   that changes it leaves from here on), then the request goes; the
-    ///   switch's refusal of a stale slave request (another master already
-    ///   demoted this one) is not an error.
+    ///   that changes it leaves from here on), then the request goes. A
+    ///   refusal (a stale generation) is [`ControlError::Switch`] and
+    ///   leaves the role unconfirmed (`role_generation` `None`), so that
+    ///   the caller asks again with a current generation.
     pub fn set_mastership(
         &self,
         dpid: DatapathId,
@@ -481,6 +489,11 @@ impl Control {
         if role == Mastership::Slave {
             slot.mastership.store(role.to_u8(), Ordering::Release);
             self.ctl.pipeline.touch();
+        }
+        if role == Mastership::Master && !self.ctl.table.fence.holds() {
+            return Err(ControlError::Invalid(
+                "this instance's lease is not known alive: it may not become a master".into(),
+            ));
         }
         if version == Version::V13 {
             let request = Message::V13(v13::Message::RoleRequest(v13::Role {
@@ -515,6 +528,19 @@ impl Control {
         // The applications hear of the change at the switch's next batch
         // (`Pipeline::reconcile`), before its messages.
         Ok(())
+    }
+
+    /// Until when this instance may act as master of the switches it
+    /// masters: a cluster member gives its lease's deadline after each
+    /// renewal ([`Fence::Until`]), [`Fence::Closed`] while no lease is
+    /// known alive, [`Fence::Open`] while it holds on with etcd lost for
+    /// every member (and a controller not in a cluster is never fenced).
+    /// Checked at the point of sending: past it, a master's switches get
+    /// nothing that changes them (it stays their master until the cluster
+    /// says otherwise; the applications keep their state), and it may not
+    /// become the master of another.
+    pub fn fence_mastership(&self, fence: Fence) {
+        self.ctl.table.fence.set(fence);
     }
 
     /// Each application's standing, in pipeline order.
@@ -569,7 +595,7 @@ impl Control {
         let switches: Vec<SwitchInfo> = self
             .switches()
             .into_iter()
-            .filter(|s| s.mastership.serves())
+            .filter(|s| s.mastership.serves() && !s.fenced)
             .map(|s| s.info)
             .collect();
         let report = self.delete_everywhere(&switches, cookie, mask);

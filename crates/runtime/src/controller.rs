@@ -90,7 +90,7 @@ impl Fabric for RuntimeFabric {
     /// batch is done ([`crate::outbox`]).
     fn send(&self, id: SwitchId, bytes: &[u8]) -> Result<(), SendError> {
         let slot = self.table.get(id).ok_or(SendError::Gone)?;
-        if !slot.mastership().serves() && crate::mastership::any_changes_state(bytes) {
+        if !self.table.may_change(slot) && crate::mastership::any_changes_state(bytes) {
             return Err(SendError::NotMaster);
         }
         if crate::outbox::stage(id, bytes) {

@@ -368,8 +368,9 @@ impl Engine {
         // switches before its first hop sends the packet on.
         let (io, tx_types) = (&self.io, &mut self.tx_types);
         self.outbox.drain(|id, bytes| {
-            // Demoted while the batch ran, as `count_staged` checks.
-            if ctl.table.get(id).is_some_and(|s| !s.mastership().serves()) {
+            // Demoted (or past the fence) while the batch ran, as
+            // `count_staged` checks.
+            if ctl.table.get(id).is_some_and(|s| !ctl.table.may_change(s)) {
                 crate::mastership::keep_read_only(bytes, 0);
             }
             let msgs = tx_types.count_all(bytes);
@@ -451,9 +452,9 @@ impl Engine {
     fn count_staged(&mut self) {
         for h in &mut self.held {
             let conn = &mut h.conn;
-            // Demoted while the batch ran: what the applications staged
-            // for the switch must not reach it.
-            if !self.ctl.table.slots[h.idx].mastership().serves() {
+            // Demoted (or past the fence) while the batch ran: what the
+            // applications staged for the switch must not reach it.
+            if !self.ctl.table.may_change(&self.ctl.table.slots[h.idx]) {
                 let dropped = crate::mastership::keep_read_only(&mut conn.out, conn.counted);
                 if dropped > 0 {
                     tracing::debug!(parent: &conn.span, dropped, "not master: staged changes dropped");

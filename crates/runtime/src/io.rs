@@ -436,6 +436,23 @@ impl Sockets {
             return Err(SendError::Gone);
         };
         let slot = &self.table.slots[id.index()];
+        // The point of sending: a master past its fence (or a slave) sends
+        // nothing that changes the switch, whatever was decided before.
+        let fenced;
+        let (bytes, msgs) = if !self.table.may_change(slot)
+            && crate::mastership::any_changes_state(bytes)
+        {
+            let mut kept = bytes.to_vec();
+            let dropped = crate::mastership::keep_read_only(&mut kept, 0);
+            tracing::debug!(switch = %id, dropped, "not master or past the lease: changes dropped at the socket");
+            fenced = kept;
+            (&fenced[..], msgs.saturating_sub(dropped as u64))
+        } else {
+            (bytes, msgs)
+        };
+        if bytes.is_empty() {
+            return Ok(());
+        }
         slot.counters.tx_msgs.fetch_add(msgs, Ordering::Relaxed);
         let written = match stream {
             Transport::Tcp(tcp) => write_plain(tcp, slot, &mut q.pending, bytes),

@@ -108,7 +108,7 @@ pub use app::{AnyApp, App, Configurable, SettingsError, Verdict};
 pub use config::{Batching, Config, SchedulerKind, parse_duration, parse_weight};
 pub use context::{Events, PacketInBatch, SwitchCtx, WrongVersion};
 pub use event::PacketIn;
-pub use mastership::Mastership;
+pub use mastership::{Fence, Mastership};
 pub use network::Network;
 pub use runtime::{Runtime, recv_buffer_to_ask};
 pub use session::VERSIONS;

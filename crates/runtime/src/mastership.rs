@@ -16,8 +16,18 @@
 //!
 //! Which instance is master, and telling the switch with a
 //! ROLE_REQUEST, is [`crate::control::Control::set_mastership`]'s.
+//!
+//! A master acts only until its [`Fence`]: the deadline of the cluster
+//! lease that made it master, as far as it can know it alive. The point
+//! of sending checks it (`Sockets::write_locked`, every write to a
+//! switch), so after a stall (the process paused, swapped out, a VM
+//! migrated) nothing the applications decided before or during it
+//! reaches a switch another instance may master by now; the switch's
+//! generation check (1.3.5 §6.3.7) is the second line, not the only one.
 
 use baton_openflow::Version;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 /// Whether this instance's applications serve a switch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -59,6 +69,58 @@ impl Mastership {
             1 => Mastership::Master,
             2 => Mastership::Slave,
             _ => Mastership::Standalone,
+        }
+    }
+}
+
+/// Until when this instance may act as the master of the switches it
+/// masters ([`crate::control::Control::fence_mastership`]). A slave is
+/// not affected, nor a standalone controller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fence {
+    /// No bound: a controller not in a cluster, or a member holding on to
+    /// its switches while etcd is lost for every member.
+    Open,
+    /// Until this instant on the monotonic clock (a lease's deadline).
+    Until(Instant),
+    /// Not at all: no lease is known alive.
+    Closed,
+}
+
+/// A [`Fence`] every thread reads at the point of sending: nanoseconds
+/// since `epoch` (`0` closed, `u64::MAX` open), one atomic.
+#[derive(Debug)]
+pub(crate) struct SharedFence {
+    epoch: Instant,
+    until_ns: AtomicU64,
+}
+
+impl SharedFence {
+    pub fn open() -> SharedFence {
+        SharedFence {
+            epoch: Instant::now(),
+            until_ns: AtomicU64::new(u64::MAX),
+        }
+    }
+
+    pub fn set(&self, fence: Fence) {
+        let ns = match fence {
+            Fence::Open => u64::MAX,
+            Fence::Closed => 0,
+            Fence::Until(t) => {
+                let ns = t.saturating_duration_since(self.epoch).as_nanos();
+                u64::try_from(ns).unwrap_or(u64::MAX - 1).min(u64::MAX - 1)
+            }
+        };
+        self.until_ns.store(ns, Ordering::Release);
+    }
+
+    /// Whether a master may act now.
+    pub fn holds(&self) -> bool {
+        match self.until_ns.load(Ordering::Acquire) {
+            u64::MAX => true,
+            0 => false,
+            until => (self.epoch.elapsed().as_nanos() as u64) < until,
         }
     }
 }
@@ -129,6 +191,24 @@ fn messages(bytes: &[u8]) -> impl Iterator<Item = (usize, usize)> + '_ {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn a_fence_holds_until_its_deadline() {
+        let f = SharedFence::open();
+        assert!(f.holds());
+        f.set(Fence::Closed);
+        assert!(!f.holds());
+        f.set(Fence::Until(Instant::now() + Duration::from_secs(60)));
+        assert!(f.holds());
+        f.set(Fence::Until(Instant::now() - Duration::from_millis(1)));
+        assert!(!f.holds());
+        // Before the epoch is the same as closed.
+        f.set(Fence::Until(f.epoch - Duration::from_millis(1)));
+        assert!(!f.holds());
+        f.set(Fence::Open);
+        assert!(f.holds());
+    }
 
     fn msg(version: u8, ty: u8, body: usize) -> Vec<u8> {
         let len = (8 + body) as u16;

@@ -16,7 +16,7 @@
 //! output queue, in `io.rs`, has a real lock.)
 
 use crate::conn::Connection;
-use crate::mastership::Mastership;
+use crate::mastership::{Mastership, SharedFence};
 use crate::stats::{SwitchSnapshot, TypeCounters};
 use crate::switch::{SwitchId, SwitchInfo};
 use crate::sync::lock;
@@ -222,11 +222,14 @@ impl Slot {
         self.weight.load(Ordering::Relaxed).max(1)
     }
 
-    /// Asks the serving thread to close the switch.
+    /// Whether this instance is the switch's master, slave, or
+    /// standalone (a master past its fence still is one:
+    /// [`SwitchTable::may_change`] says whether it may act).
     pub fn mastership(&self) -> Mastership {
         Mastership::from_u8(self.mastership.load(Ordering::Acquire))
     }
 
+    /// Asks the serving thread to close the switch.
     pub fn kill(&self, why: Kill) {
         self.kill.store(why as u8, Ordering::Release);
     }
@@ -250,6 +253,8 @@ pub(crate) struct SwitchTable {
     /// What a newly connected switch is: [`Mastership::Standalone`], or
     /// [`Mastership::Slave`] in a cluster until it is decided.
     initial: Mastership,
+    /// Until when a master may act ([`crate::mastership::Fence`]).
+    pub fence: SharedFence,
 }
 
 impl SwitchTable {
@@ -265,6 +270,17 @@ impl SwitchTable {
             free: Mutex::new((0..max as u32).rev().collect()),
             high_water: AtomicUsize::new(0),
             sent_elsewhere: TypeCounters::default(),
+            fence: SharedFence::open(),
+        }
+    }
+
+    /// Whether what changes switch `slot` may be sent to it now: not to a
+    /// slave's, nor to a master's once its fence has passed.
+    pub fn may_change(&self, slot: &Slot) -> bool {
+        match slot.mastership() {
+            Mastership::Standalone => true,
+            Mastership::Slave => false,
+            Mastership::Master => self.fence.holds(),
         }
     }
 

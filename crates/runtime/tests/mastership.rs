@@ -11,11 +11,12 @@ use baton_openflow::v13::{ControllerRole, ErrorMsg, ErrorType, Role};
 use baton_openflow::{Cookie, DatapathId, PortNo, Version, Xid, v10, v13};
 use baton_runtime::control::{Control, ControlError};
 use baton_runtime::{
-    AnyApp, App, Config, Mastership, PacketInBatch, Runtime, SendError, SwitchCtx,
+    AnyApp, App, Config, Fence, Mastership, PacketInBatch, Runtime, SendError, SwitchCtx,
 };
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use support::{Msg, TestSwitch, mac, tcp_frame, wait_for};
 
 /// Installs a flow at switch-up and floods every packet-in.
@@ -41,17 +42,44 @@ impl App for Flood {
         self.downs.fetch_add(1, Ordering::SeqCst);
     }
     fn packet_in(&self, batch: &mut PacketInBatch<'_, ()>) {
+        batch.for_each(|sw, _, pi| flood(sw, pi));
+    }
+}
+
+fn flood(sw: &mut SwitchCtx<'_>, pi: &baton_runtime::PacketIn<'_>) {
+    sw.packet_out(&PacketOut {
+        payload: pi.payload(),
+        in_port: pi.in_port(),
+        actions: &[ActionSpec::output(PortNo::FLOOD)],
+    });
+}
+
+/// A fault hook: floods every packet-in, but once armed, the worker that
+/// hands it the next one freezes, as in a paused process, between
+/// deciding its packet-out and sending it, until the test thaws it.
+#[derive(Default)]
+struct Freezes {
+    armed: Mutex<Option<(Sender<()>, Receiver<()>)>>,
+}
+
+impl App for Freezes {
+    type Switch = ();
+    fn name(&self) -> &str {
+        "freezes"
+    }
+    fn switch_up(&self, _: &mut SwitchCtx<'_>) {}
+    fn packet_in(&self, batch: &mut PacketInBatch<'_, ()>) {
         batch.for_each(|sw, _, pi| {
-            sw.packet_out(&PacketOut {
-                payload: pi.payload(),
-                in_port: pi.in_port(),
-                actions: &[ActionSpec::output(PortNo::FLOOD)],
-            });
+            flood(sw, pi);
+            if let Some((frozen, thaw)) = self.armed.lock().unwrap().take() {
+                frozen.send(()).unwrap();
+                thaw.recv().unwrap();
+            }
         });
     }
 }
 
-fn start(app: Arc<Flood>) -> Runtime {
+fn start(app: impl Into<AnyApp>) -> Runtime {
     let cfg = Config {
         listen: vec!["127.0.0.1:0".parse().unwrap()],
         workers: 1,
@@ -60,7 +88,21 @@ fn start(app: Arc<Flood>) -> Runtime {
         echo_timeout: Duration::from_secs(120),
         ..Config::default()
     };
-    Runtime::start(cfg, vec![AnyApp::from(app)]).expect("runtime starts")
+    Runtime::start(cfg, vec![app.into()]).expect("runtime starts")
+}
+
+/// A clustered runtime serving `app`, and one switch of `version`
+/// connected to it (undecided: a slave).
+fn with_switch(
+    app: impl Into<AnyApp>,
+    version: Version,
+    dpid: u64,
+) -> (Runtime, Control, TestSwitch) {
+    let rt = start(app);
+    let control = rt.control();
+    let sw = TestSwitch::connect(rt.local_addrs()[0], version, dpid);
+    wait_for("the switch", || control.switches().len() == 1);
+    (rt, control, sw)
 }
 
 /// Every message the switch receives in `d`, echoes and port
@@ -124,10 +166,7 @@ fn set_role(
 #[test]
 fn a_switch_is_served_only_while_this_instance_is_its_master() {
     let app = Arc::new(Flood::default());
-    let rt = start(app.clone());
-    let control = rt.control();
-    let mut sw = TestSwitch::connect(rt.local_addrs()[0], Version::V13, 0x31);
-    wait_for("the switch", || control.switches().len() == 1);
+    let (rt, control, mut sw) = with_switch(app.clone(), Version::V13, 0x31);
     assert_eq!(control.switches()[0].mastership, Mastership::Slave);
 
     // Undecided: nothing that changes the switch, not even the session's
@@ -243,10 +282,7 @@ fn a_switch_is_served_only_while_this_instance_is_its_master() {
 #[test]
 fn an_openflow_1_0_switch_has_no_roles_and_is_served_once_master() {
     let app = Arc::new(Flood::default());
-    let rt = start(app.clone());
-    let control = rt.control();
-    let mut sw = TestSwitch::connect(rt.local_addrs()[0], Version::V10, 0x10);
-    wait_for("the switch", || control.switches().len() == 1);
+    let (rt, control, mut sw) = with_switch(app.clone(), Version::V10, 0x10);
     control
         .set_mastership(DatapathId(0x10), Mastership::Master, 4)
         .unwrap();
@@ -257,5 +293,74 @@ fn an_openflow_1_0_switch_has_no_roles_and_is_served_once_master() {
     assert!(heard.iter().all(|(_, m)| changes_state(m)), "{heard:?}");
     assert_eq!(heard.len(), 2, "{heard:?}");
     assert_eq!(app.ups.load(Ordering::SeqCst), 1);
+    rt.stop();
+}
+
+#[test]
+fn a_master_past_its_lease_sends_nothing_that_changes_its_switch() {
+    let app = Arc::new(Freezes::default());
+    let (rt, control, mut sw) = with_switch(app.clone(), Version::V13, 0x41);
+    control.fence_mastership(Fence::Until(Instant::now() + Duration::from_secs(60)));
+    let (_, done) = set_role(
+        &control,
+        &mut sw,
+        Mastership::Master,
+        5,
+        v13::Message::RoleReply,
+    );
+    done.unwrap();
+    let frame = tcp_frame(mac(1), mac(2));
+    let is_packet_out = |m: &Msg| matches!(m, Msg::V13(v13::Message::PacketOut(_)));
+    sw.packet_in(1, &frame, false);
+    let heard = messages_for(&mut sw, Duration::from_millis(300));
+    assert!(heard.iter().any(|(_, m)| is_packet_out(m)), "{heard:?}");
+
+    // The worker freezes with its packet-out decided, and the lease's
+    // deadline passes while it is frozen (real time, a real stall of the
+    // thread): thawed, it sends the switch nothing that changes it.
+    let (frozen_tx, frozen) = channel();
+    let (thaw, thaw_rx) = channel();
+    *app.armed.lock().unwrap() = Some((frozen_tx, thaw_rx));
+    let deadline = Instant::now() + Duration::from_millis(200);
+    control.fence_mastership(Fence::Until(deadline));
+    sw.packet_in(1, &frame, false);
+    frozen
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the worker froze");
+    while Instant::now() <= deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    thaw.send(()).unwrap();
+    let heard = messages_for(&mut sw, Duration::from_millis(300));
+    assert!(!heard.iter().any(|(_, m)| changes_state(m)), "{heard:?}");
+    let s = control.switch(DatapathId(0x41)).unwrap();
+    assert_eq!((s.mastership, s.fenced), (Mastership::Master, true));
+
+    // Still fenced: later packet-ins go unanswered, the operator's flows
+    // are refused, and no role is asked as master.
+    sw.packet_in(1, &frame, false);
+    let flow = FlowSpec::new(MatchSpec::all(), &[]);
+    assert_eq!(
+        control.add_flow(DatapathId(0x41), &flow),
+        Err(ControlError::NotMaster(DatapathId(0x41)))
+    );
+    assert!(matches!(
+        control.set_mastership(DatapathId(0x41), Mastership::Master, 6),
+        Err(ControlError::Invalid(_))
+    ));
+    let heard = messages_for(&mut sw, Duration::from_millis(300));
+    assert!(
+        !heard
+            .iter()
+            .any(|(_, m)| changes_state(m) || matches!(m, Msg::V13(v13::Message::RoleRequest(_)))),
+        "{heard:?}"
+    );
+
+    // The lease renewed: it acts again.
+    control.fence_mastership(Fence::Until(Instant::now() + Duration::from_secs(60)));
+    assert!(!control.switch(DatapathId(0x41)).unwrap().fenced);
+    sw.packet_in(1, &frame, false);
+    let heard = messages_for(&mut sw, Duration::from_millis(300));
+    assert!(heard.iter().any(|(_, m)| is_packet_out(m)), "{heard:?}");
     rt.stop();
 }
