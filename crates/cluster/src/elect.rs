@@ -295,6 +295,14 @@ impl Elector {
                     .get(n)
                     .is_some_and(|t| now.saturating_duration_since(*t) >= self.settle)
         };
+        // The preferred masters: among the members known long enough to be
+        // handed datapaths, and among every member (for claims).
+        let among_settled = assign::balanced(
+            obs.connected
+                .keys()
+                .map(|&d| (d, obs.candidates(d).filter(|n| settled(n)))),
+        );
+        let among_all = assign::balanced(obs.connected.keys().map(|&d| (d, obs.candidates(d))));
         for &d in local {
             let claim_now = obs.claims.get(&d);
             if claim_now.is_some() {
@@ -310,8 +318,7 @@ impl Elector {
                     Role::Slave(c.created as u64)
                 }
                 Some(c) if c.node == self.me => {
-                    let handover = assign::preferred(d, obs.candidates(d).filter(|n| settled(n)))
-                        .is_some_and(|p| p != self.me);
+                    let handover = among_settled.get(&d).is_some_and(|p| *p != self.me);
                     if handover && release.len() < self.max_handovers {
                         self.released.insert((d, c.created));
                         release.push(Action::Release(d, c.created));
@@ -323,7 +330,7 @@ impl Elector {
                 Some(c) => Role::Slave(c.created as u64),
                 None => {
                     let since = *self.unclaimed_since.entry(d).or_insert(now);
-                    let mine = assign::preferred(d, obs.candidates(d)) == Some(self.me.as_str());
+                    let mine = among_all.get(&d) == Some(&self.me.as_str());
                     let overdue = now.saturating_duration_since(since) >= self.claim_grace;
                     if (mine || overdue) && obs.members.contains_key(&self.me) {
                         claim.push(Action::Claim(d));

@@ -10,8 +10,8 @@
 //! - [`etcd`]: the etcd v3 client (its JSON gateway: keys, leases,
 //!   transactions, watches).
 //! - [`local_etcd`]: etcd members started on loopback for tests.
-//! - [`assign`]: which member should master a datapath (rendezvous
-//!   hashing).
+//! - [`assign`]: which member should master each datapath (rendezvous
+//!   hashing with bounded loads).
 //! - [`elect`]: what a member knows of the cluster and what it should do
 //!   (claim, hand over, demote), with no I/O.
 //! - [`lease`]: until when a member may act as master.
