@@ -24,8 +24,12 @@
 //! [`Hosts`] is the merge of both. A host two members place at different
 //! ports is where it was seen last ([`Host::at_since_ms`]): a member whose
 //! own sighting is older forgets it (the host moved to another member's
-//! switch), and a member forgets the hosts of a switch that another member
-//! masters now.
+//! switch). Through a handover nothing is forgotten: the member that had
+//! the switch keeps its hosts until the new master has them (their
+//! facts stay, `Served::HandedOver`), and the new master takes the hosts
+//! the others' facts place on a switch it comes to master as its own,
+//! without their packets coming to the controller (routing's flows stay
+//! on the switch).
 //!
 //! The hosts live in one table ([`HostTable`], the view's docs say why),
 //! changed in place: a packet from a host known as seen costs a look-up
@@ -314,6 +318,11 @@ impl Inner {
                 if still.is_some_and(|f| f.hosts.contains_key(mac)) {
                     continue;
                 }
+                // Another member has it now (a handover): replaced below,
+                // never forgotten meanwhile.
+                if Inner::theirs(Some(peers), mac).is_some() {
+                    continue;
+                }
                 if let Some((_, Some(peer))) = self.table.get(mac)
                     && peer == *node
                 {
@@ -500,9 +509,21 @@ impl Inner {
         };
         let mut linked = Vec::new();
         let mut handed_over = Vec::new();
+        let mut adopted = Batch::default();
         for mac in concerned {
-            let Some((h, None)) = self.table.get(&mac) else {
-                continue;
+            let h = match self.table.get(&mac) {
+                Some((h, None)) => h,
+                Some((h, Some(_))) => {
+                    // Another member's host on a switch this one masters
+                    // now (a handover): this member's from now on, without
+                    // its packets having to come to the controller.
+                    let here = topo.switches.get(&h.at.dpid).and_then(|s| s.here());
+                    if here.is_some() && !topo.is_link_port(h.at) {
+                        self.table.put(h, None, &mut adopted);
+                    }
+                    continue;
+                }
+                None => continue,
             };
             if topo.is_link_port(h.at) {
                 linked.push(h.mac);
@@ -523,7 +544,7 @@ impl Inner {
             }
         }
         self.away.store(state.away.len(), Ordering::Relaxed);
-        let mut batch = Batch::default();
+        let mut batch = adopted;
         self.forget(&mut state, &linked, "its port carries a link", &mut batch);
         self.forget(
             &mut state,
@@ -542,10 +563,16 @@ impl Inner {
             return;
         }
         for mac in macs {
-            self.table.remove(mac, batch);
             state.away.remove(mac);
-            if let Some((node, theirs)) = Inner::theirs(state.peers.as_deref(), mac) {
-                self.table.put(Host::clone(&theirs), Some(node), batch);
+            // Replaced in place where another member has it (a host that
+            // is never missing from the table is never gone for routing).
+            match Inner::theirs(state.peers.as_deref(), mac) {
+                Some((node, theirs)) => {
+                    self.table.put(Host::clone(&theirs), Some(node), batch);
+                }
+                None => {
+                    self.table.remove(mac, batch);
+                }
             }
         }
         self.away.store(state.away.len(), Ordering::Relaxed);

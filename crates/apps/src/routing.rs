@@ -31,9 +31,12 @@
 //!   leaving them reaches the next member's switch with no flow there,
 //!   goes to that member as a packet-in, and it installs its own hops of
 //!   the same path (shortest paths have shortest suffixes, so the hops
-//!   agree). A member that becomes master of a switch deletes routing's
-//!   flows there and starts afresh: the previous master's are not in its
-//!   records.
+//!   agree). A member that becomes master of a switch adopts routing's
+//!   flows there rather than deleting them (make before break: a planned
+//!   handover loses no packet): they are right, the views being shared,
+//!   but not in its records, so every deletion towards or from a host
+//!   goes to the adopted switches too, and a change of links deletes all
+//!   their routing flows (`routing/installed.rs`).
 //! - A packet for a known host that came over a link is forwarded only if
 //!   it came along a shortest path towards the host (the switch at the
 //!   link's far end is one hop further from it): copies of a flood sent
@@ -544,9 +547,10 @@ impl App for RoutingApp {
         let mut installed = lock(&self.inner.installed);
         if sw.net().view::<Peers>().is_some() {
             // In a cluster: mastership of this switch came here, with
-            // flows another member installed and keeps records of.
+            // flows another member installed, right but not in this one's
+            // records: adopted.
             installed.forget_switch(sw.dpid());
-            sw.delete_own_flows();
+            installed.adopted.insert(sw.dpid());
             return SwitchRoutes::default();
         }
         for match_ in installed.pending.remove(&sw.dpid()).unwrap_or_default() {

@@ -36,7 +36,11 @@
 //! routing on any member computes over the whole network. Probes are
 //! signed with the cluster's key ([`Peers::probe_key`]) and carry
 //! wall-clock times, so the member whose switch a probe arrives on
-//! believes a probe another member sent.
+//! believes a probe another member sent. When mastership of a switch
+//! moves, the member that had it keeps its facts (`Served::HandedOver`)
+//! until the new master has published its own, which it takes from them
+//! (ports, the links arriving on the switch, host ports): no member's
+//! view loses a link on the way, so no flow across it is deleted.
 //!
 //! Why one file of about 650 lines: discovery, probing and aging act on
 //! one locked state (links, settling ports, nonces) and read best
@@ -193,7 +197,17 @@ struct Shared {
     /// learnt, so a tick costs them, not a scan of every link (40,000 on
     /// a 10,000-switch torus, ten times a second).
     one_way: BTreeSet<Link>,
+    /// In a cluster, the switches handed over to another member, and
+    /// when: their facts stay until the new master publishes the switch
+    /// and the links arriving on it (it takes them from these facts when
+    /// it becomes master), or [`HANDOVER_MAX`] passed.
+    handed_over: BTreeMap<DatapathId, Instant>,
 }
+
+/// The most a handed-over switch's facts stay: a new master that has not
+/// published its own by then may never (it failed too), and a link that
+/// went meanwhile is known gone after it.
+pub const HANDOVER_MAX: Duration = Duration::from_secs(5);
 
 /// A switch's own state: nothing shared, no lock.
 #[derive(Debug, Default)]
@@ -323,6 +337,54 @@ impl Inner {
             bump(&self.counters.links_removed);
             tracing::info!(link = %l, "link removed");
         }
+    }
+
+    /// Lets go of the facts of switches handed over to another member
+    /// once another member publishes the switch and every link arriving
+    /// on it these facts have, or after [`HANDOVER_MAX`]; true if any
+    /// went.
+    fn end_handovers(&self, shared: &mut Shared, now: Instant) -> bool {
+        let elsewhere = |d: &DatapathId| {
+            shared.peers.as_ref().is_some_and(|(_, t)| {
+                t.switches.contains_key(d)
+                    && shared
+                        .topo
+                        .links_to_switch(*d)
+                        .all(|l| t.link_from(l.src) == Some(l.dst))
+            })
+        };
+        let done: Vec<DatapathId> = shared
+            .handed_over
+            .iter()
+            .filter(|(d, since)| {
+                now.saturating_duration_since(**since) >= HANDOVER_MAX || elsewhere(d)
+            })
+            .map(|(d, _)| *d)
+            .collect();
+        for d in &done {
+            shared.handed_over.remove(d);
+            let still = shared
+                .topo
+                .switches
+                .get(d)
+                .is_some_and(|s| s.served == Served::HandedOver);
+            if !still {
+                continue;
+            }
+            let mine: Vec<Link> = shared.topo.links_to_switch(*d).collect();
+            for l in &mine {
+                shared.topo.remove_link(*l);
+            }
+            shared.topo.switches.remove(d);
+            self.removed(&mine, shared);
+            shared.topo.remove_switch_ports(*d);
+            let to = shared
+                .peers
+                .as_ref()
+                .and_then(|(_, t)| t.switches.get(d)?.peer().map(str::to_string));
+            tracing::info!(dpid = %d, to = to.as_deref().unwrap_or("nobody yet"), "switch left the topology: handed over");
+        }
+        !done.is_empty()
     }
 
     /// Takes a token from the LLDP bucket of port `port`.
@@ -481,6 +543,7 @@ impl Inner {
         let now = net.now();
         let mut shared = lock(&self.shared);
         let mut changed = false;
+        changed |= self.end_handovers(&mut shared, now);
         let settle = self.settings.get().settle_time;
         let settled: Vec<PortRef> = shared
             .settling_since
@@ -658,6 +721,9 @@ impl App for TopologyApp {
             return;
         }
         shared.peers = Some((peers.arc().clone(), peer_topology(&peers)));
+        if let Some(now) = inner.net.get().map(Network::now) {
+            inner.end_handovers(&mut shared, now);
+        }
         let merged = merge(&shared.topo, shared.peers.as_ref().map(|(_, t)| t));
         if merged != shared.merged {
             inner.publish(&mut shared);
@@ -679,9 +745,59 @@ impl App for TopologyApp {
     fn switch_up(&self, sw: &mut SwitchCtx<'_>) -> SwitchTopology {
         let inner = &self.inner;
         let mut shared = lock(&inner.shared);
+        let dpid = sw.dpid();
+        let own = shared.topo.switches.get(&dpid);
+        if shared.peers.is_some() && own.is_none_or(|s| s.here().is_none()) {
+            // In a cluster, mastership came here (or back): what is known
+            // of the switch stays, served here now. From the previous
+            // master's facts, which stay until these are published (make
+            // before break): its ports, the links arriving on it (seen
+            // now: they age out unless probes keep them) and its host
+            // ports.
+            let now = inner.net.get().map_or_else(Instant::now, Network::now);
+            let theirs = shared.peers.as_ref().map(|(_, t)| t);
+            let ports = match (own, theirs.and_then(|t| t.switches.get(&dpid))) {
+                (Some(s), _) | (None, Some(s)) => s.ports.clone(),
+                (None, None) => BTreeMap::new(),
+            };
+            let (links, host_ports): (Vec<Link>, Vec<PortRef>) =
+                theirs.map_or_else(Default::default, |t| {
+                    (
+                        t.links_to_switch(dpid).collect(),
+                        t.host_ports
+                            .range(PortRef::of_switch(dpid))
+                            .copied()
+                            .collect(),
+                    )
+                });
+            tracing::info!(
+                %dpid,
+                links = links.len(),
+                ports = ports.len(),
+                host_ports = host_ports.len(),
+                "switch taken over with what its previous master knew of it"
+            );
+            for l in links {
+                if shared.topo.add_link(l).is_some() {
+                    shared.link_seen.insert(l, now);
+                }
+            }
+            shared.topo.host_ports.extend(host_ports);
+            shared.handed_over.remove(&dpid);
+            shared.topo.switches.insert(
+                dpid,
+                Arc::new(SwitchNode {
+                    served: Served::Here(sw.id()),
+                    dpid,
+                    ports,
+                }),
+            );
+            inner.publish(&mut shared);
+            return SwitchTopology::default();
+        }
         let node = SwitchNode {
             served: Served::Here(sw.id()),
-            dpid: sw.dpid(),
+            dpid,
             ports: BTreeMap::new(),
         };
         // A reconnecting switch starts from nothing.
@@ -705,11 +821,22 @@ impl App for TopologyApp {
         {
             return;
         }
+        let net = inner.net.get();
+        if shared.peers.is_some() && net.is_some_and(|n| n.is_connected(sw.id)) {
+            // In a cluster, still connected: mastership moved to another
+            // member. Its facts stay until the new master has its own
+            // (make before break); `Inner::end_handovers` lets them go.
+            let now = net.map_or_else(Instant::now, Network::now);
+            hand_over(&mut shared, sw.dpid, now);
+            tracing::info!(dpid = %sw.dpid, "switch handed over: its facts stay until its new master has its own");
+            inner.publish(&mut shared);
+            return;
+        }
         let gone = if shared.peers.is_some() {
-            // In a cluster this is most often mastership moving to another
-            // member: the links leaving the switch for this member's other
-            // switches are still cabled, and its new master probes them
-            // (they age out if nobody does); only its own go.
+            // In a cluster, disconnected from this member: the links
+            // leaving it for this member's other switches may still be
+            // cabled, and its new master probes them (they age out if
+            // nobody does); only its own go.
             let mine: Vec<Link> = shared.topo.links_to_switch(sw.dpid).collect();
             for l in &mine {
                 shared.topo.remove_link(*l);
@@ -799,6 +926,34 @@ impl App for TopologyApp {
 
 /// Removes the entries of switch `dpid`'s ports from `times`: a range of
 /// the map, not a scan of every switch's ports.
+/// Marks switch `dpid` handed over to another member at `now`: its node
+/// and the links arriving on it stay (not served here), its ports' timers
+/// go (nothing here probes or settles them now).
+fn hand_over(shared: &mut Shared, dpid: DatapathId, now: Instant) {
+    if let Some(node) = shared.topo.switches.get_mut(&dpid) {
+        Arc::make_mut(node).served = Served::HandedOver;
+    }
+    shared.handed_over.insert(dpid, now);
+    let settling: Vec<PortRef> = shared
+        .topo
+        .settling
+        .range(PortRef::of_switch(dpid))
+        .copied()
+        .collect();
+    for p in settling {
+        shared.topo.settling.remove(&p);
+    }
+    let Shared {
+        settling_since,
+        up_since,
+        link_lost,
+        ..
+    } = shared;
+    for times in [settling_since, up_since, link_lost] {
+        forget_switch(times, dpid);
+    }
+}
+
 fn forget_switch<V>(times: &mut BTreeMap<PortRef, V>, dpid: DatapathId) {
     let ports: Vec<PortRef> = times
         .range(PortRef::of_switch(dpid))

@@ -126,6 +126,12 @@ pub enum Served {
     /// applications install the flows there (a path across switches of
     /// several members is installed hop by hop, each member its own).
     Peer(Arc<str>),
+    /// In a cluster, this instance mastered it until a moment ago and
+    /// another member masters it now: nobody here sends to it, but its
+    /// facts (ports, the links arriving on it, its hosts) stay this
+    /// instance's until the new master has published its own, so that no
+    /// member's view loses them through the handover.
+    HandedOver,
 }
 
 /// A connected switch and its ports.
@@ -144,15 +150,21 @@ impl SwitchNode {
     pub fn here(&self) -> Option<SwitchId> {
         match self.served {
             Served::Here(id) => Some(id),
-            Served::Peer(_) => None,
+            Served::Peer(_) | Served::HandedOver => None,
         }
+    }
+
+    /// Whether its facts are this instance's to publish: it serves it, or
+    /// did until a handover ([`Served::HandedOver`]).
+    pub fn publishes(&self) -> bool {
+        matches!(self.served, Served::Here(_) | Served::HandedOver)
     }
 
     /// The cluster member that masters it, `None` for this instance
     /// (whichever connection it came on).
     pub fn peer(&self) -> Option<&str> {
         match &self.served {
-            Served::Here(_) => None,
+            Served::Here(_) | Served::HandedOver => None,
             Served::Peer(name) => Some(name),
         }
     }

@@ -538,6 +538,7 @@ fn follow_loop(c: &Context, copy: &Replica, stats: &LedgerStats) {
                     publish(&m);
                 }
             }
+            Seen::Idle => {}
         }
         drop(m);
         copy.moved.notify_all();

@@ -228,8 +228,10 @@ impl Member {
     }
 
     /// Leaves the cluster: stops serving as master (switches demoted
-    /// first), then revokes the lease, so the other members take over at
-    /// once rather than after the lease's time to live.
+    /// first), hands its switches over (their claims released, its facts
+    /// kept until the new masters have published theirs, at most
+    /// [`LEAVE_HANDOVER`]), then revokes the lease, so the other members
+    /// take over at once rather than after the lease's time to live.
     pub fn leave(mut self) {
         self.stop();
     }
@@ -245,6 +247,7 @@ impl Member {
         *lock(&self.shared.deadline) = None;
         fence(&self.shared);
         demote_all(&self.shared);
+        hand_over_on_leaving(&self.shared);
         if let Some(lease) = *lock(&self.shared.lease) {
             let _ = self.shared.etcd.revoke(lease);
         }
@@ -390,6 +393,52 @@ impl Shared {
             }
         }
     }
+}
+
+/// The most a leaving member waits for the others to publish the switches
+/// it released before its facts go with its lease.
+pub const LEAVE_HANDOVER: Duration = Duration::from_secs(2);
+
+/// Leaving with the lease alive (make before break): the member's key
+/// goes first, so that no other member prefers it for a switch, then its
+/// claims, so that the others claim them at once; its facts (the links
+/// and hosts of its switches) stay, under the lease, until another member
+/// has published each switch it released (with the facts it took from
+/// these), at most [`LEAVE_HANDOVER`], so that no member's view loses
+/// them on the way.
+fn hand_over_on_leaving(s: &Shared) {
+    let Some(lease) = *lock(&s.lease) else {
+        return;
+    };
+    let me = &s.options.node;
+    let (released, others) = {
+        let obs = lock(&s.observed);
+        let released: Vec<(Dpid, i64)> = obs
+            .claims
+            .iter()
+            .filter(|(_, c)| c.node == *me && c.lease == lease)
+            .map(|(&d, c)| (d, c.created))
+            .collect();
+        (released, obs.members.keys().any(|n| n != me))
+    };
+    if released.is_empty() || !others {
+        return;
+    }
+    let _ = s.etcd.delete(&s.key(&Key::Member(me.clone())));
+    for &(d, created) in &released {
+        let _ = s.etcd.delete_if_created(&s.key(&Key::Master(d)), created);
+    }
+    let t0 = Instant::now();
+    while t0.elapsed() < LEAVE_HANDOVER {
+        if let Ok(published) = share::switches_of_others(&s.etcd, me)
+            && released.iter().all(|(d, _)| published.contains(d))
+        {
+            tracing::info!(node = %me, switches = released.len(), after = ?t0.elapsed(), "switches handed over");
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    tracing::warn!(node = %me, switches = released.len(), "left before every switch it released had a new master's facts");
 }
 
 /// What the view-sharing threads need of the member.

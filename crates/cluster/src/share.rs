@@ -20,6 +20,14 @@
 //! when a batch of events changed them. `probe-key` (no lease) is the key
 //! every member signs discovery probes with: the first member creates it.
 //!
+//! Make before break: a member whose facts all go at once (its lease
+//! expired: it died or was cut off; or it left) still has them in the
+//! view, switch by switch, until another member publishes the switch (its
+//! new master, which takes the links and hosts over from them) or
+//! [`LINGER`] passed, so that a failover loses no link or host on the way
+//! and no flow across them is deleted. A member that still has facts has
+//! its deletions seen at once (a link that went).
+//!
 //! What stays each member's own: everything per switch (learning tables,
 //! counters) and routing's record of its flows. Bandwidth reservations
 //! are shared by [`crate::ledger`].
@@ -32,7 +40,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Where the facts live, under the cluster's prefix.
 pub const FACTS: &str = "facts/";
@@ -87,15 +95,17 @@ pub(crate) fn parse_mac(s: &str) -> Option<MacAddr> {
 }
 
 /// The facts member `node` owns in `topo` and `hosts`: the switches it
-/// serves with their ports, the links arriving on them, the hosts
-/// attached to them.
+/// serves (or has just handed over, `Served::HandedOver`) with their
+/// ports, the links arriving on them, the hosts attached to them.
 pub fn own_facts(node: &str, topo: Option<&Topology>, hosts: Option<&Hosts>) -> Facts {
     let mut facts = Facts::new();
     let Some(topo) = topo else {
         return facts;
     };
-    let here = |d: DatapathId| topo.switches.get(&d).is_some_and(|s| s.here().is_some());
-    for s in topo.switches.values().filter(|s| s.here().is_some()) {
+    // A switch handed over to another member a moment ago counts until
+    // its new master has its own facts (make before break).
+    let here = |d: DatapathId| topo.switches.get(&d).is_some_and(|s| s.publishes());
+    for s in topo.switches.values().filter(|s| s.publishes()) {
         let ports: Vec<PortFact> = s
             .ports
             .values()
@@ -147,6 +157,20 @@ pub fn own_facts(node: &str, topo: Option<&Topology>, hosts: Option<&Hosts>) -> 
         );
     }
     facts
+}
+
+/// The switches members other than `me` publish facts of.
+pub(crate) fn switches_of_others(etcd: &Etcd, me: &str) -> Result<BTreeSet<u64>, EtcdError> {
+    let (_, kvs) = etcd.get_prefix(&format!("{}{FACTS}", crate::PREFIX))?;
+    Ok(kvs
+        .iter()
+        .filter_map(|kv| {
+            let (node, kind, name) = parse_key(kv.key.strip_prefix(crate::PREFIX)?)?;
+            (node != me && kind == "switch")
+                .then(|| u64::from_str_radix(name, 16).ok())
+                .flatten()
+        })
+        .collect())
 }
 
 /// Writes a member's facts to etcd, only what changed since the last
@@ -232,6 +256,18 @@ enum Fact {
     HostPort(PortRef),
 }
 
+impl Fact {
+    /// The switch it is about: a link's where it arrives.
+    fn switch(&self) -> DatapathId {
+        match self {
+            Fact::Switch(d, _) => *d,
+            Fact::Link(_, dst) => dst.dpid,
+            Fact::Host(h) => h.at.dpid,
+            Fact::HostPort(p) => p.dpid,
+        }
+    }
+}
+
 /// Where a fact's key says it belongs: its member, and its kind and name.
 fn parse_key(key: &str) -> Option<(&str, &str, &str)> {
     let rest = key.strip_prefix(FACTS)?;
@@ -285,11 +321,25 @@ fn parse_fact(kind: &str, value: &[u8]) -> Option<Fact> {
     }
 }
 
+/// The most a member's facts stay in the view after they all went: its
+/// switches' new masters have their own by then, or never will.
+pub const LINGER: Duration = baton_apps::topology::HANDOVER_MAX;
+
 /// The other members' facts, kept from etcd's keys and events.
 #[derive(Debug, Default)]
 pub struct PeerState {
     me: String,
     probe_key: Option<[u8; 32]>,
+    /// Facts of members that lost them all at once, by key, since when:
+    /// in the view until another member publishes their switch, or
+    /// [`LINGER`].
+    lingering: BTreeMap<String, (Vec<u8>, Fact, Instant)>,
+    /// Facts deleted since the last [`PeerState::settle`]: lingering if
+    /// their member has none left then.
+    dropped: BTreeMap<String, (Vec<u8>, Fact)>,
+    /// The switches this member publishes (its own facts are not in the
+    /// view, but a lingering switch it took over is no longer lingering).
+    mine: BTreeSet<DatapathId>,
     /// Every other member's facts, by key (the order etcd gives them),
     /// with the value they were read from (the same value again is no
     /// news, though a host read again gets new seen times).
@@ -307,9 +357,58 @@ impl PeerState {
         }
     }
 
-    /// Forgets every fact (before reading them all again).
+    /// Forgets every fact (before reading them all again): those not
+    /// read again are deleted ones at the next [`PeerState::settle`].
     pub fn clear(&mut self) {
-        self.facts.clear();
+        self.dropped.extend(std::mem::take(&mut self.facts));
+        self.mine.clear();
+    }
+
+    /// After a batch of changes (or none for a while): the facts of a
+    /// member that has none left start lingering, the others deleted go;
+    /// lingering facts whose switch another member publishes now, or
+    /// older than [`LINGER`], go. True if the view changed.
+    pub fn settle(&mut self, now: Instant) -> bool {
+        let with_facts: BTreeSet<&str> = self
+            .facts
+            .keys()
+            .filter_map(|k| Some(parse_key(k)?.0))
+            .collect();
+        let mut changed = false;
+        for (key, (value, fact)) in std::mem::take(&mut self.dropped) {
+            let Some((node, ..)) = parse_key(&key) else {
+                continue;
+            };
+            if !with_facts.contains(node) {
+                self.lingering.insert(key, (value, fact, now));
+                changed = true;
+            }
+        }
+        if self.lingering.is_empty() {
+            return changed;
+        }
+        // Who publishes each switch now.
+        let publishers: BTreeMap<DatapathId, BTreeSet<&str>> =
+            self.facts
+                .iter()
+                .fold(BTreeMap::new(), |mut m, (k, (_, f))| {
+                    if let (Fact::Switch(d, _), Some((node, ..))) = (f, parse_key(k)) {
+                        m.entry(*d).or_default().insert(node);
+                    }
+                    m
+                });
+        let before = self.lingering.len();
+        let mine = &self.mine;
+        self.lingering.retain(|key, (_, fact, since)| {
+            let taken = mine.contains(&fact.switch())
+                || parse_key(key).is_some_and(|(node, ..)| {
+                    publishers
+                        .get(&fact.switch())
+                        .is_some_and(|p| p.iter().any(|n| *n != node))
+                });
+            !taken && now.saturating_duration_since(*since) < LINGER
+        });
+        changed || self.lingering.len() != before
     }
 
     /// Applies a key (under the cluster's prefix) and its value, or its
@@ -329,11 +428,33 @@ impl PeerState {
             return false;
         };
         if node == self.me {
+            if kind == "switch"
+                && let Ok(d) = u64::from_str_radix(name, 16)
+            {
+                match value {
+                    Some(_) => self.mine.insert(DatapathId(d)),
+                    None => self.mine.remove(&DatapathId(d)),
+                };
+            }
             return false;
         }
         let Some(value) = value else {
-            return self.facts.remove(key).is_some();
+            return match self.facts.remove(key) {
+                Some(gone) => {
+                    self.dropped.insert(key.to_string(), gone);
+                    true
+                }
+                None => false,
+            };
         };
+        // Read again (a full read), or its member is back.
+        let back = self
+            .dropped
+            .remove(key)
+            .or_else(|| self.lingering.remove(key).map(|(v, f, _)| (v, f)));
+        if let Some(old) = back {
+            self.facts.insert(key.to_string(), old);
+        }
         if self.facts.get(key).is_some_and(|(v, _)| v == value) {
             return false;
         }
@@ -375,7 +496,8 @@ impl PeerState {
     /// The view of them.
     pub fn peers(&self) -> Peers {
         let mut members: BTreeMap<Arc<str>, PeerFacts> = BTreeMap::new();
-        for (key, (_, fact)) in &self.facts {
+        let lingering = self.lingering.iter().map(|(k, (_, f, _))| (k, f));
+        for (key, fact) in self.facts.iter().map(|(k, (_, f))| (k, f)).chain(lingering) {
             let Some((node, ..)) = parse_key(key) else {
                 continue;
             };

@@ -489,6 +489,7 @@ impl Control {
         if role == Mastership::Slave {
             slot.mastership.store(role.to_u8(), Ordering::Release);
             self.ctl.pipeline.touch();
+            self.ctl.wake(id.index());
         }
         if role == Mastership::Master && !self.ctl.table.fence.holds() {
             return Err(ControlError::Invalid(
@@ -517,6 +518,7 @@ impl Control {
         if role == Mastership::Master {
             slot.mastership.store(role.to_u8(), Ordering::Release);
             self.ctl.pipeline.touch();
+            self.ctl.wake(id.index());
             if version == Version::V13 && self.ctl.config.table_miss_13 {
                 let mut out = Vec::with_capacity(96);
                 neutral::encode_table_miss(&mut out, self.next_xid());
@@ -526,7 +528,7 @@ impl Control {
             }
         }
         // The applications hear of the change at the switch's next batch
-        // (`Pipeline::reconcile`), before its messages.
+        // (`Pipeline::reconcile`), before its messages: now, woken above.
         Ok(())
     }
 

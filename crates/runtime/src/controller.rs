@@ -201,6 +201,17 @@ impl Controller {
         }
     }
 
+    /// Marks switch `idx` ready, so that its next service (which
+    /// reconciles its applications' states) comes now rather than with
+    /// its next message.
+    pub fn wake(&self, idx: usize) {
+        if let Some(r) = self.readiness.get()
+            && self.table.slots[idx].state() != TaskState::Free
+        {
+            r.ready(&self.table, idx);
+        }
+    }
+
     /// Has every connected switch served soon, input or not (after an
     /// application stopped or started, so each reconciles its states).
     pub fn wake_all(&self) {

@@ -254,6 +254,14 @@ impl Network {
         self.fabric.switches()
     }
 
+    /// Whether the connection `id` is still up, whatever this instance's
+    /// role for its switch: in `switch_down`, false when the switch
+    /// disconnected, true when this instance stopped serving it (a
+    /// cluster's handover, an application stopped).
+    pub fn is_connected(&self, id: SwitchId) -> bool {
+        self.fabric.version(id).is_some()
+    }
+
     /// The switch with this datapath id, if connected.
     pub fn find(&self, dpid: DatapathId) -> Option<SwitchInfo> {
         self.switches().into_iter().find(|s| s.dpid == dpid)

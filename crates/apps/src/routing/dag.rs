@@ -23,7 +23,7 @@ use crate::routes::Routes;
 use crate::sync::lock;
 use crate::views::{HostEvent, Hosts, Link, Topology};
 use baton_openflow::neutral::{self, MatchSpec};
-use baton_openflow::{DatapathId, MacAddr, PortNo, Xid};
+use baton_openflow::{DatapathId, MacAddr, PortNo, Version, Xid};
 use baton_runtime::dag::{Dag, DagApp, Local, Trigger};
 use baton_runtime::env::{Versioned, ViewAccess, ViewId};
 use std::collections::{BTreeSet, HashMap};
@@ -179,13 +179,16 @@ struct Done {
 struct Doomed {
     towards: BTreeSet<(DatapathId, MacAddr)>,
     from: Vec<(MacAddr, Vec<DatapathId>)>,
+    /// Adopted switches whose routing flows all go (the links changed).
+    adopted: Vec<DatapathId>,
     up_to: u64,
 }
 
 /// Deletes the flows the new routes no longer take: those across a link
 /// that went, those longer than the shortest path now that a link came,
-/// those through a switch whose master changed (in a cluster), and those
-/// towards or from a host that moved or went.
+/// and those towards or from a host that moved or went; on switches
+/// adopted from another member of a cluster, every flow when links change
+/// and those of such hosts when hosts do.
 struct RouteFlow {
     inner: Arc<Inner>,
     last: Mutex<Seen>,
@@ -194,36 +197,22 @@ struct RouteFlow {
 
 impl RouteFlow {
     /// The switches and destinations whose flows are off the new routes,
-    /// added to `doomed`.
+    /// added to `doomed`; whether links went or came.
     fn off_new_routes(
         installed: &Installed,
         (old, new): (&Routes, &Routes),
         hosts: Option<&Hosts>,
         doomed: &mut Doomed,
-    ) {
+    ) -> bool {
         let now: BTreeSet<Link> = new.topology().bidirectional_links().collect();
         let before: BTreeSet<Link> = old.topology().bidirectional_links().collect();
         let gone: Vec<&Link> = before.difference(&now).collect();
         let came = now.difference(&before).next().is_some();
-        // In a cluster, a switch whose master changed has lost routing's
-        // flows (its new master deletes them): the paths through it go
-        // too, so that their packets come back and take the routes now.
-        let (old_switches, new_switches) = (&old.topology().switches, &new.topology().switches);
-        let moved: BTreeSet<DatapathId> = new_switches
-            .iter()
-            .filter(|(d, s)| old_switches.get(*d).is_some_and(|o| o.peer() != s.peer()))
-            .map(|(d, _)| *d)
-            .collect();
+        // In a cluster, a switch whose master changed keeps routing's
+        // flows (its new master adopts them): the paths through it stay.
         let before_len = doomed.towards.len();
         for l in &gone {
             doomed.towards.extend(installed.across(l));
-        }
-        if !moved.is_empty() {
-            for (l, flows) in installed.links() {
-                if moved.contains(&l.src.dpid) || moved.contains(&l.dst.dpid) {
-                    doomed.towards.extend(flows.iter().copied());
-                }
-            }
         }
         if came {
             // A new link may make a shorter path: the flows whose path is
@@ -242,11 +231,11 @@ impl RouteFlow {
             tracing::info!(
                 links_gone = gone.len(),
                 link_came = came,
-                masters_changed = moved.len(),
                 switches_and_hosts = off,
                 "flows off the new shortest paths deleted"
             );
         }
+        !gone.is_empty() || came
     }
 
     /// The hosts that moved or went between versions `before` and `now`
@@ -283,15 +272,34 @@ impl RouteFlow {
         changed: Option<BTreeSet<MacAddr>>,
         doomed: &mut Doomed,
     ) {
-        let changed = changed.unwrap_or_else(|| installed.hosts().collect());
-        for mac in changed {
-            doomed
-                .towards
-                .extend(installed.towards(mac).iter().map(|&d| (d, mac)));
-            let from = installed.from(mac);
-            if !from.is_empty() {
-                doomed.from.push((mac, from.to_vec()));
+        let Some(changed) = changed else {
+            // Every host: the adopted switches' flows all go too.
+            doomed.adopted.extend(installed.adopted.iter().copied());
+            for mac in installed.hosts().collect::<Vec<_>>() {
+                RouteFlow::off_host(installed, mac, doomed);
             }
+            return;
+        };
+        for mac in changed {
+            RouteFlow::off_host(installed, mac, doomed);
+        }
+    }
+
+    /// The flows towards and from `mac`, recorded or on adopted switches.
+    fn off_host(installed: &Installed, mac: MacAddr, doomed: &mut Doomed) {
+        let adopted = installed.adopted.iter().copied();
+        doomed.towards.extend(
+            installed
+                .towards(mac)
+                .iter()
+                .copied()
+                .chain(adopted.clone())
+                .map(|d| (d, mac)),
+        );
+        let mut from = installed.from(mac).to_vec();
+        from.extend(adopted.filter(|d| !from.contains(d)).collect::<Vec<_>>());
+        if !from.is_empty() {
+            doomed.from.push((mac, from));
         }
     }
 }
@@ -331,7 +339,9 @@ impl DagApp for RouteFlow {
             forget.up_to = installed.generation();
             if let Some(old) = &old_routes {
                 let both = (&**old, &*routes);
-                RouteFlow::off_new_routes(&installed, both, hosts.as_deref(), &mut forget);
+                if RouteFlow::off_new_routes(&installed, both, hosts.as_deref(), &mut forget) {
+                    forget.adopted.extend(installed.adopted.iter().copied());
+                }
             }
             if let Some(changed) = hosts_changed {
                 RouteFlow::off_changed_hosts(&installed, changed, &mut forget);
@@ -345,7 +355,10 @@ impl DagApp for RouteFlow {
         for (mac, switches) in &forget.from {
             doomed.extend(switches.iter().map(|&d| (d, from(*mac))));
         }
-        let connected: HashMap<DatapathId, _> = match doomed.is_empty() {
+        forget.adopted.sort_unstable();
+        forget.adopted.dedup();
+        let connected: HashMap<DatapathId, _> = match doomed.is_empty() && forget.adopted.is_empty()
+        {
             true => HashMap::new(),
             false => local
                 .switches()
@@ -373,6 +386,34 @@ impl DagApp for RouteFlow {
                 None => done.pending.push((dpid, match_)),
             }
         }
+        // Adopted switches whose flows all go: by routing's cookie (1.3);
+        // OpenFlow 1.0 cannot delete by cookie, so those towards every
+        // host known.
+        let cookie = self.inner.net.get().and_then(|n| n.own_cookie());
+        for dpid in &done.forget.adopted {
+            let Some(&(id, version)) = connected.get(dpid) else {
+                continue;
+            };
+            match (version, cookie) {
+                (Version::V13, Some((cookie, mask))) => local.send(id, |out| {
+                    neutral::encode_flow_delete_by_cookie(out, Xid(0), cookie, mask)
+                }),
+                _ => {
+                    for host in done.seen.hosts.iter().flat_map(|h| h.list()) {
+                        local.send(id, |out| {
+                            neutral::encode_flow_delete(
+                                out,
+                                version,
+                                Xid(0),
+                                &towards(host.mac),
+                                PortNo::ANY,
+                            )
+                        });
+                    }
+                }
+            }
+            done.sent += 1;
+        }
         *lock(&self.next) = Some(done);
         Ok(())
     }
@@ -389,8 +430,12 @@ impl DagApp for RouteFlow {
         let Doomed {
             towards,
             from,
+            adopted,
             up_to,
         } = done.forget;
+        for dpid in adopted {
+            installed.adopted.remove(&dpid);
+        }
         for (dpid, dst) in towards {
             installed.forget_towards(dpid, dst, up_to);
         }
@@ -560,7 +605,7 @@ mod tests {
     }
 
     #[test]
-    fn paths_through_a_switch_whose_master_changed_are_deleted() {
+    fn paths_through_a_switch_whose_master_changed_stay() {
         let (app, _) = route_flow();
         let before = routes(0, "b");
         // This member's hop on s1 of a path to a host on s3, through s2.
@@ -575,18 +620,56 @@ mod tests {
         let installed = lock(&app.inner.installed);
         let off = |new: &Routes| {
             let mut doomed = Doomed::default();
-            RouteFlow::off_new_routes(&installed, (&before, new), None, &mut doomed);
-            doomed.towards
+            let links_changed =
+                RouteFlow::off_new_routes(&installed, (&before, new), None, &mut doomed);
+            (doomed.towards, links_changed)
         };
-        assert!(off(&routes(0, "b")).is_empty());
-        assert!(
-            off(&routes(7, "b")).is_empty(),
+        assert_eq!(off(&routes(0, "b")), (BTreeSet::new(), false));
+        assert_eq!(
+            off(&routes(7, "b")),
+            (BTreeSet::new(), false),
             "s1 reconnected, still here: its flows stay (it kept them)"
         );
         assert_eq!(
             off(&routes(0, "c")),
-            [(DatapathId(1), host)].into(),
-            "s2 changed master: the path through it goes"
+            (BTreeSet::new(), false),
+            "s2 changed master, which adopted the flows there: the path through it stays"
         );
+    }
+
+    #[test]
+    fn adopted_switches_get_every_host_deletion_and_lose_all_when_links_change() {
+        let (app, _) = route_flow();
+        let mac = |n| host(n, 0).mac;
+        let mut installed = lock(&app.inner.installed);
+        installed.adopted.insert(DatapathId(5));
+        let mut doomed = Doomed::default();
+        RouteFlow::off_changed_hosts(&installed, Some([mac(9)].into()), &mut doomed);
+        assert_eq!(doomed.towards, [(DatapathId(5), mac(9))].into());
+        assert_eq!(doomed.from, vec![(mac(9), vec![DatapathId(5)])]);
+        assert!(doomed.adopted.is_empty());
+        // Every host (the log no longer says which): all of them go.
+        let mut doomed = Doomed::default();
+        RouteFlow::off_changed_hosts(&installed, None, &mut doomed);
+        assert_eq!(doomed.adopted, vec![DatapathId(5)]);
+        // A link gone: so does the routes' comparison.
+        let before = routes(0, "b");
+        let mut cut = Topology::clone(before.topology());
+        let l = Link {
+            src: PortRef::new(DatapathId(2), PortNo(2)),
+            dst: PortRef::new(DatapathId(3), PortNo(1)),
+        };
+        cut.remove_link(l);
+        cut.remove_link(l.reversed());
+        let after = Routes::compute(Versioned::new(2, cut));
+        let mut doomed = Doomed::default();
+        assert!(RouteFlow::off_new_routes(
+            &installed,
+            (&before, &after),
+            None,
+            &mut doomed
+        ));
+        installed.forget_switch(DatapathId(5));
+        assert!(installed.adopted.is_empty());
     }
 }

@@ -3,7 +3,9 @@
 //! host, the links their paths cross from that switch on and the longest
 //! of those paths (a link that goes, or a new one that makes a path
 //! shorter); per destination, the switches with flows towards it; per
-//! source, the switches with flows from it (a host that moves or goes).
+//! source, the switches with flows from it (a host that moves or goes);
+//! and, in a cluster, the switches whose flows it took over from another
+//! member, of which it has no such records (`adopted`).
 //!
 //! Per switch and host, not per pair of hosts. A path for a new pair
 //! towards a destination already served costs one look-up per hop that
@@ -76,6 +78,13 @@ pub(super) struct Installed {
     pub pending: HashMap<DatapathId, Vec<MatchSpec<'static>>>,
     /// The switches seen this run.
     pub seen: HashSet<DatapathId>,
+    /// In a cluster, the switches this member became master of with
+    /// another member's flows of routing's on them: they stay and carry
+    /// traffic through the handover (make before break), but none is in
+    /// the records. Every deletion towards or from a host goes to these
+    /// switches too, and a change of links deletes all of them (then the
+    /// switch is no longer adopted).
+    pub adopted: HashSet<DatapathId>,
     /// The last path's number.
     generation: u64,
 }
@@ -126,12 +135,6 @@ impl Installed {
             .into_iter()
             .flatten()
             .copied()
-    }
-
-    /// Every link with flows across it, and those flows' switches and
-    /// destinations.
-    pub fn links(&self) -> impl Iterator<Item = (&Link, &HashSet<(DatapathId, MacAddr), Hasher>)> {
-        self.by_link.iter()
     }
 
     /// Every switch and destination with flows, with the longest of their
@@ -203,7 +206,7 @@ impl Installed {
 
     /// Forgets every flow on `dpid` and the deletions kept for it: another
     /// member of the cluster masters it now, or this one has just become
-    /// its master and deletes them all.
+    /// its master (and adopts what is there).
     pub fn forget_switch(&mut self, dpid: DatapathId) {
         let dsts: Vec<MacAddr> = self
             .towards
@@ -219,6 +222,7 @@ impl Installed {
             !s.list.is_empty()
         });
         self.pending.remove(&dpid);
+        self.adopted.remove(&dpid);
     }
 }
 

@@ -149,3 +149,83 @@ fn the_probe_key_reads_back_and_a_bad_one_is_ignored() {
     assert_eq!(s.peers().probe_key, Some(key));
     assert_eq!(parse_probe_key("é".repeat(32).as_bytes()), None);
 }
+
+#[test]
+fn a_member_whose_facts_all_go_lingers_until_its_switches_are_published_elsewhere() {
+    let (t, h) = network();
+    let a = own_facts("a", Some(&t), Some(&h));
+    let t0 = Instant::now();
+    let read = |s: &mut PeerState| {
+        for (k, v) in &a {
+            s.apply(k, Some(v));
+        }
+        s.settle(t0);
+    };
+    let host1 = MacAddr([2, 0, 0, 0, 0, 1]);
+
+    // A deletion by a member that still has facts is seen at once.
+    let mut c = PeerState::new("c");
+    read(&mut c);
+    assert!(c.apply("facts/a/link/0000000000000001/2", None));
+    c.settle(t0);
+    assert!(c.peers().members[&Arc::<str>::from("a")].links.is_empty());
+
+    // Every fact at once (a lease expired): the view keeps them...
+    let mut c = PeerState::new("c");
+    read(&mut c);
+    for k in a.keys() {
+        c.apply(k, None);
+    }
+    assert!(c.settle(t0));
+    let peers = c.peers();
+    let kept = &peers.members[&Arc::<str>::from("a")];
+    assert!(kept.switches.contains_key(&DatapathId(1)) && kept.hosts.contains_key(&host1));
+    assert_eq!(kept.links.len(), 1);
+    // ... until the switch's new master publishes it (with what it took
+    // over from them).
+    for (k, v) in own_facts("b", Some(&t), Some(&h)) {
+        c.apply(&k, Some(&v));
+    }
+    assert!(c.settle(t0));
+    let peers = c.peers();
+    assert!(!peers.members.contains_key(&Arc::<str>::from("a")));
+    assert!(
+        peers.members[&Arc::<str>::from("b")]
+            .hosts
+            .contains_key(&host1)
+    );
+
+    // Or this member does.
+    let mut c = PeerState::new("c");
+    read(&mut c);
+    for k in a.keys() {
+        c.apply(k, None);
+    }
+    c.settle(t0);
+    for (k, v) in own_facts("c", Some(&t), Some(&h)) {
+        assert!(!c.apply(&k, Some(&v)), "its own facts are not the view's");
+    }
+    assert!(c.settle(t0));
+    assert!(c.peers().members.is_empty());
+
+    // Or until LINGER has passed.
+    let mut c = PeerState::new("c");
+    read(&mut c);
+    for k in a.keys() {
+        c.apply(k, None);
+    }
+    c.settle(t0);
+    assert!(!c.settle(t0 + LINGER / 2));
+    assert!(c.settle(t0 + LINGER));
+    assert!(c.peers().members.is_empty());
+
+    // A full read again that misses them is the same as their deletion.
+    let mut c = PeerState::new("c");
+    read(&mut c);
+    c.clear();
+    c.settle(t0);
+    assert!(c.peers().members.contains_key(&Arc::<str>::from("a")));
+    // And a member that comes back has its facts as they were.
+    read(&mut c);
+    assert_eq!(c.len(), a.len());
+}

@@ -9,7 +9,7 @@ use baton_apps::views::{Hosts, Peers, Topology};
 use baton_runtime::control::Control;
 use baton_runtime::env::{Publish, ViewAccess};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How often the writer looks at the views (two version reads when
 /// nothing changed): the delay before another member learns a new link
@@ -143,6 +143,7 @@ pub fn read_loop(c: &Context) {
                     state.apply(&k, Some(&kv.value));
                 }
             }
+            state.settle(Instant::now());
             publish(&state);
         }
         Seen::Batch(batch) => {
@@ -156,7 +157,13 @@ pub fn read_loop(c: &Context) {
                     changed |= state.apply(&k, value);
                 }
             }
+            changed |= state.settle(Instant::now());
             if changed {
+                publish(&state);
+            }
+        }
+        Seen::Idle => {
+            if state.settle(Instant::now()) {
                 publish(&state);
             }
         }
@@ -169,6 +176,8 @@ pub enum Seen<'a> {
     All(Revision, &'a [KeyValue]),
     /// The watch's next batch.
     Batch(&'a WatchBatch),
+    /// Half a second without news.
+    Idle,
 }
 
 /// Keeps up with every key under `prefix` while the member runs: `on`
@@ -188,7 +197,7 @@ pub fn follow(c: &Context, prefix: &str, mut on: impl FnMut(Seen<'_>)) {
         };
         while (c.running)() {
             match watch.next(Duration::from_millis(500)) {
-                Ok(None) => {}
+                Ok(None) => on(Seen::Idle),
                 Ok(Some(b)) => on(Seen::Batch(&b)),
                 Err(e) => {
                     tracing::debug!(%prefix, error = %e, "a watch broke: reading again");
