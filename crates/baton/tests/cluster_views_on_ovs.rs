@@ -16,12 +16,17 @@
 //! through proxies the test kills): the others master its bridges and
 //! every pair pings; back in touch, it takes its share again. Open
 //! vSwitch's roles are sampled through the kill and the cut: no bridge
-//! ever reports two masters. Times are printed, not asserted. Run as
+//! ever reports two masters. Two more tests on four bridges and two
+//! instances with pings every 10 ms both ways: a member leaving, rejoining
+//! and killed with SIGKILL, then a partition from etcd that heals (its
+//! proxy stopped, so its connections hang rather than close); no ping is
+//! lost through any of them. Times are printed, not asserted. Run as
 //! root.
 
 mod support;
 
-use baton_netlab::{OfVersion, Topology};
+use baton_netlab::{OfVersion, PingStream, Topology};
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 use support::SECOND;
 use support::cluster::{Cluster, count_by_master, node};
@@ -267,6 +272,53 @@ fn unanswered(report: &baton_netlab::PingReport) -> String {
     runs.join(", ")
 }
 
+/// Two instances (the second through proxies to etcd if `proxied`) on
+/// four bridges in a line, the whole network known, and pings every 10 ms
+/// from h1 to h4 and back: the cluster, its masters, and the two pings.
+fn two_instances_pinging(proxied: bool) -> (Cluster, BTreeMap<String, usize>, [PingStream; 2]) {
+    let c = Cluster::start(
+        SERVICES,
+        Topology::linear(4),
+        OfVersion::V13,
+        1,
+        2,
+        proxied,
+        &[0, 1],
+    );
+    let masters = c.wait_masters(0, &[0, 1], 20 * SECOND).masters;
+    wait_whole_network(&c, &[0, 1], false);
+    c.assert_all_pairs_ping();
+    wait_whole_network(&c, &[0, 1], true);
+    let (h1, h4) = (c.topo.hosts[0].ip, c.topo.hosts[3].ip);
+    let every = Duration::from_millis(10);
+    let pings = [
+        c.lab.ping_stream("h1", h4, every).unwrap(),
+        c.lab.ping_stream("h4", h1, every).unwrap(),
+    ];
+    (c, masters, pings)
+}
+
+/// Stops both pings and checks that every request was answered (the last
+/// may be on its way when `ping` stops).
+fn assert_no_ping_lost(c: &Cluster, pings: [PingStream; 2], through: &str) {
+    for (from, ping) in ["h1", "h4"].into_iter().zip(pings) {
+        let report = ping.stop().unwrap();
+        eprintln!(
+            "pings from {from}: {} sent, {} answered; unanswered: {}",
+            report.transmitted,
+            report.received,
+            unanswered(&report)
+        );
+        assert!(
+            report.transmitted > 100
+                && report.received + 1 >= report.transmitted
+                && unanswered(&report).is_empty(),
+            "pings from {from} lost through {through}: {report}\n{}",
+            c.logs()
+        );
+    }
+}
+
 /// Handovers lose no ping (issue 56, item 4): an instance that leaves
 /// (SIGTERM: it demotes itself, releases its bridges and keeps its facts
 /// until the other has them) hands its bridges over at once, and when it
@@ -278,28 +330,7 @@ fn unanswered(report: &baton_netlab::PingReport) -> String {
 #[test]
 fn handovers_lose_no_ping() {
     const SIGTERM: i32 = 15;
-    let mut c = Cluster::start(
-        SERVICES,
-        Topology::linear(4),
-        OfVersion::V13,
-        1,
-        2,
-        false,
-        &[0, 1],
-    );
-    c.wait_masters(0, &[0, 1], 20 * SECOND);
-    wait_whole_network(&c, &[0, 1], false);
-    c.assert_all_pairs_ping();
-    wait_whole_network(&c, &[0, 1], true);
-    let (h1, h4) = (c.topo.hosts[0].ip, c.topo.hosts[3].ip);
-    let there = c
-        .lab
-        .ping_stream("h1", h4, Duration::from_millis(10))
-        .unwrap();
-    let back = c
-        .lab
-        .ping_stream("h4", h1, Duration::from_millis(10))
-        .unwrap();
+    let (mut c, _, pings) = two_instances_pinging(false);
     std::thread::sleep(SECOND);
     let leaving = c.batons[1].take().unwrap();
     leaving.signal(SIGTERM);
@@ -331,20 +362,80 @@ fn handovers_lose_no_ping() {
         after.controllers
     );
     std::thread::sleep(2 * SECOND);
-    for (from, report) in [("h1", there.stop().unwrap()), ("h4", back.stop().unwrap())] {
-        eprintln!(
-            "pings from {from}: {} sent, {} answered; unanswered: {}",
-            report.transmitted,
-            report.received,
-            unanswered(&report)
-        );
-        // The last request may be on its way when `ping` stops.
-        assert!(
-            report.transmitted > 100
-                && report.received + 1 >= report.transmitted
-                && unanswered(&report).is_empty(),
-            "pings from {from} lost through the handovers: {report}\n{}",
-            c.logs()
-        );
+    assert_no_ping_lost(&c, pings, "the handovers");
+}
+
+/// A partition from etcd that heals (its proxies stopped, as a link that
+/// drops every packet: connections hang rather than close, then resume):
+/// the cut-off instance demotes itself, the other takes its bridges, and
+/// once healed it takes its share back with no ping lost; the longest any
+/// bridge had no master is printed (issue 56, item 3).
+#[test]
+fn a_healed_partition_hands_back_without_losing_a_ping() {
+    const SIGSTOP: i32 = 19;
+    const SIGCONT: i32 = 18;
+    let (mut c, before, pings) = two_instances_pinging(true);
+    let t0 = Instant::now();
+    for p in &c.proxies {
+        p.signal(SIGSTOP);
     }
+    let cut = c.wait_masters(0, &[0], 20 * SECOND);
+    eprintln!(
+        "{} cut off: {} masters every bridge after {:?}",
+        node(1),
+        node(0),
+        cut.controllers
+    );
+    while t0.elapsed() < 10 * SECOND {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let healed = Instant::now();
+    for p in &c.proxies {
+        p.signal(SIGCONT);
+    }
+    // Sampled from Open vSwitch: the longest any bridge had no master.
+    let mut without: BTreeMap<String, Instant> = BTreeMap::new();
+    let mut longest = Duration::ZERO;
+    let mut back_at = None;
+    while healed.elapsed() < 15 * SECOND {
+        let now = Instant::now();
+        let ovs = c.ovs_masters();
+        for (bridge, master) in &ovs {
+            match master {
+                None => {
+                    without.entry(bridge.clone()).or_insert(now);
+                }
+                Some(_) => {
+                    if let Some(since) = without.remove(bridge) {
+                        longest = longest.max(now - since);
+                    }
+                }
+            }
+        }
+        if back_at.is_none() && ovs.values().any(|m| *m == Some(1)) {
+            back_at = Some(healed.elapsed());
+        }
+        if back_at.is_some() && without.is_empty() && healed.elapsed() > 8 * SECOND {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for since in without.values() {
+        longest = longest.max(since.elapsed());
+    }
+    let after = c.wait_masters(0, &[0, 1], 20 * SECOND).masters;
+    eprintln!(
+        "healed: {} mastered a bridge again {back_at:?} after, masters {after:?} (before the cut {before:?}); the longest a bridge had no master: {longest:?}",
+        node(1)
+    );
+    std::thread::sleep(SECOND);
+    assert_no_ping_lost(&c, pings, "the partition");
+    assert!(
+        back_at.is_some(),
+        "{} took no bridge back\n{}",
+        node(1),
+        c.logs()
+    );
+    // Before the laboratory closes, which expects its commands gone.
+    drop(std::mem::take(&mut c.proxies));
 }
