@@ -31,7 +31,7 @@ use baton_netlab::{OfVersion, Proc, Topology};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 use support::SECOND;
-use support::cluster::{Cluster, ETCD, api_port, count_by_master, node, openflow_port};
+use support::cluster::{Cluster, ETCD, api_port, count_by_master, node};
 
 #[test]
 fn three_instances_one_master_per_bridge_through_failures_openflow13() {
@@ -370,19 +370,7 @@ fn a_paused_master_sends_nothing_as_master_when_it_runs_again() {
         std::thread::sleep(Duration::from_millis(100));
     }
     let _ = arp.stop();
-    let log = std::fs::read_to_string(c.lab.dir().join("log/ovs-vswitchd.log")).unwrap();
-    let target = format!("127.0.0.1:{}", openflow_port(paused));
-    for l in log.lines().filter(|l| l.contains("error reply")) {
-        eprintln!("ovs-vswitchd: {l}");
-    }
-    let refused: Vec<&str> = log
-        .lines()
-        // `OFPBRC_IS_SECONDARY` in Open vSwitch from 2.16 on.
-        .filter(|l| {
-            (l.contains("OFPBRC_IS_SLAVE") || l.contains("OFPBRC_IS_SECONDARY"))
-                && l.contains(&target)
-        })
-        .collect();
+    let refused = c.refused_as_slave(Some(paused));
     assert!(
         refused.is_empty(),
         "Open vSwitch refused changes from the paused master:\n{}\n{}",
@@ -416,29 +404,7 @@ fn every_session_ends_master_or_slave_after_start_up() {
             &[0, 1, 2],
         );
         c.wait_masters(0, &[0, 1, 2], 20 * SECOND);
-        // Open vSwitch refreshes its role column on a timer.
-        let t0 = Instant::now();
-        loop {
-            let equal: Vec<(String, usize)> = c
-                .ovs_roles()
-                .into_iter()
-                .flat_map(|(b, roles)| {
-                    roles
-                        .into_iter()
-                        .filter(|(_, r)| r != "master" && r != "slave")
-                        .map(move |(i, _)| (b.clone(), i))
-                })
-                .collect();
-            if equal.is_empty() {
-                break;
-            }
-            assert!(
-                t0.elapsed() < 20 * SECOND,
-                "round {round}: sessions left EQUAL: {equal:?}\n{}",
-                c.logs()
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        }
+        let took = c.wait_no_equal(&format!("start-up {round}"));
         let confirmed = (0..3).all(|i| {
             c.api(i, "/api/v1/switches").is_ok_and(|v| {
                 v.as_array()
@@ -450,8 +416,7 @@ fn every_session_ends_master_or_slave_after_start_up() {
             "round {round}: an instance lists a role unconfirmed"
         );
         eprintln!(
-            "round {round}: every session master or slave in Open vSwitch {:?} after the masters settled",
-            t0.elapsed()
+            "round {round}: every session master or slave in Open vSwitch {took:?} after the masters settled"
         );
     }
 }

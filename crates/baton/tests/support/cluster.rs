@@ -490,6 +490,49 @@ impl Cluster {
         assert_eq!(all.duplicates(), 0, "{all}");
     }
 
+    /// Waits until Open vSwitch lists every session of every bridge as
+    /// master or slave, never EQUAL ("other"; it refreshes its role column
+    /// on a timer); panics with `after` after 20 s. How long it took.
+    pub fn wait_no_equal(&self, after: &str) -> Duration {
+        let t0 = Instant::now();
+        loop {
+            let equal: Vec<(String, usize)> = self
+                .ovs_roles()
+                .into_iter()
+                .flat_map(|(b, roles)| {
+                    roles
+                        .into_iter()
+                        .filter(|(_, r)| r != "master" && r != "slave")
+                        .map(move |(i, _)| (b.clone(), i))
+                })
+                .collect();
+            if equal.is_empty() {
+                return t0.elapsed();
+            }
+            assert!(
+                t0.elapsed() < 20 * SECOND,
+                "after {after}: sessions left EQUAL: {equal:?}\n{}",
+                self.logs()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// What Open vSwitch refused from a session that was not its
+    /// bridge's master (it logs every error it sends, `ofconn_send_error`,
+    /// at most 10 a second; `OFPBRC_IS_SECONDARY` from 2.16 on): its log
+    /// lines, those for instance `i`'s sessions only if given.
+    pub fn refused_as_slave(&self, i: Option<usize>) -> Vec<String> {
+        let log = std::fs::read_to_string(self.lab.dir().join("log/ovs-vswitchd.log"))
+            .unwrap_or_default();
+        let target = i.map(|i| format!("127.0.0.1:{}:", openflow_port(i)));
+        log.lines()
+            .filter(|l| l.contains("OFPBRC_IS_SLAVE") || l.contains("OFPBRC_IS_SECONDARY"))
+            .filter(|l| target.as_ref().is_none_or(|t| l.contains(t.as_str())))
+            .map(str::to_string)
+            .collect()
+    }
+
     /// Samples Open vSwitch's roles while `f` runs: panics (in
     /// `ovs_masters`) if a bridge ever reports two masters.
     pub fn sampling<R>(&self, f: impl FnOnce() -> R) -> (R, usize) {
