@@ -280,6 +280,12 @@ struct RunArgs {
     /// This instance's name in the cluster.
     #[arg(long, value_name = "NAME")]
     node: Option<String>,
+    /// The cluster lease's time to live, in milliseconds (whole seconds,
+    /// at least 2000; etcd's shortest lease is one and a half election
+    /// timeouts, rounded up to a second) [default: 3000]: how long a dead
+    /// instance's switches wait for a new master, at most.
+    #[arg(long, value_name = "MS")]
+    cluster_ttl_ms: Option<u64>,
 }
 
 /// `--apps`'s long help: every application, a line each.
@@ -330,7 +336,7 @@ impl RunArgs {
             cluster: ClusterLayer {
                 etcd: (!self.cluster.is_empty()).then(|| self.cluster.clone()),
                 node: self.node.clone(),
-                ttl_ms: None,
+                ttl_ms: self.cluster_ttl_ms,
             },
         }
     }

@@ -143,6 +143,8 @@ impl Cluster {
                 self.endpoints(via_proxy),
                 "--node".into(),
                 node(i),
+                "--cluster-ttl-ms".into(),
+                self.ttl().as_millis().to_string(),
             ])
             .env(
                 "RUST_LOG",
@@ -452,9 +454,13 @@ impl Cluster {
         }
     }
 
-    /// The lease's time to live (`baton run`'s default).
+    /// The lease's time to live: `baton run`'s default, or
+    /// `BATON_CLUSTER_TTL_MS` (the failover benchmark's knob).
     pub fn ttl(&self) -> Duration {
-        3 * SECOND
+        std::env::var("BATON_CLUSTER_TTL_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map_or(3 * SECOND, Duration::from_millis)
     }
 
     pub fn logs(&self) -> String {
