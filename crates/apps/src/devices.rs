@@ -234,6 +234,11 @@ struct State {
     peers: Option<Arc<Peers>>,
     /// The topology last followed ([`Inner::follow_topology`]).
     followed: Option<Arc<Topology>>,
+    /// Hosts of switches handed over to another member that no other
+    /// member has yet, and since when: kept as they are until one does
+    /// (then replaced in place) or for [`crate::topology::HANDOVER_MAX`],
+    /// so that routing never sees them gone on the way.
+    handing_over: HashMap<MacAddr, Instant>,
 }
 
 /// The host tracking application.
@@ -303,9 +308,11 @@ impl Inner {
 
     /// The peers' facts changed: their hosts join the table where no
     /// later sighting of this instance's (or of another peer's) says
-    /// otherwise, and those they no longer have leave it. A host of this
-    /// instance's that a peer saw at another port since has moved there.
-    fn follow_peers(&self, peers: &Arc<Peers>) {
+    /// otherwise, and those they no longer have leave it, unless their
+    /// switch is this instance's now in `topo` (a handover: it keeps them
+    /// as its own). A host of this instance's that a peer saw at another
+    /// port since has moved there.
+    fn follow_peers(&self, peers: &Arc<Peers>, topo: Option<&Topology>) {
         let mut state = lock(&self.state);
         if state.peers.as_ref().is_some_and(|p| Arc::ptr_eq(p, peers)) {
             return;
@@ -323,10 +330,17 @@ impl Inner {
                 if Inner::theirs(Some(peers), mac).is_some() {
                     continue;
                 }
-                if let Some((_, Some(peer))) = self.table.get(mac)
+                if let Some((h, Some(peer))) = self.table.get(mac)
                     && peer == *node
                 {
-                    self.table.remove(mac, &mut batch);
+                    let ours = topo
+                        .and_then(|t| t.switches.get(&h.at.dpid))
+                        .is_some_and(|s| s.here().is_some());
+                    if ours {
+                        self.table.put(h, None, &mut batch);
+                    } else {
+                        self.table.remove(mac, &mut batch);
+                    }
                 }
             }
         }
@@ -346,6 +360,18 @@ impl Inner {
                 }
                 self.table
                     .put(Host::clone(theirs), Some(node.clone()), &mut batch);
+            }
+        }
+        let taken: Vec<MacAddr> = state
+            .handing_over
+            .keys()
+            .filter(|mac| Inner::theirs(Some(peers), mac).is_some())
+            .copied()
+            .collect();
+        for mac in taken {
+            state.handing_over.remove(&mac);
+            if let Some((node, theirs)) = Inner::theirs(Some(peers), &mac) {
+                self.table.put(Host::clone(&theirs), Some(node), &mut batch);
             }
         }
         drop(state);
@@ -534,6 +560,8 @@ impl Inner {
                 handed_over.push(h.mac);
                 continue;
             }
+            // Its switch is this instance's (again).
+            state.handing_over.remove(&h.mac);
             let live = switch
                 .and_then(|s| s.ports.get(&h.at.port))
                 .is_some_and(|p| p.is_live());
@@ -546,9 +574,20 @@ impl Inner {
         self.away.store(state.away.len(), Ordering::Relaxed);
         let mut batch = adopted;
         self.forget(&mut state, &linked, "its port carries a link", &mut batch);
+        // Those no other member has yet stay as they are until one does.
+        let theirs_now: Vec<MacAddr> = handed_over
+            .into_iter()
+            .filter(|mac| {
+                let known = Inner::theirs(state.peers.as_deref(), mac).is_some();
+                if !known {
+                    state.handing_over.entry(*mac).or_insert(now);
+                }
+                known
+            })
+            .collect();
         self.forget(
             &mut state,
-            &handed_over,
+            &theirs_now,
             "another member masters its switch now",
             &mut batch,
         );
@@ -597,6 +636,23 @@ impl Inner {
             &mut state,
             &gone,
             "its switch or port has been away longer than the grace",
+            &mut batch,
+        );
+        let unclaimed: Vec<MacAddr> = state
+            .handing_over
+            .iter()
+            .filter(|&(_, &since)| {
+                now.saturating_duration_since(since) >= crate::topology::HANDOVER_MAX
+            })
+            .map(|(&mac, _)| mac)
+            .collect();
+        for mac in &unclaimed {
+            state.handing_over.remove(mac);
+        }
+        self.forget(
+            &mut state,
+            &unclaimed,
+            "its switch was handed over and no member has it",
             &mut batch,
         );
         drop(state);
@@ -781,7 +837,8 @@ impl App for DevicesApp {
 
     fn view_changed(&self, net: &Network, snapshot: &Snapshot, _changes: &[Change]) {
         if let Some(p) = snapshot.get::<Peers>() {
-            self.inner.follow_peers(p.arc());
+            let topo = snapshot.get::<Topology>();
+            self.inner.follow_peers(p.arc(), topo.as_deref());
         }
         if let Some(t) = snapshot.get::<Topology>() {
             self.inner.follow_topology(t.arc(), net.now());

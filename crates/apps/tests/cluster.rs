@@ -122,13 +122,54 @@ fn a_peers_hosts_are_merged_and_a_later_sighting_wins() {
 }
 
 #[test]
-fn a_switch_handed_to_a_peer_takes_its_hosts_along() {
+fn a_switch_handed_to_a_peer_keeps_its_hosts_until_the_peer_has_them() {
+    let d1p2 = PortRef::new(D1, PortNo(2));
     let (mut h, id) = start();
     h.packet_in_unbuffered(id, 2, &udp(H, [10, 0, 0, 1], G, [10, 0, 0, 2], 1));
-    assert_eq!(where_is(&h, H), Some(PortRef::new(D1, PortNo(2))));
+    assert_eq!(where_is(&h, H), Some(d1p2));
     publish(
         &mut h,
         Publish::new().view(topology(Served::Peer(Arc::from("b")))),
     );
-    assert_eq!(where_is(&h, H), None, "the new master learns them");
+    assert_eq!(
+        where_is(&h, H),
+        Some(d1p2),
+        "never gone on the way: kept until the new master has it"
+    );
+    publish(&mut h, Publish::new().view(peers(&[host(H, d1p2, 1)])));
+    let hosts = h.snapshot().get::<Hosts>().unwrap();
+    assert_eq!(hosts.at(&H), Some(d1p2), "the new master's now");
+
+    // A switch handed over whose hosts no member takes: they go after
+    // HANDOVER_MAX.
+    let (mut h, id) = start();
+    h.packet_in_unbuffered(id, 2, &udp(H, [10, 0, 0, 1], G, [10, 0, 0, 2], 1));
+    publish(
+        &mut h,
+        Publish::new().view(topology(Served::Peer(Arc::from("b")))),
+    );
+    h.advance(baton_apps::topology::HANDOVER_MAX + Duration::from_secs(1));
+    assert_eq!(where_is(&h, H), None, "no member took it");
+}
+
+#[test]
+fn a_switch_this_member_takes_over_brings_the_peers_hosts_as_its_own() {
+    let d1p2 = PortRef::new(D1, PortNo(2));
+    let (mut h, id) = start();
+    publish(
+        &mut h,
+        Publish::new()
+            .view(topology(Served::Peer(Arc::from("b"))))
+            .view(peers(&[host(H, d1p2, 1)])),
+    );
+    assert_eq!(where_is(&h, H), Some(d1p2));
+    // Switch 1 is this member's now, and the peer's facts go (it left):
+    // the host stays, as this member's.
+    publish(
+        &mut h,
+        Publish::new()
+            .view(topology(Served::Here(id)))
+            .view(peers(&[])),
+    );
+    assert_eq!(where_is(&h, H), Some(d1p2), "taken over, never gone");
 }
