@@ -47,7 +47,7 @@ wait $pid || true
 rate=$(sed -n 's/^summary: \([0-9]*\) responses.*/\1/p' "$out/$tag.bench")
 # The worker is the thread that ran the most instructions.
 worker=$(grep -h '^summary:' "$out/$tag.out"-* | awk '{print $2}' | sort -n | tail -1)
-all=$(grep -h '^summary:' "$out/$tag.out"-* | awk '{s += $2} END {print s}')
+all=$(grep -h '^summary:' "$out/$tag.out"-* | awk '{s += $2} END {printf "%d\n", s}')
 python3 - "$tag" "$worker" "$all" "$rate" "$duration" <<'EOF'
 import sys
 tag, ir, total, rate, secs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
