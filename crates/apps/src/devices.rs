@@ -362,18 +362,15 @@ impl Inner {
                     .put(Host::clone(theirs), Some(node.clone()), &mut batch);
             }
         }
-        let taken: Vec<MacAddr> = state
+        state
             .handing_over
-            .keys()
-            .filter(|mac| Inner::theirs(Some(peers), mac).is_some())
-            .copied()
-            .collect();
-        for mac in taken {
-            state.handing_over.remove(&mac);
-            if let Some((node, theirs)) = Inner::theirs(Some(peers), &mac) {
-                self.table.put(Host::clone(&theirs), Some(node), &mut batch);
-            }
-        }
+            .retain(|mac, _| match Inner::theirs(Some(peers), mac) {
+                Some((node, theirs)) => {
+                    self.table.put(Host::clone(&theirs), Some(node), &mut batch);
+                    false
+                }
+                None => true,
+            });
         drop(state);
         self.commit(&mut batch);
     }
