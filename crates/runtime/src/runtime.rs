@@ -488,7 +488,7 @@ const BACKGROUND_NICE: i32 = 10;
 fn behind_the_workers() {
     use rustix::process::{getpriority_process, setpriority_process};
     use thread_priority::{
-        NormalThreadSchedulePolicy, ThreadPriority, ThreadSchedulePolicy,
+        NormalThreadSchedulePolicy, ThreadPriority, ThreadPriorityValue, ThreadSchedulePolicy,
         set_thread_priority_and_policy, thread_native_id,
     };
     let tid = Some(rustix::thread::gettid());
@@ -500,10 +500,18 @@ fn behind_the_workers() {
         }
     };
     let lowered = (nice + BACKGROUND_NICE).min(19);
-    // The policy first (it sets the lowest priority, nice 19, with it),
-    // then the nice value wanted.
+    // The crate sets a nice value with the policy (its priority of a
+    // normal policy is one): the one wanted, found through its own
+    // mapping, so that the thread never passes through a lower priority,
+    // which a thread without CAP_SYS_NICE could not undo (it stayed at
+    // nice 19).
     let batch = ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Batch);
-    if let Err(e) = set_thread_priority_and_policy(thread_native_id(), ThreadPriority::Min, batch) {
+    let priority = (0..=*ThreadPriorityValue::MAX)
+        .filter_map(|p| ThreadPriorityValue::try_from(p).ok())
+        .map(ThreadPriority::Crossplatform)
+        .find(|p| p.to_posix(batch).is_ok_and(|n| n == lowered))
+        .unwrap_or(ThreadPriority::Min);
+    if let Err(e) = set_thread_priority_and_policy(thread_native_id(), priority, batch) {
         tracing::warn!(error = ?e, "cannot schedule a background thread as a batch thread");
     }
     if let Err(e) = setpriority_process(tid, lowered) {
