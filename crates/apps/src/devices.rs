@@ -572,16 +572,12 @@ impl Inner {
         let mut batch = adopted;
         self.forget(&mut state, &linked, "its port carries a link", &mut batch);
         // Those no other member has yet stay as they are until one does.
-        let theirs_now: Vec<MacAddr> = handed_over
+        let (theirs_now, nobodys): (Vec<MacAddr>, Vec<MacAddr>) = handed_over
             .into_iter()
-            .filter(|mac| {
-                let known = Inner::theirs(state.peers.as_deref(), mac).is_some();
-                if !known {
-                    state.handing_over.entry(*mac).or_insert(now);
-                }
-                known
-            })
-            .collect();
+            .partition(|mac| Inner::theirs(state.peers.as_deref(), mac).is_some());
+        for mac in nobodys {
+            state.handing_over.entry(mac).or_insert(now);
+        }
         self.forget(
             &mut state,
             &theirs_now,
