@@ -19,8 +19,11 @@
 //! - Broadcasts and packets for unknown hosts go over the spanning tree of
 //!   the routes to every edge port exactly once, so a network with loops
 //!   has no storm; an ARP request for a known host is answered by proxy.
-//! - When a link goes, the flows whose path crossed it are deleted from
-//!   every switch that has them, and the next packet takes a new path;
+//! - When a link goes, the flows whose path crossed it are moved onto the
+//!   new route on OpenFlow 1.3 switches (one MODIFY per switch and host,
+//!   and the rest of the way for the packets that come over the new
+//!   route's links: `routing/dag.rs`), and deleted elsewhere, so the
+//!   next packet takes a new path;
 //!   when a host moves or goes, the flows towards it and from it are
 //!   deleted, so its next packets reach the controller and `devices`
 //!   learns where it is now. A deletion for a switch that is away is sent
@@ -111,9 +114,13 @@ crate::counters::named_counters! {
         off_route,
         /// ARP requests answered by proxy.
         proxy_arp,
-        /// Flows deleted because a link on their path went, or their host
-        /// moved or went.
+        /// Flows deleted because a link on their path went (where they
+        /// could not be moved), or their host moved or went.
         flows_deleted,
+        /// Switches whose flows towards a host were moved onto a new route
+        /// when a link under them went (OpenFlow 1.3), each counted once
+        /// with the rest of the new route's flows.
+        flows_moved,
         /// Times the routes were computed.
         computations,
     }

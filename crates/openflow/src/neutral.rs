@@ -38,7 +38,7 @@ pub use control::{
 };
 pub use flow::{
     FLOW_CHECK_OVERLAP, FLOW_SEND_FLOW_REM, FlowSpec, encode_flow_add, encode_flow_delete,
-    encode_flow_delete_by_cookie, encode_meter, encode_table_miss,
+    encode_flow_delete_by_cookie, encode_flow_modify13, encode_meter, encode_table_miss,
 };
 pub use matching::{Ipv4Prefix, L2Match, L4Match, MatchFields, MatchSpec, NetMatch, VlanMatch};
 pub use message::Message;

@@ -106,10 +106,20 @@ impl Installed {
         links: &[Link],
         (src, dst): (MacAddr, MacAddr),
     ) {
+        self.record_towards(hops, links, dst);
+        let (generation, from_src) = (self.generation, self.by_src.entry(src).or_default());
+        for &(dpid, _) in hops {
+            from_src.add(dpid, generation);
+        }
+    }
+
+    /// Records flows towards `dst` on `hops` along `links`, as
+    /// [`Installed::record`] does, for every source at once: a path that
+    /// `route-flow` moved off a link that went.
+    pub fn record_towards(&mut self, hops: &[(DatapathId, usize)], links: &[Link], dst: MacAddr) {
         self.generation += 1;
         let generation = self.generation;
         let towards_dst = self.by_dst.entry(dst).or_default();
-        let from_src = self.by_src.entry(src).or_default();
         for &(dpid, i) in hops {
             let from_here = &links[i.min(links.len())..];
             let t = self.towards.entry((dpid, dst)).or_default();
@@ -123,7 +133,6 @@ impl Installed {
                 }
             }
             towards_dst.add(dpid, generation);
-            from_src.add(dpid, generation);
         }
     }
 
@@ -262,6 +271,18 @@ mod tests {
         let longest: HashMap<_, _> = installed.longest().collect();
         assert_eq!(longest[&(d(1), C)], 2);
         assert_eq!(longest[&(d(3), C)], 0);
+    }
+
+    #[test]
+    fn flows_moved_for_every_source_are_recorded_towards_their_host_only() {
+        let mut installed = Installed::default();
+        let (s1s2, s2s3) = (link(1, 2), link(2, 3));
+        installed.record_towards(&[(d(1), 0), (d(2), 1)], &[s1s2, s2s3], C);
+        assert_eq!(installed.towards(C), &[d(1), d(2)]);
+        assert!(installed.hosts().eq([C]), "no source named");
+        let mut across: Vec<_> = installed.across(&s2s3).collect();
+        across.sort();
+        assert_eq!(across, vec![(d(1), C), (d(2), C)]);
     }
 
     #[test]

@@ -469,6 +469,28 @@ pub fn encode_flow_delete_by_cookie(out: &mut Vec<u8>, xid: Xid, cookie: Cookie,
     encode_flow_mod13(out, xid, &head, &MatchSpec::all(), &[]);
 }
 
+/// Appends a 1.3 FLOW_MOD that gives every flow of table 0 that `match_`
+/// covers (not strict) and whose cookie matches `cookie` in the bits of
+/// `mask` the actions `actions`; their matches, priorities, timeouts and
+/// counters stay, and a FLOW_MOD that covers no flow adds none (1.3.5
+/// §7.3.4.1 and §6.4, OFPFC_MODIFY). 1.0 has no counterpart: its MODIFY
+/// adds a flow when none matches (1.0.0 §4.6).
+pub fn encode_flow_modify13(
+    out: &mut Vec<u8>,
+    xid: Xid,
+    match_: &MatchSpec,
+    (cookie, mask): (Cookie, u64),
+    actions: &[ActionSpec],
+) {
+    let head = v13::FlowModHead {
+        command: v13::FlowModCommand::Modify,
+        cookie,
+        cookie_mask: mask,
+        ..v13::FlowModHead::default()
+    };
+    encode_flow_mod13(out, xid, &head, match_, actions);
+}
+
 /// Appends the 1.3 table-miss flow: priority 0, match everything in table
 /// 0, output the whole packet to the controller (1.3.5 §5.4). An OpenFlow
 /// 1.3 switch sends no PACKET_IN without it.

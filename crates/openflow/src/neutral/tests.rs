@@ -567,6 +567,43 @@ fn flow_delete_by_cookie_v13() {
 }
 
 #[test]
+fn flow_modify_v13_selects_by_match_and_cookie_in_table_0() {
+    let to_mac = MatchSpec::Fields(MatchFields {
+        eth_dst: Some(MAC),
+        ..MatchFields::ANY
+    });
+    let mut out = Vec::new();
+    let tag = (Cookie(0xabcd << 48), 0xffff << 48);
+    encode_flow_modify13(
+        &mut out,
+        Xid(4),
+        &to_mac,
+        tag,
+        &[ActionSpec::output(PortNo(3))],
+    );
+    let (Xid(4), v13::Message::FlowMod(f)) = decode13(&out) else {
+        panic!("{out:?}")
+    };
+    assert_eq!(f.command, v13::FlowModCommand::Modify);
+    assert_eq!((f.cookie, f.cookie_mask), tag);
+    assert_eq!(f.table_id, 0);
+    assert_eq!(
+        f.match_.fields,
+        vec![Oxm::EthDst {
+            value: MAC,
+            mask: None
+        }]
+    );
+    assert_eq!(
+        f.instructions,
+        vec![Instruction::ApplyActions(vec![v13::Action::Output {
+            port: PortNo(3),
+            max_len: 0xffff,
+        }])]
+    );
+}
+
+#[test]
 fn output_lists_inline_and_past_the_stack_buffer_in_both_versions() {
     let key = FlowKey::extract(PortNo(3), &arp_frame());
     for n in [1u32, 2, 4, 5, 9] {
