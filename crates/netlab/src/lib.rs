@@ -118,6 +118,6 @@ pub use ovs::{
     CONTROLLER_PORT, FailMode, OfVersion, SpanningTree, SslFiles, SwitchKind, SwitchOptions,
     TestPki,
 };
-pub use ping::{PingMatrix, PingReport, PingStream, Reply};
+pub use ping::{PingMatrix, PingReport, PingStream, Reply, outage_after};
 pub use process::Proc;
 pub use topo::{Attachment, Dpid, End, HostSpec, LinkSpec, Mac, SwitchLink, SwitchSpec, Topology};

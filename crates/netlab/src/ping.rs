@@ -38,6 +38,30 @@ pub fn parse_replies(output: &str) -> Vec<Reply> {
     output.lines().filter_map(parse_reply).collect()
 }
 
+/// How long after `cut` a continuous ping's traffic flowed again, or
+/// `None` if the cut cost it nothing: the requests after the last reply
+/// that arrived before `cut` are looked at, and if any of them went
+/// unanswered, the answer is when the reply to the first request after
+/// the last unanswered one arrived, less `cut`. Arrival, not sending:
+/// `netemu`'s reroute figure is measured the same way, so the two compare
+/// (they differ by at most a round trip). Requests after the last reply
+/// (still in flight when `ping` stopped) are not counted as lost.
+pub fn outage_after(replies: &[Reply], cut: SystemTime) -> Option<Duration> {
+    let mut seqs: Vec<&Reply> = replies.iter().filter(|r| !r.duplicate).collect();
+    seqs.sort_by_key(|r| r.seq);
+    let before = seqs
+        .iter()
+        .rposition(|r| r.at.is_some_and(|at| at < cut))
+        .unwrap_or(0);
+    let last_lost = seqs[before..]
+        .windows(2)
+        .rev()
+        .find(|w| w[1].seq > w[0].seq + 1)
+        .map(|w| w[1].seq - 1)?;
+    let resumed = seqs.iter().find(|r| r.seq > last_lost)?;
+    resumed.at?.duration_since(cut).ok()
+}
+
 fn parse_reply(line: &str) -> Option<Reply> {
     if !line.contains(" bytes from ") {
         return None;
@@ -420,6 +444,41 @@ rtt min/avg/max/mdev = 0.338/0.609/1.131/0.368 ms
         assert_eq!(r.rtts[2], Duration::from_micros(338));
         assert!(!r.is_clean());
         assert_eq!(r.to_string(), "3 sent, 2 received, 1 duplicates");
+    }
+
+    fn reply(seq: u32, at_ms: u64) -> Reply {
+        Reply {
+            seq,
+            at: Some(UNIX_EPOCH + Duration::from_millis(at_ms)),
+            rtt: Duration::from_micros(500),
+            duplicate: false,
+        }
+    }
+
+    #[test]
+    fn an_outage_ends_at_the_reply_after_the_last_lost_request() {
+        let cut = UNIX_EPOCH + Duration::from_millis(1_005);
+        // A request every 10 ms; 2 and 3 lost; 4 answered; 6 lost; 7 on.
+        let replies: Vec<Reply> = [0, 1, 4, 5, 7, 8]
+            .into_iter()
+            .map(|seq| reply(seq, 990 + 10 * u64::from(seq)))
+            .collect();
+        assert_eq!(
+            outage_after(&replies, cut),
+            Some(Duration::from_millis(1_060 - 1_005))
+        );
+        // Unbroken: the cut cost nothing. Before the cut: not this cut's.
+        let whole: Vec<Reply> = (0..6).map(|s| reply(s, 990 + 10 * u64::from(s))).collect();
+        assert_eq!(outage_after(&whole, cut), None);
+        let early = [
+            reply(0, 900),
+            reply(3, 930),
+            reply(4, 1_010),
+            reply(5, 1_020),
+        ];
+        assert_eq!(outage_after(&early, cut), None);
+        // Nothing after the loss yet: no figure rather than a wrong one.
+        assert_eq!(outage_after(&[reply(0, 990), reply(1, 1_000)], cut), None);
     }
 
     #[test]

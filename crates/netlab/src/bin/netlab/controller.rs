@@ -5,7 +5,9 @@
 //!
 //! ```text
 //! netlab controller --run 'CMD ARGS' [--topology linear:3] [--of 10|13]
-//!                   [--samples N] [--links-api URL] [--cut A-B [--cuts N]]
+//!                   [--samples N] [--links-api URL]
+//!                   [--cut A-B [--cuts N] [--pairs first-last|half-way]
+//!                    [--interval MS]] [--capture FILE]
 //!                   [--baton-switch PATH [--start-gap MS]]
 //! ```
 //! The controller (`CMD ARGS`, split at spaces) runs inside a new lab and
@@ -27,13 +29,25 @@
 //!   ping goes from the first host to the last: its round trip is two flow
 //!   set-ups (there and back) plus the path, which the steady round trip
 //!   (pings over installed flows) says;
-//! - **reconvergence** (with `--cut A-B`): a ping every 10 ms from the
-//!   first host to the last, the link A-B cut, the time until replies come
-//!   back; with `--links-api`, the time until the controller reports the
-//!   link gone (both directions), then, once it is, the link restored and
-//!   the time until it is rediscovered; `cuts` times.
+//! - **reconvergence** (with `--cut A-B`): a ping every `--interval`
+//!   milliseconds (default 10) for each pair (the first host to the last,
+//!   or with `--pairs half-way` host `i` to host `i + n/2` modulo `n`,
+//!   as `baton bench --topology --pairs half-way` runs them), the link A-B
+//!   cut, and for each pair that lost a request the time from the cut
+//!   until its replies came back for good ([`outage_after`], measured as
+//!   `netemu` measures its reroute, so the two compare); with
+//!   `--links-api`, the time until the controller reports the link gone
+//!   (both directions), then, once it is, the link restored and the time
+//!   until it is rediscovered; `cuts` times, each cut's time printed (as
+//!   seconds since the epoch) to be found in the capture.
+//!
+//! With `--capture FILE`, `tcpdump` writes every OpenFlow segment on the
+//! lab's loopback to FILE (pcap) for the whole run: what each switch said
+//! when, to tell the switch's delay from the controller's.
 
-use baton_netlab::{Cmd, Lab, OfVersion, PingReport, Proc, SwitchOptions, Topology};
+use baton_netlab::{
+    Cmd, HostSpec, Lab, OfVersion, PingReport, Proc, SwitchOptions, Topology, outage_after,
+};
 use std::time::{Duration, Instant, SystemTime};
 
 const SECOND: Duration = Duration::from_secs(1);
@@ -48,6 +62,9 @@ struct Args {
     cuts: usize,
     baton_switch: Option<String>,
     start_gap: Duration,
+    half_way: bool,
+    interval: Duration,
+    capture: Option<String>,
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
@@ -61,6 +78,9 @@ fn parse(args: &[String]) -> Result<Args, String> {
         cuts: 5,
         baton_switch: None,
         start_gap: Duration::ZERO,
+        half_way: false,
+        interval: Duration::from_millis(10),
+        capture: None,
     };
     let mut it = args.iter();
     while let Some(flag) = it.next() {
@@ -77,11 +97,23 @@ fn parse(args: &[String]) -> Result<Args, String> {
             }
             "--samples" => a.samples = value()?.parse().map_err(|e| format!("--samples: {e}"))?,
             "--cuts" => a.cuts = value()?.parse().map_err(|e| format!("--cuts: {e}"))?,
+            "--capture" => a.capture = Some(value()?.clone()),
             "--links-api" => a.links_api = Some(value()?.clone()),
             "--baton-switch" => a.baton_switch = Some(value()?.clone()),
             "--start-gap" => {
                 let ms = value()?.parse().map_err(|e| format!("--start-gap: {e}"))?;
                 a.start_gap = Duration::from_millis(ms);
+            }
+            "--pairs" => {
+                a.half_way = match value()?.as_str() {
+                    "first-last" => false,
+                    "half-way" => true,
+                    v => return Err(format!("--pairs {v}: first-last or half-way")),
+                }
+            }
+            "--interval" => {
+                let ms = value()?.parse().map_err(|e| format!("--interval: {e}"))?;
+                a.interval = Duration::from_millis(ms);
             }
             "--cut" => {
                 let v = value()?;
@@ -165,6 +197,31 @@ fn wait_links(lab: &Lab, url: &str, n: usize) -> Result<Duration, String> {
     Ok(start.elapsed())
 }
 
+/// When each request lost after `cut` was sent, in ms after it, the
+/// requests' times read from the replies around them.
+fn lost_after(replies: &[baton_netlab::Reply], cut: SystemTime) -> String {
+    let at = |r: &baton_netlab::Reply| {
+        let sent = r.at.and_then(|at| at.checked_sub(r.rtt))?;
+        Some(match sent.duration_since(cut) {
+            Ok(d) => ms(d),
+            Err(e) => -ms(e.duration()),
+        })
+    };
+    let mut out = Vec::new();
+    for w in replies.windows(2) {
+        if w[1].seq > w[0].seq + 1 && w[1].at.is_some_and(|t| t >= cut) {
+            if let (Some(a), Some(b)) = (at(&w[0]), at(&w[1])) {
+                out.push(format!(
+                    "{a:.1}..{b:.1} (seq {}..{})",
+                    w[0].seq + 1,
+                    w[1].seq - 1
+                ));
+            }
+        }
+    }
+    out.join(", ")
+}
+
 /// Mean, median and 99th percentile of `xs`, in ms.
 fn summary(xs: &mut [f64]) -> String {
     if xs.is_empty() {
@@ -190,6 +247,15 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let a = parse(args)?;
     let topo = Topology::named(&a.topology).map_err(err)?;
     let lab = Lab::new().map_err(err)?;
+    let _capture = match &a.capture {
+        Some(file) => Some(
+            lab.spawn(
+                Cmd::new("tcpdump").args(["-i", "lo", "-U", "-w", file, "tcp", "port", "6653"]),
+            )
+            .map_err(err)?,
+        ),
+        None => None,
+    };
     let ctl = lab
         .spawn(Cmd::new(&a.run[0]).args(a.run[1..].iter().cloned()))
         .map_err(err)?;
@@ -286,34 +352,66 @@ pub fn main(args: &[String]) -> Result<(), String> {
             .iter()
             .filter(|l| (l.a.node == *x && l.b.node == *y) || (l.a.node == *y && l.b.node == *x))
             .count();
+        let n = topo.hosts.len();
+        let pairs: Vec<(&HostSpec, &HostSpec)> = if a.half_way {
+            (0..n)
+                .map(|i| (&topo.hosts[i], &topo.hosts[(i + n / 2) % n]))
+                .collect()
+        } else {
+            vec![(first, last)]
+        };
         let mut outages = Vec::new();
+        let mut affected = Vec::new();
         let mut removed = Vec::new();
         let mut rediscovered = Vec::new();
         for _ in 0..a.cuts {
-            let stream = lab
-                .ping_stream(&first.name, last.ip, Duration::from_millis(10))
+            let streams = pairs
+                .iter()
+                .map(|(from, to)| lab.ping_stream(&from.name, to.ip, a.interval))
+                .collect::<Result<Vec<_>, _>>()
                 .map_err(err)?;
-            stream
-                .wait_reply_after(SystemTime::now(), 10 * SECOND)
-                .map_err(err)?;
+            let ready = SystemTime::now();
+            for s in &streams {
+                s.wait_reply_after(ready, 10 * SECOND).map_err(err)?;
+            }
             let cut = SystemTime::now();
             lab.set_link_down(x, y).map_err(err)?;
-            let resumed = stream.wait_reply_after(cut, 20 * SECOND).map_err(err)?;
-            let sent = resumed.at.and_then(|at| at.checked_sub(resumed.rtt));
-            let outage = sent
-                .and_then(|s| s.duration_since(cut).ok())
+            let since_epoch = cut
+                .duration_since(std::time::UNIX_EPOCH)
                 .unwrap_or_default();
-            outages.push(ms(outage));
-            let report = stream.stop().map_err(err)?;
-            if report.duplicates > 0 {
-                println!("duplicates during the cut: {report}");
-            }
+            println!("cut {x}-{y} at {:.6}", since_epoch.as_secs_f64());
             if let Some(url) = &a.links_api {
                 // Restored only once the controller knows it was cut.
                 wait_links(&lab, url, links - 2 * cut_links)?;
                 let since = SystemTime::now().duration_since(cut).unwrap_or_default();
                 removed.push(ms(since));
             }
+            for s in &streams {
+                s.wait_reply_after(cut, 20 * SECOND).map_err(err)?;
+            }
+            // Long enough for a second loss (a path installed twice) to
+            // show, and for the last lost request's successor to arrive.
+            std::thread::sleep(SECOND / 2);
+            let mut hit = 0;
+            for (s, (from, to)) in streams.into_iter().zip(&pairs) {
+                let replies = s.replies();
+                if let Some(took) = outage_after(&replies, cut) {
+                    outages.push(ms(took));
+                    hit += 1;
+                    let lost = lost_after(&replies, cut);
+                    println!(
+                        "  {} -> {}: back {:.1} ms after the cut; lost requests sent at {lost}",
+                        from.name,
+                        to.name,
+                        ms(took)
+                    );
+                }
+                let report = s.stop().map_err(err)?;
+                if report.duplicates > 0 {
+                    println!("duplicates during the cut: {report}");
+                }
+            }
+            affected.push(hit);
             let restored = Instant::now();
             lab.set_link_up(x, y).map_err(err)?;
             if let Some(url) = &a.links_api {
@@ -323,7 +421,15 @@ pub fn main(args: &[String]) -> Result<(), String> {
                 std::thread::sleep(2 * SECOND);
             }
         }
-        println!("outage after cutting {x}-{y}: {}", summary(&mut outages));
+        println!(
+            "pairs that lost traffic when {x}-{y} was cut: {affected:?} of {} ({} ms between requests)",
+            pairs.len(),
+            a.interval.as_millis()
+        );
+        println!(
+            "reroute after cutting {x}-{y} (cut to traffic back, each affected pair): {}",
+            summary(&mut outages)
+        );
         if !removed.is_empty() {
             println!("cut link reported gone after: {}", summary(&mut removed));
         }
