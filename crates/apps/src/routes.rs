@@ -14,13 +14,20 @@
 //! searches, not 10,000 vectors of 10,000 entries (800 MB and a second
 //! of CPU at each new topology, measured in a 10,000-switch soak).
 //!
+//! Floods have two ways: over the spanning tree, hop by hop, and in one
+//! step, a PACKET_OUT from the controller to every switch of a connected
+//! part with edge ports ([`Routes::edge_flood`], worked out once per
+//! version of the edge ports at the first flood).
+//!
 //! The searches are written here rather than taken from petgraph: a
 //! route needs the *port* each hop leaves by, which petgraph's `Bfs` does
 //! not report, and its `dijkstra` returns no predecessors.
 //! `examples/route_times.rs` measures them (BENCHMARKS.md, "The network services on Open vSwitch").
 
 use crate::views::{Link, PortRef, PortSet, Topology};
+use baton_openflow::neutral::ActionSpec;
 use baton_openflow::{DatapathId, PortNo};
+use baton_runtime::SwitchId;
 use baton_runtime::env::{Versioned, View};
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::{Arc, OnceLock};
@@ -147,6 +154,9 @@ struct Edge {
 pub struct Routes {
     topology: Versioned<Topology>,
     paths: Arc<Paths>,
+    /// Worked out at the first flood: the routes of a cut are computed
+    /// without it.
+    edge_flood: Arc<OnceLock<EdgeFlood>>,
 }
 
 /// What the routes take from a topology: its switches and the links known
@@ -190,7 +200,11 @@ impl Routes {
     /// shortest paths as they are asked for.
     pub fn compute(topology: Versioned<Topology>) -> Routes {
         let paths = Arc::new(Paths::new(&topology));
-        Routes { paths, topology }
+        Routes {
+            paths,
+            topology,
+            edge_flood: Arc::default(),
+        }
     }
 
     /// The routes of `topology`, a later version of these routes'
@@ -202,12 +216,22 @@ impl Routes {
             && topology
                 .bidirectional_links()
                 .eq(paths.links.iter().copied());
-        match same {
-            true => Routes {
-                topology,
-                paths: paths.clone(),
-            },
-            false => Routes::compute(topology),
+        if !same {
+            return Routes::compute(topology);
+        }
+        // The edge ports change with the ports and their settling, not
+        // with the host ports a MAC flood adds at every first host.
+        let was = &self.topology;
+        let same_edges = topology.switches_changed_since(was).is_empty()
+            && topology.settling.diff(&was.settling).next().is_none();
+        let edge_flood = match same_edges {
+            true => self.edge_flood.clone(),
+            false => Arc::default(),
+        };
+        Routes {
+            topology,
+            paths: paths.clone(),
+            edge_flood,
         }
     }
 
@@ -215,6 +239,11 @@ impl Routes {
     /// switches and links, and the searches made for either.
     pub fn same_paths(&self, other: &Routes) -> bool {
         Arc::ptr_eq(&self.paths, &other.paths)
+    }
+
+    /// The links the paths use (known both ways), in order.
+    pub fn links(&self) -> &[Link] {
+        &self.paths.links
     }
 
     /// The topology these routes were computed from.
@@ -329,6 +358,19 @@ impl Routes {
         Some(self.switch_flood(dpid).from(in_port)?.ports().collect())
     }
 
+    /// The switches of `dpid`'s connected part and their edge ports, for
+    /// a flood sent to every edge port at once ([module docs](self)); `None`
+    /// when the part has a switch this instance does not serve (another
+    /// member's in a cluster), or `dpid` is unknown.
+    pub fn edge_flood(&self, dpid: DatapathId) -> Option<Arc<[EdgeSwitch]>> {
+        let numbering = &self.paths.numbering;
+        let part = numbering.part[*numbering.index.get(&dpid)? as usize];
+        let flood = self
+            .edge_flood
+            .get_or_init(|| EdgeFlood::new(&self.topology, numbering));
+        flood.parts.get(part as usize)?.clone()
+    }
+
     /// How switch `dpid` floods on these routes: its edge and tree ports,
     /// and the link ports off the tree, where a flood's copy that went
     /// round a loop arrives.
@@ -404,6 +446,66 @@ impl Flood<'_> {
     /// Whether it leaves by no port.
     pub fn is_empty(&self) -> bool {
         self.ports().next().is_none()
+    }
+}
+
+/// Where a flood goes in one step: for each connected part of the
+/// network, the switches with edge ports and those ports. The packet-in
+/// path floods a broadcast that came in on an edge port by one
+/// PACKET_OUT to each of them, rather than over the spanning tree hop by
+/// hop (a packet-in and a PACKET_OUT at every switch, one controller
+/// round trip per hop: at 10,000 switches an ARP request cost 10,000
+/// packet-ins and about 100 round trips, and a few dozen a second
+/// saturated a worker; BENCHMARKS.md, "10,000 switches").
+#[derive(Debug)]
+struct EdgeFlood {
+    /// By part ([`Numbering::part`]); `None` for a part with a switch
+    /// this instance does not serve, which is flooded over the tree.
+    parts: Vec<Option<Arc<[EdgeSwitch]>>>,
+}
+
+/// A switch a one-step flood reaches ([`Routes::edge_flood`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EdgeSwitch {
+    /// The switch.
+    pub dpid: DatapathId,
+    /// Its connection here.
+    pub id: SwitchId,
+    /// Its edge ports, in order, as output actions.
+    pub outputs: Arc<[ActionSpec]>,
+}
+
+impl EdgeFlood {
+    fn new(topology: &Topology, numbering: &Numbering) -> EdgeFlood {
+        let mut parts: Vec<Option<Vec<EdgeSwitch>>> = vec![Some(Vec::new()); numbering.sizes.len()];
+        // The numbering's index follows the switches' order.
+        for (i, (&dpid, node)) in topology.switches.iter().enumerate() {
+            let Some(part) = numbering
+                .part
+                .get(i)
+                .and_then(|&p| parts.get_mut(p as usize))
+            else {
+                continue;
+            };
+            let Some(switches) = part else {
+                continue;
+            };
+            let Some(id) = node.here() else {
+                *part = None;
+                continue;
+            };
+            let outputs: Arc<[ActionSpec]> = topology
+                .edge_ports(dpid)
+                .into_iter()
+                .map(ActionSpec::output)
+                .collect();
+            if !outputs.is_empty() {
+                switches.push(EdgeSwitch { dpid, id, outputs });
+            }
+        }
+        EdgeFlood {
+            parts: parts.into_iter().map(|p| p.map(Arc::from)).collect(),
+        }
     }
 }
 

@@ -16,9 +16,13 @@
 //!   Packet-ins read the routes of one snapshot: while new routes are
 //!   computed they use the previous, consistent ones, and switch to the
 //!   new ones at once (Maestro's stall-free RouteFlowApp).
-//! - Broadcasts and packets for unknown hosts go over the spanning tree of
-//!   the routes to every edge port exactly once, so a network with loops
-//!   has no storm; an ARP request for a known host is answered by proxy.
+//! - Broadcasts and packets for unknown hosts reach every edge port
+//!   exactly once, so a network with loops has no storm: in one step, a
+//!   PACKET_OUT from the controller to each switch with edge ports, when
+//!   they came in whole on an edge port of a part of the network this
+//!   instance serves entirely; otherwise over the spanning tree of the
+//!   routes, hop by hop (a cluster's part that crosses to other members'
+//!   switches). An ARP request for a known host is answered by proxy.
 //! - When a link goes, the flows whose path crossed it are moved onto the
 //!   new route on OpenFlow 1.3 switches (one MODIFY per switch and host,
 //!   and the rest of the way for the packets that come over the new
@@ -53,12 +57,12 @@ mod dag;
 mod installed;
 
 use crate::priority;
-use crate::routes::{Routes, SwitchFlood};
+use crate::routes::{EdgeSwitch, Routes, SwitchFlood};
 use crate::settings::{AppSettings, Settings};
 use crate::sync::lock;
 use crate::views::{HostCache, Hosts, Link, Peers, PortRef, SwitchPorts};
 use baton_openflow::neutral::{
-    ActionSpec, FlowSpec, MatchFields, MatchSpec, PacketOut, PacketOutTemplate, Payload,
+    self, ActionSpec, FlowSpec, MatchFields, MatchSpec, PacketOut, PacketOutTemplate, Payload,
 };
 use baton_openflow::packet::ArpRepr;
 use baton_openflow::packet::Network as L3;
@@ -70,6 +74,7 @@ use baton_runtime::env::{Versioned, ViewAccess};
 use baton_runtime::{App, Network, PacketIn, PacketInBatch, SwitchCtx, SwitchInfo};
 use installed::Installed;
 use serde::{Deserialize, Serialize};
+use std::cell::OnceCell;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -191,6 +196,9 @@ pub struct SwitchRoutes {
     /// The topology version `flood` was worked out from (0: none).
     version: u64,
     flood: SwitchFlood,
+    /// Its part's switches with edge ports, for floods in one step
+    /// ([`Routes::edge_flood`]), looked up at the first flood of a version.
+    edge_flood: OnceCell<Option<Arc<[EdgeSwitch]>>>,
     /// The flood's PACKET_OUT for each port packets came in on, as asked.
     flood_out: Vec<PacketOutTemplate>,
     /// Where the hosts its packets name are.
@@ -222,6 +230,7 @@ impl SwitchRoutes {
         if self.version != topo.version() {
             self.ports.follow(topo, dpid);
             self.flood = routes.switch_flood(dpid);
+            self.edge_flood = OnceCell::new();
             self.flood_out.clear();
             self.version = topo.version();
         }
@@ -248,6 +257,50 @@ impl SwitchRoutes {
         };
         Flooding::Out(&self.flood_out[i])
     }
+}
+
+thread_local! {
+    /// The buffers a flood in one step encodes into: its PACKET_OUTs for
+    /// the other switches, and the first switch's outputs.
+    static FLOOD_SCRATCH: std::cell::RefCell<(Vec<u8>, Vec<ActionSpec>)> =
+        const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// Sends packet `pi`, which came in on an edge port of `sw`, out of every
+/// other edge port of its part (`part`, [`Routes::edge_flood`]): one
+/// PACKET_OUT per switch, in the batches this worker writes, and no
+/// packet-in or round trip per hop. The packet never crosses a link, so
+/// no copy arrives anywhere twice, loops or not.
+fn flood_at_once(sw: &mut SwitchCtx<'_>, pi: &PacketIn<'_>, part: &[EdgeSwitch]) {
+    let (me, in_port) = (sw.dpid(), pi.in_port());
+    FLOOD_SCRATCH.with_borrow_mut(|(bytes, outputs)| {
+        let skip = ActionSpec::output(in_port);
+        outputs.clear();
+        if let Some(here) = part.iter().find(|s| s.dpid == me) {
+            outputs.extend(here.outputs.iter().filter(|&&a| a != skip));
+        }
+        match outputs.is_empty() {
+            // No other edge port here: the switch's buffer is let go.
+            true => sw.drop_packet(pi),
+            false => sw.packet_out(&PacketOut {
+                payload: pi.payload(),
+                in_port,
+                actions: outputs,
+            }),
+        }
+        let net = sw.net();
+        for s in part.iter().filter(|s| s.dpid != me) {
+            let po = PacketOut {
+                payload: Payload::Frame(pi.data()),
+                in_port: PortNo::CONTROLLER,
+                actions: &s.outputs,
+            };
+            // A switch that left meanwhile misses it, as it would a hop.
+            let _ = net.send_with_buffer(s.id, bytes, |out, version, xid| {
+                neutral::encode_packet_out(out, version, xid, &po)
+            });
+        }
+    });
 }
 
 /// The routing application.
@@ -402,9 +455,30 @@ impl Inner {
         Routed::Path
     }
 
-    /// Sends the packet over the spanning tree from here (`flood`, this
-    /// switch's).
-    fn flood(&self, sw: &mut SwitchCtx<'_>, pi: &PacketIn<'_>, here: &mut SwitchRoutes) -> Routed {
+    /// Floods the packet: from an edge port, whole, to every edge port of
+    /// its part at once where this instance serves the whole part
+    /// ([`flood_at_once`]); otherwise over the spanning tree from here
+    /// (`flood`, this switch's).
+    fn flood(
+        &self,
+        sw: &mut SwitchCtx<'_>,
+        pi: &PacketIn<'_>,
+        here: &mut SwitchRoutes,
+        routes: &Routes,
+    ) -> Routed {
+        let dpid = sw.dpid();
+        let part = here.edge_flood.get_or_init(|| {
+            routes
+                .edge_flood(dpid)
+                .filter(|part| part.iter().any(|s| s.dpid != dpid))
+        });
+        if let Some(part) = part {
+            let whole = pi.data().len() == usize::from(pi.total_len());
+            if whole && here.ports.is_edge(pi.in_port()) {
+                flood_at_once(sw, pi, part);
+                return Routed::Flooded;
+            }
+        }
         match here.flood_out(sw.version(), pi.in_port()) {
             Flooding::OffTree => {
                 sw.drop_packet(pi);
@@ -445,14 +519,14 @@ impl Inner {
                 && hosts.is_some_and(|h| self.proxy_arp(sw, pi, h));
             return match proxied {
                 true => Routed::ProxyArp,
-                false => self.flood(sw, pi, here),
+                false => self.flood(sw, pi, here, routes),
             };
         }
         let Some(hosts) = hosts else {
-            return self.flood(sw, pi, here);
+            return self.flood(sw, pi, here, routes);
         };
         let Some(to) = here.hosts.at(hosts, &dst) else {
-            return self.flood(sw, pi, here);
+            return self.flood(sw, pi, here, routes);
         };
         let came_in = PortRef::new(sw.dpid(), port);
         let over_link = here.ports.is_link(port);

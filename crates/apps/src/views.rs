@@ -371,14 +371,27 @@ impl Topology {
             && !self.is_settling(p)
     }
 
-    /// The edge ports of `dpid` ([`Topology::is_edge_port`]).
+    /// The edge ports of `dpid` ([`Topology::is_edge_port`]), in order.
+    /// Costs a range of each map per switch rather than a look-up of
+    /// each per port: a flood in one step asks it of every switch.
     pub fn edge_ports(&self, dpid: DatapathId) -> Vec<PortNo> {
-        self.switches.get(&dpid).map_or_else(Vec::new, |s| {
-            s.live_ports()
-                .map(|p| p.no)
-                .filter(|&no| self.is_edge_port(PortRef::new(dpid, no)))
-                .collect()
-        })
+        let Some(s) = self.switches.get(&dpid) else {
+            return Vec::new();
+        };
+        let mut not_edge = PortSet::default();
+        for l in self.links_from_switch(dpid) {
+            not_edge.insert(l.src.port);
+        }
+        for l in self.links_to_switch(dpid) {
+            not_edge.insert(l.dst.port);
+        }
+        for p in self.settling.range(PortRef::of_switch(dpid)) {
+            not_edge.insert(p.port);
+        }
+        s.live_ports()
+            .map(|p| p.no)
+            .filter(|&no| !not_edge.contains(no))
+            .collect()
     }
 }
 

@@ -1,7 +1,7 @@
 //! The network services (topology, devices, routing) running a network of
 //! software switches in one process (`baton-testbed`): discovery on a chain
-//! and a ring, hosts at their true attachment points, broadcasts over the
-//! spanning tree with no storm and no duplicate, shortest paths, reroute
+//! and a ring, hosts at their true attachment points, broadcasts to every
+//! edge port at once with no storm and no duplicate, shortest paths, reroute
 //! after a cut, rediscovery after repair, proxy ARP, in both OpenFlow
 //! versions.
 
@@ -204,13 +204,20 @@ fn a_ring_floods_without_a_storm_and_every_pair_talks_once() {
     for version in BOTH {
         let (mut n, cables) = ring(version);
         assert_eq!(n.links(), canonical(&cables), "{version}");
-        // A broadcast reaches every other host exactly once.
+        // A broadcast reaches every other host exactly once, sent to
+        // every edge port at once: only its first switch asked.
         n.tb.clear_received();
+        let floods = n.routing.counters().floods;
         n.tb.send(n.hosts[0], &arp_request(mac(0), ip(0), [10, 0, 0, 99]));
         for h in 1..4 {
             assert_eq!(n.tb.received(n.hosts[h]).len(), 1, "{version}: host {h}");
         }
         assert_eq!(n.tb.network().looped, 0, "{version}: no storm");
+        assert_eq!(
+            n.routing.counters().floods - floods,
+            1,
+            "{version}: one packet-in for the whole flood"
+        );
         for a in 0..4 {
             for b in 0..4 {
                 if a != b {

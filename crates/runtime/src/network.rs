@@ -167,13 +167,25 @@ impl Network {
         id: SwitchId,
         write: impl FnOnce(&mut Vec<u8>, Version, Xid),
     ) -> Result<(), SendError> {
+        self.send_with_buffer(id, &mut Vec::with_capacity(128), write)
+    }
+
+    /// [`Network::send_with`] into a buffer the caller keeps (cleared
+    /// first): a path that sends to many switches at once allocates
+    /// nothing per switch.
+    pub fn send_with_buffer(
+        &self,
+        id: SwitchId,
+        out: &mut Vec<u8>,
+        write: impl FnOnce(&mut Vec<u8>, Version, Xid),
+    ) -> Result<(), SendError> {
         let version = self.fabric.version(id).ok_or(SendError::Gone)?;
-        let mut out = Vec::with_capacity(128);
-        write(&mut out, version, self.fabric.next_xid());
+        out.clear();
+        write(out, version, self.fabric.next_xid());
         if out.is_empty() {
             return Ok(());
         }
-        self.fabric.send(id, &out)
+        self.fabric.send(id, out)
     }
 
     /// Installs a flow on switch `id`, tagged with this application's

@@ -145,8 +145,37 @@ fn a_later_topology_with_the_same_links_floods_by_its_own_edge_ports() {
     let later = r.follow(Versioned::new(r.topology().version() + 1, t));
     assert!(later.same_paths(&r));
     assert_eq!(flood_ports(&later, d(1), PortNo(2)), Some(vec![PortNo(1)]));
+    assert_eq!(edge_floods(&later, d(1))[&d(1)], vec![PortNo(2)]);
     // The earlier version's answer is its own.
     assert_eq!(flood_ports(&r, d(1), PortNo(2)), all);
+    assert_eq!(edge_floods(&r, d(1))[&d(1)], vec![PortNo(2), PortNo(3)]);
+}
+
+/// The edge ports of each switch a flood in one step from `dpid` reaches.
+fn edge_floods(r: &Routes, dpid: DatapathId) -> BTreeMap<DatapathId, Vec<PortNo>> {
+    let part = r.edge_flood(dpid).expect("served here");
+    part.iter()
+        .map(|s| {
+            let ports = s.outputs.iter().map(|a| match a {
+                ActionSpec::Output { port, .. } => *port,
+                other => panic!("not an output: {other:?}"),
+            });
+            (s.dpid, ports.collect())
+        })
+        .collect()
+}
+
+#[test]
+fn a_part_with_another_members_switch_is_flooded_over_the_tree() {
+    let chain = [((1, 2), (2, 1))];
+    let mut t = Topology::clone(&topology(3, 3, &chain));
+    let mut s2 = t.switches[&d(2)].as_ref().clone();
+    s2.served = Served::Peer("b".into());
+    t.switches.insert(d(2), Arc::new(s2));
+    let r = Routes::compute(versioned(t));
+    assert!(r.edge_flood(d(1)).is_none(), "s2 is another member's");
+    // Switch 3, alone in its part, is all here.
+    assert_eq!(edge_floods(&r, d(3)).keys().collect::<Vec<_>>(), [&d(3)]);
 }
 
 #[test]
@@ -252,6 +281,14 @@ proptest! {
         }
         // Nothing leaves the connected part the packet arrived in.
         prop_assert!(got.keys().all(|p| reach.contains(&p.dpid)));
+        // In one step: the same edge ports, each switch of the part once.
+        let at_once = edge_floods(&r, s);
+        let want: BTreeMap<DatapathId, Vec<PortNo>> = reach
+            .iter()
+            .map(|&sw| (sw, t.edge_ports(sw)))
+            .filter(|(_, ports)| !ports.is_empty())
+            .collect();
+        prop_assert_eq!(at_once, want);
     }
 
     #[test]
