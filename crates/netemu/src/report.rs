@@ -88,6 +88,8 @@ pub struct PairReport {
     pub src: HostId,
     /// The receiving host.
     pub dst: HostId,
+    /// When it sent its first data packet, from the start of traffic.
+    pub started: Option<Duration>,
     /// Data packets sent.
     pub sent: u64,
     /// Distinct data packets received.
@@ -156,6 +158,39 @@ pub struct Report {
     pub resident_bytes: Option<u64>,
 }
 
+impl Report {
+    /// [`setup_p99_by_minute`] of its pairs.
+    pub fn setup_p99_by_minute(&self) -> Vec<(usize, Duration)> {
+        setup_p99_by_minute(&self.pair_reports)
+    }
+}
+
+/// For each minute of traffic, by when the pairs started (the first
+/// minute first): how many of them were set up, and their set-up's p99;
+/// a long run (a soak) shows whether set-ups get slower.
+pub fn setup_p99_by_minute(pairs: &[PairReport]) -> Vec<(usize, Duration)> {
+    let mut minutes: Vec<Histogram<u64>> = Vec::new();
+    for p in pairs {
+        let (Some(started), Some(setup)) = (p.started, p.setup) else {
+            continue;
+        };
+        let m = (started.as_secs() / 60) as usize;
+        if minutes.len() <= m {
+            minutes.resize_with(m + 1, histogram);
+        }
+        record(&mut minutes[m], setup);
+    }
+    minutes
+        .iter()
+        .map(|h| {
+            (
+                h.len() as usize,
+                Duration::from_micros(h.value_at_quantile(0.99)),
+            )
+        })
+        .collect()
+}
+
 /// `d` in milliseconds, or `-`.
 fn ms(d: Option<Duration>) -> String {
     d.map_or_else(
@@ -182,6 +217,19 @@ impl fmt::Display for Report {
         )?;
         if let Some(r) = self.setups_per_second {
             writeln!(f, "path setups per second: {r:.0}")?;
+        }
+        let by_minute = self.setup_p99_by_minute();
+        if by_minute.len() > 1 {
+            let minutes: Vec<String> = by_minute
+                .iter()
+                .enumerate()
+                .map(|(m, (n, p99))| format!("{}: {} ({n})", m + 1, ms(Some(*p99))))
+                .collect();
+            writeln!(
+                f,
+                "set-up p99 by minute the pairs started (pairs): {}",
+                minutes.join(", ")
+            )?;
         }
         writeln!(
             f,
@@ -246,5 +294,29 @@ mod tests {
         assert_eq!((s.count, s.p50, s.max), (101, 50, 100));
         assert!(s.p99 >= 99);
         assert!(resident_bytes().is_some_and(|b| b > 0));
+    }
+
+    #[test]
+    fn set_ups_are_grouped_by_the_minute_their_pairs_started() {
+        let pair = |started_s: u64, setup_ms: Option<u64>| PairReport {
+            src: HostId(0),
+            dst: HostId(1),
+            started: Some(Duration::from_secs(started_s)),
+            sent: 1,
+            received: 1,
+            setup: setup_ms.map(Duration::from_millis),
+            paths: Vec::new(),
+        };
+        let pairs = [
+            pair(5, Some(10)),
+            pair(59, Some(30)),
+            pair(61, None),
+            pair(150, Some(7)),
+        ];
+        let by_minute = setup_p99_by_minute(&pairs);
+        let ms = |d: Duration| d.as_millis();
+        let got: Vec<(usize, u128)> = by_minute.iter().map(|&(n, d)| (n, ms(d))).collect();
+        // Minute 2's one pair was never set up.
+        assert_eq!(got, [(2, 30), (0, 0), (1, 7)]);
     }
 }

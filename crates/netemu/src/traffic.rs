@@ -449,13 +449,14 @@ impl Hosts {
         (secs > 0.0).then(|| done as f64 / secs)
     }
 
-    /// Each pair's outcome.
-    pub fn pair_reports(&self) -> Vec<PairReport> {
+    /// Each pair's outcome, its start timed from `traffic_start`.
+    pub fn pair_reports(&self, traffic_start: u64) -> Vec<PairReport> {
         self.pairs
             .iter()
             .map(|p| PairReport {
                 src: p.src,
                 dst: p.dst,
+                started: p.first_sent.map(|t| ns(t.saturating_sub(traffic_start))),
                 sent: u64::from(p.next_seq),
                 received: p.received,
                 setup: p

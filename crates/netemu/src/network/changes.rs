@@ -120,7 +120,7 @@ impl Network {
             }
         }
         let counts = self.traffic.counts();
-        let pair_reports = self.traffic.pair_reports();
+        let pair_reports = self.traffic.pair_reports(start);
         Report {
             switches: self.nodes.len(),
             switches_ready: self.ready,
