@@ -44,10 +44,40 @@ type DpidHasher = foldhash::fast::FixedState;
 pub struct NextHops {
     /// The destination's connected part ([`Numbering::part`]).
     part: u32,
-    /// By position in that part ([`Numbering::place`]); `None`: is the
-    /// destination.
-    ports: Vec<Option<PortNo>>,
+    /// By position in that part ([`Numbering::place`]).
+    ports: HopPorts,
     numbering: Arc<Numbering>,
+}
+
+/// The ports of a [`NextHops`], by position: two bytes a switch where
+/// every port number fits (0, never a port, for the destination), eight
+/// otherwise. The routes keep one per destination in use, each the size
+/// of its part: at 10,000 switches with hosts on 2,000 of them, eight
+/// bytes a switch were 160 MB per version of the routes (a soak,
+/// BENCHMARKS.md).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum HopPorts {
+    Narrow(Box<[u16]>),
+    Wide(Box<[Option<PortNo>]>),
+}
+
+impl HopPorts {
+    fn get(&self, place: usize) -> Option<PortNo> {
+        match self {
+            HopPorts::Narrow(p) => p
+                .get(place)
+                .filter(|&&n| n != 0)
+                .map(|&n| PortNo(u32::from(n))),
+            HopPorts::Wide(p) => p.get(place).copied().flatten(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            HopPorts::Narrow(p) => p.len(),
+            HopPorts::Wide(p) => p.len(),
+        }
+    }
 }
 
 impl NextHops {
@@ -63,12 +93,14 @@ impl NextHops {
             return None;
         }
         let place = *self.numbering.place.get(i)? as usize;
-        self.ports.get(place).copied().flatten()
+        self.ports.get(place)
     }
 
     /// How many switches reach the destination (itself not counted).
     pub fn len(&self) -> usize {
-        self.ports.iter().filter(|p| p.is_some()).count()
+        (0..self.ports.len())
+            .filter(|&i| self.ports.get(i).is_some())
+            .count()
     }
 
     /// True when no other switch reaches it.
@@ -257,7 +289,7 @@ impl Routes {
         let Some(&d) = numbering.index.get(&dst) else {
             return Arc::new(NextHops {
                 part: u32::MAX,
-                ports: Vec::new(),
+                ports: HopPorts::Narrow(Box::default()),
                 numbering: numbering.clone(),
             });
         };
@@ -561,16 +593,12 @@ impl Paths {
 /// paths, the one the search meets first wins (each switch's links in
 /// port order, from `dst` outwards), so the result does not depend on
 /// hashing.
-fn next_hops(
-    adjacency: &[Vec<Edge>],
-    numbering: &Numbering,
-    size: usize,
-    dst: u32,
-) -> Vec<Option<PortNo>> {
+fn next_hops(adjacency: &[Vec<Edge>], numbering: &Numbering, size: usize, dst: u32) -> HopPorts {
     let mut hops = vec![None; size];
     let mut seen = vec![false; size];
     seen[numbering.place[dst as usize] as usize] = true;
     let mut queue = VecDeque::from([dst]);
+    let mut narrow = true;
     while let Some(u) = queue.pop_front() {
         for e in &adjacency[u as usize] {
             let far = e.far_place as usize;
@@ -578,11 +606,15 @@ fn next_hops(
                 seen[far] = true;
                 // `far_port` is the far switch's port on the link back to u.
                 hops[far] = Some(e.far_port);
+                narrow &= (1..=u32::from(u16::MAX)).contains(&e.far_port.0);
                 queue.push_back(e.far);
             }
         }
     }
-    hops
+    match narrow {
+        true => HopPorts::Narrow(hops.iter().map(|p| p.map_or(0, |p| p.0 as u16)).collect()),
+        false => HopPorts::Wide(hops.into()),
+    }
 }
 
 /// A spanning tree of every connected part of the graph, grown breadth

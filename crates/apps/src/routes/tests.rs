@@ -360,3 +360,23 @@ fn routes_of_a_topology_that_kept_its_switches_and_links_share_their_paths() {
     let fewer = r.follow(topology(2, 3, &chain));
     assert!(!fewer.same_paths(&r));
 }
+
+#[test]
+fn next_hops_keep_port_numbers_too_wide_for_two_bytes() {
+    let mut t = Topology::clone(&topology(2, 1, &[]));
+    let mut s1 = t.switches[&d(1)].as_ref().clone();
+    let mut wide = s1.ports[&PortNo(1)].clone();
+    wide.no = PortNo(70_001);
+    s1.ports.insert(wide.no, wide);
+    t.switches.insert(d(1), Arc::new(s1));
+    let l = Link {
+        src: pr(1, 70_001),
+        dst: pr(2, 1),
+    };
+    t.add_link(l);
+    t.add_link(l.reversed());
+    let r = Routes::compute(versioned(t));
+    assert_eq!(r.path(d(1), d(2)), Some(vec![pr(1, 70_001)]));
+    assert_eq!(r.path(d(2), d(1)), Some(vec![pr(2, 1)]));
+    assert_eq!(r.next_hops(d(2)).len(), 1);
+}
