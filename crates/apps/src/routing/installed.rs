@@ -1,11 +1,11 @@
 //! What routing knows of the flows it installed, to delete them when
 //! what they rest on changes ([`Installed`]): per switch and destination
-//! host, the links their paths cross from that switch on and the longest
-//! of those paths (a link that goes, or a new one that makes a path
-//! shorter); per destination, the switches with flows towards it; per
-//! source, the switches with flows from it (a host that moves or goes);
-//! and, in a cluster, the switches whose flows it took over from another
-//! member, of which it has no such records (`adopted`).
+//! host, the link their paths leave the switch by and the next switch on
+//! them, and the longest of those paths (a link that goes, or a new one
+//! that makes a path shorter); per destination, the switches with flows
+//! towards it; per source, the switches with flows from it (a host that
+//! moves or goes); and, in a cluster, the switches whose flows it took
+//! over from another member, of which it has no such records (`adopted`).
 //!
 //! Per switch and host, not per pair of hosts. A path for a new pair
 //! towards a destination already served costs one look-up per hop that
@@ -17,6 +17,13 @@
 //! record goes when the flows it stands for are deleted, not when they
 //! idle out, so it may name a switch that no longer has them, which costs
 //! at most a deletion that finds nothing.
+//!
+//! A record holds a path's next link, not the rest of the path: the
+//! flows towards a host form a tree, and those that cross a link are
+//! found by walking it upstream from the link ([`Installed::across`]).
+//! Every link from each hop on was a path's length squared in records: at
+//! 10,000 switches (paths of about 50 links) 1,275 of them a direction
+//! per pair, most of what a soak's controller grew by (BENCHMARKS.md).
 
 use crate::views::Link;
 use baton_openflow::neutral::MatchSpec;
@@ -31,12 +38,17 @@ type Hasher = foldhash::fast::RandomState;
 /// The flows on one switch towards one host.
 #[derive(Debug, Default)]
 struct Towards {
-    /// Every link their paths cross from the switch on, since the first
-    /// of them was installed (paths computed from different topologies may
-    /// differ; one that expired leaves its links here until its host or
-    /// a link goes, which at worst deletes a flow more than needed).
-    links: SmallVec<[Link; 4]>,
-    /// The longest of those paths, in links.
+    /// The links their paths leave the switch by, up to the next switch
+    /// on them with flows of this instance's (more than one link only
+    /// across another member's switches): one, unless paths computed
+    /// from different topologies differ here. One that expired stays
+    /// until its host or a link goes, which at worst deletes a flow more
+    /// than needed.
+    links: SmallVec<[Link; 1]>,
+    /// Those next switches (none where the rest of a path is another
+    /// member's or the host's own switch).
+    next: SmallVec<[DatapathId; 1]>,
+    /// The longest of their paths from here, in links.
     longest: usize,
     /// The number of the last path that installed one.
     generation: u64,
@@ -67,7 +79,11 @@ impl Switches {
 #[derive(Default)]
 pub(super) struct Installed {
     towards: HashMap<(DatapathId, MacAddr), Towards, Hasher>,
+    /// The records whose [`Towards::links`] hold a link (either way).
     by_link: HashMap<Link, HashSet<(DatapathId, MacAddr), Hasher>, Hasher>,
+    /// For a switch and a destination, the switches whose flows towards
+    /// it lead there ([`Towards::next`]): the tree walked upstream.
+    upstream: HashMap<(DatapathId, MacAddr), SmallVec<[DatapathId; 2]>, Hasher>,
     /// Each destination's switches with flows towards it.
     by_dst: HashMap<MacAddr, Switches, Hasher>,
     /// Each source's switches with flows from it.
@@ -120,30 +136,52 @@ impl Installed {
         self.generation += 1;
         let generation = self.generation;
         let towards_dst = self.by_dst.entry(dst).or_default();
-        for &(dpid, i) in hops {
-            let from_here = &links[i.min(links.len())..];
+        for (k, &(dpid, i)) in hops.iter().enumerate() {
+            let next = hops.get(k + 1).copied();
+            let start = i.min(links.len());
+            let end = next.map_or(links.len(), |(_, j)| j.clamp(start, links.len()));
             let t = self.towards.entry((dpid, dst)).or_default();
             t.generation = generation;
-            t.longest = t.longest.max(from_here.len());
-            for l in from_here {
+            t.longest = t.longest.max(links.len() - start);
+            for l in &links[start..end] {
                 let l = l.canonical();
                 if !t.links.contains(&l) {
                     t.links.push(l);
                     self.by_link.entry(l).or_default().insert((dpid, dst));
                 }
             }
+            if let Some((n, _)) = next
+                && !t.next.contains(&n)
+            {
+                t.next.push(n);
+                self.upstream.entry((n, dst)).or_default().push(dpid);
+            }
             towards_dst.add(dpid, generation);
         }
     }
 
     /// The switches and destinations whose flows cross link `l` (either
-    /// way).
-    pub fn across(&self, l: &Link) -> impl Iterator<Item = (DatapathId, MacAddr)> + '_ {
-        self.by_link
+    /// way), in order: those whose records hold it, and every switch
+    /// upstream of them towards the same host.
+    pub fn across(&self, l: &Link) -> Vec<(DatapathId, MacAddr)> {
+        let mut found: HashSet<(DatapathId, MacAddr), Hasher> = self
+            .by_link
             .get(&l.canonical())
             .into_iter()
             .flatten()
             .copied()
+            .collect();
+        let mut walk: Vec<_> = found.iter().copied().collect();
+        while let Some((at, dst)) = walk.pop() {
+            for &up in self.upstream.get(&(at, dst)).into_iter().flatten() {
+                if found.insert((up, dst)) {
+                    walk.push((up, dst));
+                }
+            }
+        }
+        let mut found: Vec<_> = found.into_iter().collect();
+        found.sort_unstable();
+        found
     }
 
     /// Every switch and destination with flows, with the longest of their
@@ -192,10 +230,53 @@ impl Installed {
                 }
             }
         }
+        for &n in &t.next {
+            self.unlink(dpid, (n, dst));
+        }
         if let Some(s) = self.by_dst.get_mut(&dst) {
             s.remove(dpid);
             if s.list.is_empty() {
                 self.by_dst.remove(&dst);
+            }
+        }
+    }
+
+    /// Forgets that `up`'s flows towards `dst` lead to switch `to`.
+    fn unlink(&mut self, up: DatapathId, (to, dst): (DatapathId, MacAddr)) {
+        if let Some(ups) = self.upstream.get_mut(&(to, dst)) {
+            ups.retain(|d| *d != up);
+            if ups.is_empty() {
+                self.upstream.remove(&(to, dst));
+            }
+        }
+    }
+
+    /// Hands `dpid`'s links and next switches towards `dst` to the
+    /// records upstream of it, which go on through it as through another
+    /// member's switch: its own record is about to go, and the flows
+    /// upstream still cross what lies beyond it.
+    fn splice_out(&mut self, dpid: DatapathId, dst: MacAddr) {
+        let Some(t) = self.towards.get(&(dpid, dst)) else {
+            return;
+        };
+        let (links, next) = (t.links.clone(), t.next.clone());
+        let ups = self.upstream.remove(&(dpid, dst)).unwrap_or_default();
+        for up in ups {
+            let Some(u) = self.towards.get_mut(&(up, dst)) else {
+                continue;
+            };
+            u.next.retain(|d| *d != dpid);
+            for &l in &links {
+                if !u.links.contains(&l) {
+                    u.links.push(l);
+                    self.by_link.entry(l).or_default().insert((up, dst));
+                }
+            }
+            for &n in next.iter().filter(|&&n| n != up) {
+                if !u.next.contains(&n) {
+                    u.next.push(n);
+                    self.upstream.entry((n, dst)).or_default().push(up);
+                }
             }
         }
     }
@@ -224,6 +305,7 @@ impl Installed {
             .map(|&(_, mac)| mac)
             .collect();
         for dst in dsts {
+            self.splice_out(dpid, dst);
             self.drop_towards(dpid, dst);
         }
         self.by_src.retain(|_, s| {
@@ -240,6 +322,8 @@ mod tests {
     use super::*;
     use crate::views::PortRef;
     use baton_openflow::PortNo;
+    use proptest::prelude::*;
+    use proptest::sample::subsequence;
 
     const A: MacAddr = MacAddr([2, 0, 0, 0, 0, 1]);
     const B: MacAddr = MacAddr([2, 0, 0, 0, 0, 2]);
@@ -265,9 +349,10 @@ mod tests {
         assert_eq!(installed.len(), 3, "one record per switch towards C");
         assert_eq!(installed.towards(C), &[d(1), d(2), d(3)]);
         assert_eq!(installed.from(A), &[d(1), d(2), d(3)]);
-        let mut across: Vec<_> = installed.across(&s2s3.reversed()).collect();
-        across.sort();
-        assert_eq!(across, vec![(d(1), C), (d(2), C)]);
+        assert_eq!(
+            installed.across(&s2s3.reversed()),
+            vec![(d(1), C), (d(2), C)]
+        );
         let longest: HashMap<_, _> = installed.longest().collect();
         assert_eq!(longest[&(d(1), C)], 2);
         assert_eq!(longest[&(d(3), C)], 0);
@@ -280,9 +365,7 @@ mod tests {
         installed.record_towards(&[(d(1), 0), (d(2), 1)], &[s1s2, s2s3], C);
         assert_eq!(installed.towards(C), &[d(1), d(2)]);
         assert!(installed.hosts().eq([C]), "no source named");
-        let mut across: Vec<_> = installed.across(&s2s3).collect();
-        across.sort();
-        assert_eq!(across, vec![(d(1), C), (d(2), C)]);
+        assert_eq!(installed.across(&s2s3), vec![(d(1), C), (d(2), C)]);
     }
 
     #[test]
@@ -309,10 +392,101 @@ mod tests {
         installed.forget_switch(d(1));
         assert_eq!(installed.towards(B), &[d(2)]);
         assert_eq!(installed.from(A), &[d(2)]);
-        assert_eq!(installed.across(&s1s2).count(), 0);
+        assert!(installed.across(&s1s2).is_empty());
         assert!(installed.pending.is_empty());
         installed.forget_switch(d(2));
         assert_eq!(installed.len(), 0);
         assert!(installed.towards(B).is_empty() && installed.hosts().next().is_none());
+    }
+
+    /// A path over switches `1..=n`, every one served: its hops and links.
+    fn line(n: u64) -> (Vec<(DatapathId, usize)>, Vec<Link>) {
+        let hops = (1..=n).map(|s| (d(s), s as usize - 1)).collect();
+        let links = (1..n).map(|s| link(s, s + 1)).collect();
+        (hops, links)
+    }
+
+    #[test]
+    fn a_path_costs_a_record_a_link_and_finds_everything_upstream_of_a_cut() {
+        let mut installed = Installed::default();
+        let (hops, links) = line(50);
+        installed.record(&hops, &links, (A, B));
+        let entries: usize = installed.by_link.values().map(HashSet::len).sum();
+        assert_eq!(
+            entries, 49,
+            "one entry a link, not one per link from every hop on"
+        );
+        let near_the_end = installed.across(&link(47, 48));
+        assert_eq!(
+            near_the_end,
+            (1..=47).map(|s| (d(s), B)).collect::<Vec<_>>()
+        );
+        let longest: HashMap<_, _> = installed.longest().collect();
+        assert_eq!(longest[&(d(1), B)], 49);
+        assert_eq!(longest[&(d(48), B)], 2);
+    }
+
+    #[test]
+    fn a_path_across_another_members_switches_is_found_from_beyond_them() {
+        let mut installed = Installed::default();
+        // Switches 2 and 3 are another member's.
+        let (_, links) = line(5);
+        installed.record(&[(d(1), 0), (d(4), 3), (d(5), 4)], &links, (A, B));
+        assert_eq!(installed.across(&link(2, 3)), vec![(d(1), B)]);
+        assert_eq!(installed.across(&link(4, 5)), vec![(d(1), B), (d(4), B)]);
+    }
+
+    #[test]
+    fn a_switch_forgotten_in_the_middle_leaves_the_switches_upstream_findable() {
+        let mut installed = Installed::default();
+        let (hops, links) = line(4);
+        installed.record(&hops, &links, (A, B));
+        installed.forget_switch(d(2));
+        assert_eq!(installed.across(&link(3, 4)), vec![(d(1), B), (d(3), B)]);
+        assert_eq!(installed.across(&link(2, 3)), vec![(d(1), B)]);
+        installed.forget_towards(d(1), B, installed.generation());
+        assert!(installed.across(&link(2, 3)).is_empty());
+        assert_eq!(installed.across(&link(3, 4)), vec![(d(3), B)]);
+        let up_to = installed.generation();
+        installed.forget_towards(d(3), B, up_to);
+        installed.forget_towards(d(4), B, up_to);
+        assert_eq!(installed.len(), 0);
+        assert!(
+            installed.by_link.is_empty() && installed.upstream.is_empty(),
+            "nothing left behind"
+        );
+    }
+
+    proptest! {
+        /// Every switch whose recorded path towards a host crosses a link
+        /// further on is found from that link, whatever the paths (from
+        /// different topologies, crossing each other).
+        #[test]
+        fn every_flow_across_a_link_is_found(
+            paths in proptest::collection::vec(
+                (subsequence((1u64..10).collect::<Vec<_>>(), 1..9).prop_shuffle(), 0u8..2),
+                1..8,
+            ),
+        ) {
+            let mut installed = Installed::default();
+            let mut crossing: std::collections::BTreeSet<(Link, (DatapathId, MacAddr))> =
+                Default::default();
+            for (switches, to) in &paths {
+                let dst = [B, C][*to as usize];
+                let mut switches = switches.clone();
+                switches.push(10 + u64::from(*to));
+                let hops: Vec<_> = switches.iter().enumerate().map(|(i, &s)| (d(s), i)).collect();
+                let links: Vec<_> = switches.windows(2).map(|w| link(w[0], w[1])).collect();
+                installed.record(&hops, &links, (A, dst));
+                for (i, &(s, _)) in hops.iter().enumerate() {
+                    for l in &links[i..] {
+                        crossing.insert((l.canonical(), (s, dst)));
+                    }
+                }
+            }
+            for (l, flow) in &crossing {
+                prop_assert!(installed.across(l).contains(flow), "{flow:?} across {l:?}");
+            }
+        }
     }
 }
