@@ -54,6 +54,38 @@ struct Towards {
     generation: u64,
 }
 
+/// The records holding each link ([`Installed`]'s `by_link`).
+type ByLink = HashMap<Link, HashSet<(DatapathId, MacAddr), Hasher>, Hasher>;
+
+/// The switches leading to each switch towards a host ([`Installed`]'s
+/// `upstream`).
+type Upstream = HashMap<(DatapathId, MacAddr), SmallVec<[DatapathId; 2]>, Hasher>;
+
+impl Towards {
+    /// Adds link `l` (canonical) to this record, `key`'s, and the record
+    /// to those holding `l`.
+    fn hold_link(&mut self, l: Link, key: (DatapathId, MacAddr), by_link: &mut ByLink) {
+        if !self.links.contains(&l) {
+            self.links.push(l);
+            by_link.entry(l).or_default().insert(key);
+        }
+    }
+
+    /// Records that the flows of this record, `(dpid, dst)`'s, lead to
+    /// switch `n`.
+    fn lead_to(
+        &mut self,
+        n: DatapathId,
+        (dpid, dst): (DatapathId, MacAddr),
+        upstream: &mut Upstream,
+    ) {
+        if !self.next.contains(&n) {
+            self.next.push(n);
+            upstream.entry((n, dst)).or_default().push(dpid);
+        }
+    }
+}
+
 /// The switches with flows towards or from one host, and the number of
 /// the last path that installed one; most hosts' flows are on a few.
 #[derive(Debug, Default)]
@@ -80,10 +112,10 @@ impl Switches {
 pub(super) struct Installed {
     towards: HashMap<(DatapathId, MacAddr), Towards, Hasher>,
     /// The records whose [`Towards::links`] hold a link (either way).
-    by_link: HashMap<Link, HashSet<(DatapathId, MacAddr), Hasher>, Hasher>,
+    by_link: ByLink,
     /// For a switch and a destination, the switches whose flows towards
     /// it lead there ([`Towards::next`]): the tree walked upstream.
-    upstream: HashMap<(DatapathId, MacAddr), SmallVec<[DatapathId; 2]>, Hasher>,
+    upstream: Upstream,
     /// Each destination's switches with flows towards it.
     by_dst: HashMap<MacAddr, Switches, Hasher>,
     /// Each source's switches with flows from it.
@@ -144,17 +176,10 @@ impl Installed {
             t.generation = generation;
             t.longest = t.longest.max(links.len() - start);
             for l in &links[start..end] {
-                let l = l.canonical();
-                if !t.links.contains(&l) {
-                    t.links.push(l);
-                    self.by_link.entry(l).or_default().insert((dpid, dst));
-                }
+                t.hold_link(l.canonical(), (dpid, dst), &mut self.by_link);
             }
-            if let Some((n, _)) = next
-                && !t.next.contains(&n)
-            {
-                t.next.push(n);
-                self.upstream.entry((n, dst)).or_default().push(dpid);
+            if let Some((n, _)) = next {
+                t.lead_to(n, (dpid, dst), &mut self.upstream);
             }
             towards_dst.add(dpid, generation);
         }
@@ -267,16 +292,10 @@ impl Installed {
             };
             u.next.retain(|d| *d != dpid);
             for &l in &links {
-                if !u.links.contains(&l) {
-                    u.links.push(l);
-                    self.by_link.entry(l).or_default().insert((up, dst));
-                }
+                u.hold_link(l, (up, dst), &mut self.by_link);
             }
             for &n in next.iter().filter(|&&n| n != up) {
-                if !u.next.contains(&n) {
-                    u.next.push(n);
-                    self.upstream.entry((n, dst)).or_default().push(up);
-                }
+                u.lead_to(n, (up, dst), &mut self.upstream);
             }
         }
     }
