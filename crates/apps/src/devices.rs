@@ -7,9 +7,14 @@
 //! port the frame arrived on, but only on an *edge* port of the current
 //! topology (never a port with a link, nor one still settling), so a frame
 //! that crossed a link never teaches a wrong location. A host seen on
-//! another edge port has moved; one not seen for `host_timeout` is
-//! forgotten; hosts on a port that turns out to carry a link are forgotten
-//! at once.
+//! another edge port has moved; hosts on a port that turns out to carry a
+//! link are forgotten at once.
+//!
+//! A host not seen for `host_timeout` is asked whether it is still there
+//! (an ARP probe from [`PROBE_MAC`], out of its port) and forgotten if it
+//! does not answer by the next walk (`Inner::age`): once routing's
+//! flows carry its traffic, a host that talks all day may never reach the
+//! controller again, and forgetting it would delete those flows.
 //!
 //! A host whose switch disconnected, or whose port went down, is *away*:
 //! it stays listed for `away_grace`, so a switch that reconnects (Open
@@ -41,13 +46,14 @@ use crate::mac_table::{HostBudget, MacTable, PREFETCH_AHEAD, Zeroable};
 use crate::settings::{AppSettings, Settings};
 use crate::sync::lock;
 use crate::views::{
-    Batch, Host, HostTable, Hosts, Peers, PortRef, Seen, Sender, Served, SwitchPorts, Topology,
+    Batch, Host, HostTable, Hosts, PROBE_MAC, Peers, PortRef, Seen, Sender, Served, Silent,
+    SwitchPorts, Topology,
 };
 use baton_openflow::DatapathId;
-use baton_openflow::packet::{Network as L3, Transport};
+use baton_openflow::packet::{ArpRepr, Network as L3, Transport};
 use baton_openflow::{MacAddr, PortNo};
 use baton_runtime::env::{Change, Publish, Snapshot, ViewAccess};
-use baton_runtime::{App, Events, Network, PacketInBatch, SwitchCtx};
+use baton_runtime::{App, Events, Network, PacketInBatch, SwitchCtx, SwitchId};
 use baton_runtime::{Configurable, SettingsError};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -60,9 +66,14 @@ use std::time::{Duration, Instant};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DevicesConfig {
-    /// A host not seen for this long is forgotten.
+    /// A host not seen for this long is forgotten (asked first, with
+    /// `probe_silent`, and forgotten a refresh later if it did not answer).
     #[serde(rename = "host_timeout_ms", with = "crate::settings::millis")]
     pub host_timeout: Duration,
+    /// Whether a silent host with an IPv4 address, on a switch this
+    /// instance serves, is asked whether it is still there (an ARP probe)
+    /// before it is forgotten.
+    pub probe_silent: bool,
     /// How often hosts are aged (a change applies when the application
     /// next starts).
     #[serde(rename = "refresh_ms", with = "crate::settings::millis")]
@@ -84,6 +95,12 @@ pub struct DevicesConfig {
 /// How often hosts away for longer than the grace are looked for.
 pub const AWAY_CHECK: Duration = Duration::from_secs(1);
 
+/// Most silent hosts asked per second of `refresh`, at each walk
+/// ([`Inner::age`]); the others wait for a later walk. When a MAC flood's
+/// million addresses fall silent together, they are asked (and age out)
+/// over 100 s rather than in a million PACKET_OUTs at once.
+const PROBES_PER_SECOND: u64 = 10_000;
+
 /// Most aged hosts taken out of the table per commit: each commit is a
 /// version of the hosts, and routing's DAG follows the versions' changes
 /// as they come, rather than half a million at once when a MAC flood ages
@@ -94,6 +111,7 @@ impl Default for DevicesConfig {
     fn default() -> Self {
         DevicesConfig {
             host_timeout: Duration::from_secs(300),
+            probe_silent: true,
             refresh: Duration::from_secs(10),
             away_grace: Duration::from_secs(10),
             max_hosts: 1 << 20,
@@ -108,6 +126,9 @@ crate::counters::named_counters! {
         learnt,
         /// Hosts seen on a new attachment point.
         moved,
+        /// Silent hosts asked whether they are still there (ARP probes
+        /// sent).
+        probed,
         /// Hosts forgotten for silence.
         aged,
         /// Hosts forgotten because their port became a link port, or stayed
@@ -239,6 +260,9 @@ struct State {
     /// (then replaced in place) or for [`crate::topology::HANDOVER_MAX`],
     /// so that routing never sees them gone on the way.
     handing_over: HashMap<MacAddr, Instant>,
+    /// The silent hosts asked at the last walk, and when
+    /// ([`Inner::age`]).
+    probed: HashMap<MacAddr, Instant>,
 }
 
 /// The host tracking application.
@@ -652,18 +676,64 @@ impl Inner {
         self.commit(&mut batch);
     }
 
-    /// Ages out the hosts not seen for `host_timeout`, [`AGING_CHUNK`] to
-    /// a version. A host seen again between the walk and its removal
-    /// stays ([`HostTable::remove_silent`]).
+    /// Ages out the hosts not seen for `host_timeout`. A silent host with
+    /// an IPv4 address on a switch this instance serves is asked first
+    /// (`probe_silent`, [`probe_frame`]) and forgotten at the next walk if
+    /// it has not been seen since; at most [`PROBES_PER_SECOND`] a second
+    /// of `refresh` are asked per walk, and the others wait. A host
+    /// without IPv4, or whose switch is not served here, goes at once.
+    /// Before the probes, a host whose packets all went over routing's
+    /// flows aged out under its traffic, its flows were deleted and its
+    /// packets flooded (BENCHMARKS.md, the soak). Removals go
+    /// [`AGING_CHUNK`] to a version; a host seen again between the walk
+    /// and its removal stays ([`HostTable::remove_silent`]).
     fn age(&self, now: Instant) {
-        let timeout = self.settings.get().host_timeout;
+        let cfg = **self.settings.get();
+        let timeout = cfg.host_timeout;
         let silent = self.table.silent(now, timeout);
-        let mut aged = Vec::with_capacity(silent.len());
-        for chunk in silent.chunks(AGING_CHUNK) {
+        let asked_before = std::mem::take(&mut lock(&self.state).probed);
+        let net = self.net.get();
+        let topo = net.and_then(|n| n.view::<Topology>());
+        let serving =
+            |s: &Silent| -> Option<SwitchId> { topo.as_ref()?.switches.get(&s.at.dpid)?.here() };
+        let mut budget = match cfg.probe_silent {
+            true => PROBES_PER_SECOND * cfg.refresh.as_secs().max(1),
+            false => 0,
+        };
+        let mut asked = HashMap::new();
+        let mut probes: HashMap<SwitchId, Vec<(PortNo, Vec<u8>)>> = HashMap::new();
+        let mut gone: Vec<(MacAddr, Duration)> = Vec::with_capacity(silent.len());
+        for s in &silent {
+            if let Some(&sent) = asked_before.get(&s.mac) {
+                // Asked at the last walk: gone unless seen since.
+                gone.push((s.mac, now.saturating_duration_since(sent).max(timeout)));
+                continue;
+            }
+            match (cfg.probe_silent, s.ipv4, serving(s)) {
+                (true, Some(ip), Some(id)) => {
+                    if budget == 0 {
+                        continue;
+                    }
+                    budget -= 1;
+                    probes
+                        .entry(id)
+                        .or_default()
+                        .push((s.at.port, probe_frame(s, ip)));
+                    asked.insert(s.mac, now);
+                }
+                _ => gone.push((s.mac, timeout)),
+            }
+        }
+        lock(&self.state).probed = asked;
+        if let Some(net) = net {
+            self.send_probes(net, &probes);
+        }
+        let mut aged = Vec::with_capacity(gone.len());
+        for chunk in gone.chunks(AGING_CHUNK) {
             let mut batch = Batch::default();
-            for mac in chunk {
-                if self.table.remove_silent(mac, now, timeout, &mut batch) {
-                    aged.push(*mac);
+            for &(mac, silent_for) in chunk {
+                if self.table.remove_silent(&mac, now, silent_for, &mut batch) {
+                    aged.push(mac);
                 }
             }
             self.commit(&mut batch);
@@ -680,6 +750,35 @@ impl Inner {
             .fetch_add(aged.len() as u64, Ordering::Relaxed);
         log_hosts(&aged, "aged out");
     }
+
+    /// Sends each switch's probes in one write.
+    fn send_probes(&self, net: &Network, probes: &HashMap<SwitchId, Vec<(PortNo, Vec<u8>)>>) {
+        let sent: usize = probes
+            .iter()
+            .filter(|(id, frames)| net.frames_out(**id, frames).is_ok())
+            .map(|(_, frames)| frames.len())
+            .sum();
+        self.counters
+            .probed
+            .fetch_add(sent as u64, Ordering::Relaxed);
+    }
+}
+
+/// The probe that asks silent host `s` whether it still has `ip`: an ARP
+/// request from [`PROBE_MAC`] with sender address 0.0.0.0 (RFC 5227
+/// §2.1.1's ARP probe, which a host answers and learns nothing from),
+/// sent to the host's own address rather than broadcast (RFC 1122
+/// §2.3.2.1's unicast poll), tagged with its VLAN if it had one.
+fn probe_frame(s: &Silent, ip: Ipv4Addr) -> Vec<u8> {
+    let arp = ArpRepr::request(PROBE_MAC, Ipv4Addr::UNSPECIFIED, ip);
+    let mut frame = Vec::with_capacity(arp.frame_len() + 4);
+    arp.emit_frame(&mut frame);
+    frame[..6].copy_from_slice(&s.mac.0);
+    if let Some(vid) = s.vlan {
+        let tci = (vid & 0x0fff).to_be_bytes();
+        frame.splice(12..12, [0x81, 0x00, tci[0], tci[1]]);
+    }
+    frame
 }
 
 /// Says in the log that `macs` were `what`: one line naming the host when
@@ -715,7 +814,7 @@ fn wall_ms() -> u64 {
 /// instructions more (BENCHMARKS.md).
 fn seen(pi: &baton_openflow::neutral::PacketIn<'_>) -> Option<Sender> {
     let mac = pi.eth_src()?;
-    if mac.is_multicast() || mac == MacAddr([0; 6]) {
+    if mac.is_multicast() || mac == MacAddr([0; 6]) || mac == PROBE_MAC {
         return None;
     }
     let usable4 = |ip: Ipv4Addr| !(ip.is_unspecified() || ip.is_broadcast() || ip.is_multicast());
@@ -897,10 +996,10 @@ mod tests {
         let mut batch = Batch::default();
         let removed: Vec<bool> = silent
             .iter()
-            .map(|mac| {
+            .map(|s| {
                 app.inner
                     .table
-                    .remove_silent(mac, later, timeout, &mut batch)
+                    .remove_silent(&s.mac, later, timeout, &mut batch)
             })
             .collect();
         app.inner.commit(&mut batch);
@@ -969,6 +1068,34 @@ mod tests {
             assert_eq!(fast.ipv4, by_key, "{frame:02x?}");
             assert_eq!(fast.vlan, key.vlan.map(|v| v.vid), "{frame:02x?}");
             assert_eq!(fast.mac, src);
+        }
+    }
+
+    /// A probe is an ARP probe to the host alone, tagged as the host was.
+    #[test]
+    fn a_probe_asks_the_host_alone_on_its_vlan() {
+        use baton_openflow::packet::FlowKey;
+        let host = MacAddr([2, 0, 0, 0, 0, 9]);
+        let ip = Ipv4Addr::new(10, 0, 0, 9);
+        for vlan in [None, Some(5)] {
+            let s = Silent {
+                mac: host,
+                at: PortRef::new(DatapathId(1), PortNo(3)),
+                vlan,
+                ipv4: Some(ip),
+            };
+            let frame = probe_frame(&s, ip);
+            let key = FlowKey::extract(PortNo(3), &frame);
+            assert_eq!((key.eth_dst, key.eth_src), (host, PROBE_MAC));
+            assert_eq!(key.vlan.map(|v| v.vid), vlan);
+            let L3::Arp(arp) = key.network else {
+                panic!("not ARP: {key:?}");
+            };
+            assert_eq!(arp.op, baton_openflow::packet::consts::ARP_OP_REQUEST);
+            assert_eq!(
+                (arp.sha, arp.spa, arp.tpa),
+                (PROBE_MAC, Ipv4Addr::UNSPECIFIED, ip)
+            );
         }
     }
 

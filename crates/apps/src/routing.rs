@@ -22,7 +22,8 @@
 //!   they came in whole on an edge port of a part of the network this
 //!   instance serves entirely; otherwise over the spanning tree of the
 //!   routes, hop by hop (a cluster's part that crosses to other members'
-//!   switches). An ARP request for a known host is answered by proxy.
+//!   switches). An ARP request for a known host is answered by proxy;
+//!   the answers to `devices`' probes (to [`PROBE_MAC`]) are dropped.
 //! - When a link goes, the flows whose path crossed it are moved onto the
 //!   new route on OpenFlow 1.3 switches (one MODIFY per switch and host,
 //!   and the rest of the way for the packets that come over the new
@@ -60,7 +61,7 @@ use crate::priority;
 use crate::routes::{EdgeSwitch, Routes, SwitchFlood};
 use crate::settings::{AppSettings, Settings};
 use crate::sync::lock;
-use crate::views::{HostCache, Hosts, Link, Peers, PortRef, SwitchPorts};
+use crate::views::{HostCache, Hosts, Link, PROBE_MAC, Peers, PortRef, SwitchPorts};
 use baton_openflow::neutral::{
     self, ActionSpec, FlowSpec, MatchFields, MatchSpec, PacketOut, PacketOutTemplate, Payload,
 };
@@ -526,6 +527,11 @@ impl Inner {
             return self.flood(sw, pi, here, routes);
         };
         let Some(to) = here.hosts.at(hosts, &dst) else {
+            if dst == PROBE_MAC {
+                // A host's answer to `devices`' probe: taught it already.
+                sw.drop_packet(pi);
+                return Routed::Dropped;
+            }
             return self.flood(sw, pi, here, routes);
         };
         let came_in = PortRef::new(sw.dpid(), port);

@@ -656,23 +656,9 @@ fn merge(own: &Topology, peers: Option<&Topology>) -> Topology {
 /// a switch's probes go in one write (a round probes every port of
 /// 10,000 switches at once).
 fn send_probes(net: &Network, s: &SwitchNode, probes: &[(PortNo, Vec<u8>)]) {
-    let Some(id) = s.here() else {
-        return;
-    };
-    let actions: Vec<[ActionSpec; 1]> = probes
-        .iter()
-        .map(|&(port, _)| [ActionSpec::Output { port, max_len: 0 }])
-        .collect();
-    let outs: Vec<PacketOut<'_>> = probes
-        .iter()
-        .zip(&actions)
-        .map(|((_, frame), actions)| PacketOut {
-            payload: Payload::Frame(frame),
-            in_port: PortNo::CONTROLLER,
-            actions,
-        })
-        .collect();
-    let _ = net.packet_outs(id, &outs);
+    if let Some(id) = s.here() {
+        let _ = net.frames_out(id, probes);
+    }
 }
 
 fn is_lldp(frame: &[u8]) -> bool {

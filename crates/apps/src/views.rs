@@ -20,7 +20,8 @@
 mod hosts;
 
 pub use hosts::{
-    Batch, Behind, Host, HostCache, HostChange, HostEvent, HostTable, Hosts, Put, Seen, Sender,
+    Batch, Behind, Host, HostCache, HostChange, HostEvent, HostTable, Hosts, PROBE_MAC, Put, Seen,
+    Sender, Silent,
 };
 
 use baton_openflow::neutral::PortDesc;

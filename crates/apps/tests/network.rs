@@ -9,7 +9,7 @@ use baton_apps::devices::{DevicesApp, DevicesConfig};
 use baton_apps::routes::Routes;
 use baton_apps::routing::{RoutingApp, RoutingConfig};
 use baton_apps::topology::{TopologyApp, TopologyConfig};
-use baton_apps::views::{Hosts, Link, PortRef, Topology};
+use baton_apps::views::{Hosts, Link, PROBE_MAC, PortRef, Topology};
 use baton_openflow::{DatapathId, MacAddr, PortNo, Version};
 use baton_runtime::AnyApp;
 use baton_testbed::{Port, Sw, Testbed, arp_reply, arp_request, udp};
@@ -458,19 +458,26 @@ fn reachable(up: &[bool], a: usize, b: usize) -> bool {
     clockwise || anticlockwise
 }
 
-#[test]
-fn silent_hosts_age_out_and_links_teach_no_hosts() {
-    let topology = Arc::new(TopologyApp::new(TopologyConfig::default()).unwrap());
+/// The network services with hosts silent for 30 s aged (walked every
+/// second), at most `max_hosts` of them; no switch yet.
+fn aging_in_30s(max_hosts: usize) -> (Testbed, Arc<DevicesApp>) {
     let devices = Arc::new(DevicesApp::new(DevicesConfig {
         host_timeout: Duration::from_secs(30),
         refresh: Duration::from_secs(1),
+        max_hosts,
         ..DevicesConfig::default()
     }));
-    let mut tb = Testbed::new(vec![
-        AnyApp::from(topology.clone()),
+    let tb = Testbed::new(vec![
+        AnyApp::new(TopologyApp::new(TopologyConfig::default()).unwrap()),
         AnyApp::from(devices.clone()),
         AnyApp::new(RoutingApp::new(RoutingConfig::default())),
     ]);
+    (tb, devices)
+}
+
+#[test]
+fn silent_hosts_age_out_and_links_teach_no_hosts() {
+    let (mut tb, devices) = aging_in_30s(DevicesConfig::default().max_hosts);
     tb.switch(1, Version::V10, 2);
     tb.switch(2, Version::V10, 2);
     tb.cable((Sw(0), 2), (Sw(1), 2));
@@ -503,23 +510,75 @@ fn silent_hosts_age_out_and_links_teach_no_hosts() {
     );
 }
 
+/// A silent host is asked whether it is still there before it is
+/// forgotten: an ARP probe from the controller's own address, sent to the
+/// host alone out of its port. One that answers stays (its answer goes
+/// nowhere else); one that does not goes a walk later.
+#[test]
+fn a_silent_host_is_asked_first_and_stays_if_it_answers() {
+    let (mut tb, devices) = aging_in_30s(DevicesConfig::default().max_hosts);
+    tb.switch(1, Version::V13, 3);
+    tb.switch(2, Version::V13, 2);
+    tb.cable((Sw(0), 2), (Sw(1), 2));
+    tb.advance(Duration::from_millis(600));
+    let (answers, mute, other) = ((Sw(0), 1), (Sw(0), 3), (Sw(1), 1));
+    tb.send(answers, &arp_request(mac(0), ip(0), ip(2)));
+    tb.send(mute, &arp_request(mac(1), ip(1), ip(2)));
+    let listed = |tb: &mut Testbed| -> Vec<MacAddr> {
+        let hosts = tb.harness().snapshot().get::<Hosts>().unwrap();
+        hosts.list().iter().map(|h| h.mac).collect()
+    };
+    assert_eq!(listed(&mut tb), vec![mac(0), mac(1)]);
+    tb.clear_received();
+    // What hosts are sent but discovery's probes.
+    let arp = |tb: &mut Testbed, port| -> Vec<Vec<u8>> {
+        let mut frames = tb.received(port);
+        frames.retain(|f| f[12..14] == [0x08, 0x06]);
+        frames
+    };
+    // Both fall silent; the first probe comes once they have been so for
+    // the timeout.
+    let mut probes = Vec::new();
+    for _ in 0..400 {
+        tb.advance(Duration::from_millis(100));
+        probes = arp(&mut tb, answers);
+        if !probes.is_empty() {
+            break;
+        }
+    }
+    let probe = arp_request(PROBE_MAC, [0; 4], ip(0));
+    let mut to_host_0 = probe.clone();
+    to_host_0[..6].copy_from_slice(&mac(0).0);
+    assert_eq!(probes, vec![to_host_0], "one ARP probe, to host 0 alone");
+    let mut to_host_1 = arp_request(PROBE_MAC, [0; 4], ip(1));
+    to_host_1[..6].copy_from_slice(&mac(1).0);
+    assert_eq!(arp(&mut tb, mute), vec![to_host_1]);
+    assert!(arp(&mut tb, other).is_empty(), "no other host is asked");
+    assert_eq!(
+        listed(&mut tb),
+        vec![mac(0), mac(1)],
+        "asked, not forgotten"
+    );
+    tb.send(answers, &arp_reply(mac(0), ip(0), PROBE_MAC, [0; 4]));
+    assert!(
+        arp(&mut tb, mute).is_empty() && arp(&mut tb, other).is_empty(),
+        "the answer is not flooded"
+    );
+    tb.advance(Duration::from_secs(5));
+    assert_eq!(listed(&mut tb), vec![mac(0)], "the mute host went");
+    let counters = devices.counters();
+    assert_eq!((counters.probed, counters.aged), (2, 1));
+    // Silent again for the timeout: asked again.
+    tb.advance(Duration::from_secs(30));
+    assert_eq!(arp(&mut tb, answers).len(), 1);
+}
+
 /// `max_hosts` bounds the hosts tracked: past it a new host is not
 /// learnt (and still reaches whom it talks to, flooded), one it already
 /// knows is still followed, and one that ages out makes room.
 #[test]
 fn no_more_than_max_hosts_are_tracked_and_one_that_ages_out_makes_room() {
-    let topology = Arc::new(TopologyApp::new(TopologyConfig::default()).unwrap());
-    let devices = Arc::new(DevicesApp::new(DevicesConfig {
-        host_timeout: Duration::from_secs(30),
-        refresh: Duration::from_secs(1),
-        max_hosts: 2,
-        ..DevicesConfig::default()
-    }));
-    let mut tb = Testbed::new(vec![
-        AnyApp::from(topology.clone()),
-        AnyApp::from(devices.clone()),
-        AnyApp::new(RoutingApp::new(RoutingConfig::default())),
-    ]);
+    let (mut tb, devices) = aging_in_30s(2);
     tb.switch(1, Version::V10, 4);
     tb.advance(Duration::from_millis(600));
     let listed = |tb: &mut Testbed| -> Vec<MacAddr> {

@@ -315,6 +315,56 @@ fn a_host_stays_listed_while_its_switch_reconnects_openflow_13() {
     net.lab.wait_reachable("h1", h3.ip, 10 * SECOND).unwrap();
 }
 
+/// A host whose traffic all goes over routing's flows reaches the
+/// controller no more once they are installed. Silent for `host_timeout`
+/// (set to its floor, the 10 s refresh), it is asked whether it is still
+/// there (an ARP probe); Linux answers, and it stays listed while it
+/// talks, where before it aged out and its flows were deleted.
+#[test]
+fn a_host_talking_over_flows_is_asked_and_stays_listed_openflow_13() {
+    let net = discovers_and_delivers(Topology::linear(2), OfVersion::V13, Switches::Ovs, None);
+    let (h1, h2) = (&net.topo.hosts[0], &net.topo.hosts[1]);
+    let (code, answer) = net.call(
+        "PATCH",
+        "/api/v1/apps/devices",
+        Some(&serde_json::json!({"host_timeout_ms": 10_000})),
+    );
+    assert_eq!(code, 200, "{answer}");
+    let stream = net
+        .lab
+        .ping_stream("h1", h2.ip, Duration::from_millis(200))
+        .unwrap();
+    stream
+        .wait_reply_after(SystemTime::now(), 5 * SECOND)
+        .unwrap();
+    // Probed within two refreshes of the last sighting, forgotten a
+    // refresh later if mute: 35 s covers both.
+    let start = Instant::now();
+    while start.elapsed() < 35 * SECOND {
+        let hosts = net.hosts();
+        for h in [h1, h2] {
+            assert!(
+                hosts.contains_key(&h.mac.to_string()),
+                "{} forgotten {:?} into its pings: {hosts:?}\n{}",
+                h.name,
+                start.elapsed(),
+                tail(&net.baton.stderr())
+            );
+        }
+        std::thread::sleep(SECOND);
+    }
+    let (probed, aged) = (
+        net.counter("devices", "probed"),
+        net.counter("devices", "aged"),
+    );
+    eprintln!("devices: {probed} probes sent, {aged} hosts aged");
+    assert!(probed >= 2, "both hosts asked: {probed}");
+    assert_eq!(aged, 0);
+    let report = stream.stop().unwrap();
+    eprintln!("pings while the hosts were asked: {report}");
+    assert!(report.received > 0, "{report}");
+}
+
 /// Hosts that send LLDP: a real probe (caught on a host port) replayed
 /// from another host at once and later, and copies with a wrong
 /// authenticator and cut short. No link appears, the topology

@@ -14,7 +14,7 @@ use crate::env::{
 use crate::requests::{Reply, RequestError, Requests};
 use crate::switch::{SendError, SwitchId, SwitchInfo};
 use crate::sync::lock;
-use baton_openflow::neutral::{self, FlowSpec, MatchSpec, Message, PacketOut};
+use baton_openflow::neutral::{self, ActionSpec, FlowSpec, MatchSpec, Message, PacketOut, Payload};
 use baton_openflow::{Cookie, DatapathId, PortNo, Version, Xid};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -253,6 +253,30 @@ impl Network {
             return Ok(());
         }
         self.fabric.send(id, &out)
+    }
+
+    /// Sends each frame out of its port of switch `id`, from the
+    /// controller, in one write (discovery's probes of a switch's ports,
+    /// the probes of its silent hosts).
+    pub fn frames_out<F: AsRef<[u8]>>(
+        &self,
+        id: SwitchId,
+        frames: &[(PortNo, F)],
+    ) -> Result<(), SendError> {
+        let actions: Vec<[ActionSpec; 1]> = frames
+            .iter()
+            .map(|&(port, _)| [ActionSpec::output(port)])
+            .collect();
+        let outs: Vec<PacketOut<'_>> = frames
+            .iter()
+            .zip(&actions)
+            .map(|((_, frame), actions)| PacketOut {
+                payload: Payload::Frame(frame.as_ref()),
+                in_port: PortNo::CONTROLLER,
+                actions,
+            })
+            .collect();
+        self.packet_outs(id, &outs)
     }
 
     /// Sends encoded messages to a switch now (one `write`, or queued if

@@ -72,6 +72,26 @@ pub struct Host {
     pub at_since_ms: u64,
 }
 
+/// The Ethernet address `devices` asks silent hosts from (an ARP probe,
+/// `devices.rs`): locally administered, never a host's. Nothing is
+/// learnt from it, and what is sent to it (the answers) goes no further
+/// than the controller: `routing` drops it rather than flood it.
+pub const PROBE_MAC: MacAddr = MacAddr([0x0a, 0xba, 0x70, 0x0e, 0x00, 0x01]);
+
+/// A host not seen for a while ([`HostTable::silent`]), with what it
+/// takes to ask it whether it is still there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Silent {
+    /// Its Ethernet address.
+    pub mac: MacAddr,
+    /// Where it is attached.
+    pub at: PortRef,
+    /// The VLAN it was seen on, if tagged.
+    pub vlan: Option<u16>,
+    /// The first IPv4 address it used, if any.
+    pub ipv4: Option<Ipv4Addr>,
+}
+
 /// What changed about one host, as the change log keeps it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HostChange {
@@ -1116,11 +1136,19 @@ impl HostTable {
         put
     }
 
-    /// This instance's hosts not seen for `timeout` at `now`.
-    pub fn silent(&self, now: Instant, timeout: Duration) -> Vec<MacAddr> {
+    /// This instance's hosts not seen for `timeout` at `now`, with what it
+    /// takes to ask each whether it is still there.
+    pub fn silent(&self, now: Instant, timeout: Duration) -> Vec<Silent> {
         let table = &self.table;
         let (now, timeout) = (table.ms(now), timeout.as_millis() as u64);
-        table.walk(|e| (e.peer.is_none() && silent(e, now, timeout)).then_some(e.mac))
+        table.walk(|e| {
+            (e.peer.is_none() && silent(e, now, timeout)).then_some(Silent {
+                mac: e.mac,
+                at: e.at,
+                vlan: e.vlan,
+                ipv4: e.ipv4.first,
+            })
+        })
     }
 
     /// Every host held (committed or not) with the member whose switch it
@@ -1324,7 +1352,12 @@ mod tests {
         );
         assert_eq!(
             t.silent(later + Duration::from_secs(10), Duration::from_secs(10)),
-            vec![mac]
+            vec![Silent {
+                mac,
+                at: p(1, 1),
+                vlan: None,
+                ipv4: Some(Ipv4Addr::new(10, 0, 0, 1)),
+            }]
         );
         let see = |s: &Sender, at, batch: &mut Batch| t.see(s, at, (later, 7), 10, batch);
         // Another address at the same port: added.
@@ -1360,7 +1393,10 @@ mod tests {
         assert_eq!((t.len(), t.own_len()), (2, 1));
         let later = now + Duration::from_secs(100);
         assert_eq!(
-            t.silent(later, Duration::from_secs(1)),
+            t.silent(later, Duration::from_secs(1))
+                .iter()
+                .map(|s| s.mac)
+                .collect::<Vec<_>>(),
             vec![MacAddr([2, 0, 0, 0, 0, 2])]
         );
         let mut batch = Batch::default();
