@@ -12,7 +12,9 @@
 //! span only the destination's connected part of the network: 10,000
 //! switches with hosts and no links between them cost 10,000 one-switch
 //! searches, not 10,000 vectors of 10,000 entries (800 MB and a second
-//! of CPU at each new topology, measured in a 10,000-switch soak).
+//! of CPU at each new topology, measured in a 10,000-switch soak). A
+//! topology with links taken away keeps the searches whose trees did not
+//! use them (the same search would find the same tree).
 //!
 //! Floods have two ways: over the spanning tree, hop by hop, and in one
 //! step, a PACKET_OUT from the controller to every switch of a connected
@@ -29,7 +31,7 @@ use baton_openflow::neutral::ActionSpec;
 use baton_openflow::{DatapathId, PortNo};
 use baton_runtime::SwitchId;
 use baton_runtime::env::{Versioned, View};
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::{Arc, OnceLock};
 
 /// The hash of the switch numbering: datapath ids are the switches' own,
@@ -241,7 +243,9 @@ impl Routes {
 
     /// The routes of `topology`, a later version of these routes'
     /// topology: these routes' paths and searches if it has the same
-    /// switches and links (known both ways), computed anew otherwise.
+    /// switches and links (known both ways), computed anew otherwise,
+    /// with the searches that links taken away leave as they were
+    /// (`Paths::keep_searches`).
     pub fn follow(&self, topology: Versioned<Topology>) -> Routes {
         let paths = &self.paths;
         let same = topology.switches.keys().eq(paths.dpids.iter())
@@ -249,7 +253,9 @@ impl Routes {
                 .bidirectional_links()
                 .eq(paths.links.iter().copied());
         if !same {
-            return Routes::compute(topology);
+            let routes = Routes::compute(topology);
+            routes.paths.keep_searches(paths);
+            return routes;
         }
         // The edge ports change with the ports and their settling, not
         // with the host ports a MAC flood adds at every first host.
@@ -583,6 +589,45 @@ impl Paths {
             numbering: Arc::new(numbering),
             adjacency,
             tree,
+        }
+    }
+}
+
+impl Paths {
+    /// Takes over the searches of `before` that these paths would repeat
+    /// exactly: where the switches are the same and numbered the same
+    /// (no part split) and links were only taken away, a search whose
+    /// tree used none of them meets every switch in the same order, from
+    /// the same neighbour ([`next_hops`]: a link off the tree only ever
+    /// found its far end already met). A cut on a torus keeps about half
+    /// of them: at 10,000 switches, a search per switch with hosts after
+    /// every cut was most of routing's DAG (BENCHMARKS.md, the soak).
+    fn keep_searches(&self, before: &Paths) {
+        if self.dpids != before.dpids || *self.numbering != *before.numbering {
+            return;
+        }
+        let now: HashSet<&Link> = self.links.iter().collect();
+        let was: HashSet<&Link> = before.links.iter().collect();
+        if !now.is_subset(&was) {
+            return;
+        }
+        let gone: Vec<&Link> = was.difference(&now).copied().collect();
+        let index = &self.numbering.index;
+        let leaves_by = |hops: &NextHops, end: &PortRef| {
+            index
+                .get(&end.dpid)
+                .is_some_and(|&i| hops.at(i) == Some(end.port))
+        };
+        for (mine, theirs) in self.towards.iter().zip(before.towards.iter()) {
+            let Some(hops) = theirs.get() else {
+                continue;
+            };
+            let on_tree = gone
+                .iter()
+                .any(|l| leaves_by(hops, &l.src) || leaves_by(hops, &l.dst));
+            if !on_tree {
+                let _ = mine.set(hops.clone());
+            }
         }
     }
 }

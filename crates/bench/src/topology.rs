@@ -71,6 +71,11 @@ pub struct TopologyArgs {
     /// reroute times).
     #[arg(long, value_name = "MS", default_value_t = 1.0)]
     pub send_interval: f64,
+    /// Seconds a pair sends once set up, after which it ends, and a host
+    /// whose pairs all ended leaves (answers nothing more): host churn.
+    /// Without it, pairs send until the run ends.
+    #[arg(long, value_name = "S")]
+    pub pair_lifetime: Option<f64>,
     /// Record the switches each packet crosses (for checking paths; costs
     /// a map update per hop).
     #[arg(long)]
@@ -132,6 +137,10 @@ pub fn config(t: &TopologyArgs, args: &Common) -> Result<Config, Error> {
     cfg.traffic.pairs = t.pairs()?;
     cfg.traffic.send_interval = seconds("--send-interval", t.send_interval / 1e3)?;
     cfg.traffic.start_interval = seconds("--start-interval", t.start_interval / 1e6)?;
+    cfg.traffic.pair_lifetime = t
+        .pair_lifetime
+        .map(|s| seconds("--pair-lifetime", s))
+        .transpose()?;
     if let Some(ev) = &t.events {
         cfg.events = Schedule::parse(ev).map_err(|e| Error::new(e.to_string()))?;
     }
@@ -425,6 +434,8 @@ fn report_json(r: &Report) -> serde_json::Value {
         "packets_sent": r.packets_sent,
         "packets_received": r.packets_received,
         "packets_lost": r.packets_lost,
+        "pairs_ended": r.pairs_ended,
+        "hosts_left": r.hosts_left,
         "connections_lost": r.connections_lost,
         "emulator_resident_bytes": r.resident_bytes,
         "events": r.events.iter().map(|e| serde_json::json!({

@@ -133,6 +133,9 @@ pub struct Traffic {
     /// An ARP request or first packet with no answer is sent again after
     /// this long.
     pub retry: Duration,
+    /// How long a pair sends once set up (`None`: until traffic stops);
+    /// a host leaves once all its pairs ended (host churn).
+    pub pair_lifetime: Option<Duration>,
 }
 
 impl Default for Traffic {
@@ -142,6 +145,7 @@ impl Default for Traffic {
             start_interval: Duration::ZERO,
             send_interval: Duration::from_millis(1),
             retry: Duration::from_secs(1),
+            pair_lifetime: None,
         }
     }
 }

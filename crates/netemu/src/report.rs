@@ -138,6 +138,13 @@ pub struct Report {
     pub arp_requests: u64,
     /// Frames hosts received that were not for them (floods, probes).
     pub stray_frames: u64,
+    /// Pairs that ended after their lifetime.
+    pub pairs_ended: u64,
+    /// Hosts that left the network once their pairs ended.
+    pub hosts_left: u64,
+    /// Frames that reached a host after it left (the controller's probes,
+    /// floods, packets on flows towards it).
+    pub to_departed: u64,
     /// Frames delivered to switch ports and hosts.
     pub frames_delivered: u64,
     /// Frames lost: sent out of an unused port or of one whose link is
@@ -240,6 +247,13 @@ impl fmt::Display for Report {
             self.duplicates,
             Summary::of(&self.latency_us)
         )?;
+        if self.pairs_ended > 0 {
+            writeln!(
+                f,
+                "churn: {} pairs ended, {} hosts left, {} frames reached a host after it left",
+                self.pairs_ended, self.hosts_left, self.to_departed
+            )?;
+        }
         writeln!(
             f,
             "frames: {} delivered, {} dropped; emulator lateness at most {}",

@@ -6,8 +6,11 @@
 //! controller by proxy, answers. Then the source sends its first data
 //! packet; the time from there until a data packet of the pair arrives
 //! is the pair's path setup. From then on the source sends a packet every
-//! `send_interval` until traffic stops. An ARP request or first packet
-//! without an answer is repeated every `retry`.
+//! `send_interval` until traffic stops, or for `pair_lifetime` (churn):
+//! then the pair ends, and a host whose pairs have all ended leaves the
+//! network (it answers nothing from then on, the controller's probes
+//! included, so the controller ages it out). An ARP request or first
+//! packet without an answer is repeated every `retry`.
 //!
 //! Hosts consume every frame that reaches their port: they answer ARP
 //! requests for their address, take ARP replies for pairs they start,
@@ -85,6 +88,12 @@ pub struct Counts {
     pub arp_requests: u64,
     /// Frames not meant for the host they reached.
     pub stray: u64,
+    /// Pairs that ended (`pair_lifetime`).
+    pub pairs_ended: u64,
+    /// Hosts that left once their pairs ended.
+    pub hosts_left: u64,
+    /// Frames that reached a host that had left.
+    pub to_departed: u64,
 }
 
 /// Timing of the traffic, in nanoseconds of the network's clock.
@@ -96,6 +105,8 @@ pub struct Timing {
     pub send_interval: u64,
     /// Before an unanswered ARP request or first packet is repeated.
     pub retry: u64,
+    /// How long a pair sends once set up (`None`: until traffic stops).
+    pub pair_lifetime: Option<u64>,
 }
 
 /// The hosts and pairs.
@@ -106,6 +117,11 @@ pub struct Hosts {
     /// Pairs by source host: `by_src[src_start[h]..src_start[h + 1]]`.
     src_start: Vec<u32>,
     by_src: Vec<u32>,
+    /// Per host: its pairs that have not ended; a host at 0 whose pairs
+    /// ended has left ([`Hosts::gone`]).
+    uses: Vec<u32>,
+    /// Per host: whether it has left.
+    gone: Vec<bool>,
     timers: BinaryHeap<Reverse<(u64, u32, u32)>>,
     timing: Timing,
     stop: u64,
@@ -146,6 +162,11 @@ impl Hosts {
             sum += *c;
             *c = sum;
         }
+        let mut uses = vec![0u32; n];
+        for &(s, d) in pairs {
+            uses[s.0 as usize] += 1;
+            uses[d.0 as usize] += 1;
+        }
         let mut fill = src_start.clone();
         let mut by_src = vec![0u32; pairs.len()];
         for (i, &(s, _)) in pairs.iter().enumerate() {
@@ -175,6 +196,8 @@ impl Hosts {
                 .collect(),
             src_start,
             by_src,
+            uses,
+            gone: vec![false; n],
             timers: BinaryHeap::new(),
             timing,
             stop: u64::MAX,
@@ -249,10 +272,36 @@ impl Hosts {
                     self.arm(pair, now + self.timing.retry);
                 }
                 State::Flowing => {
+                    let p = &self.pairs[pair as usize];
+                    let over = self
+                        .timing
+                        .pair_lifetime
+                        .zip(p.first_arrival)
+                        .is_some_and(|(life, at)| now >= at.saturating_add(life));
+                    if over {
+                        self.end(pair);
+                        continue;
+                    }
                     self.send_data(pair, now, q);
                     self.arm(pair, now + self.timing.send_interval);
                 }
                 State::Stopped => {}
+            }
+        }
+    }
+
+    /// Pair `pair` has sent for its lifetime: it ends, and each of its
+    /// hosts with no other pair left leaves.
+    fn end(&mut self, pair: u32) {
+        let p = &mut self.pairs[pair as usize];
+        p.state = State::Stopped;
+        self.counts.pairs_ended += 1;
+        for h in [p.src, p.dst] {
+            let uses = &mut self.uses[h.0 as usize];
+            *uses = uses.saturating_sub(1);
+            if *uses == 0 {
+                self.gone[h.0 as usize] = true;
+                self.counts.hosts_left += 1;
             }
         }
     }
@@ -315,6 +364,10 @@ impl Hosts {
         events: &[u64],
         q: &mut LinkQueue,
     ) {
+        if self.gone[h.0 as usize] {
+            self.counts.to_departed += 1;
+            return;
+        }
         let (mac, ip) = (Graph::host_mac(h), Graph::host_ip(h));
         match frames::classify(frame) {
             Received::ArpRequest {

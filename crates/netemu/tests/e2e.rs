@@ -57,6 +57,17 @@ fn is_shortest(g: &UnGraph<u64, ()>, at: &HashMap<u64, NodeIndex>, path: &[u64])
 }
 
 fn emulate(spec: &str, version: Version, pairs: Pairs, events: &str) -> (Graph, Report) {
+    emulate_with(spec, version, pairs, events, |_| {})
+}
+
+/// [`emulate`], with `tweak` applied to the emulator's configuration.
+fn emulate_with(
+    spec: &str,
+    version: Version,
+    pairs: Pairs,
+    events: &str,
+    tweak: impl FnOnce(&mut Config),
+) -> (Graph, Report) {
     let rt = controller();
     let graph = Graph::named(spec).unwrap();
     let mut cfg = Config::new(rt.local_addrs()[0], graph.clone());
@@ -71,6 +82,7 @@ fn emulate(spec: &str, version: Version, pairs: Pairs, events: &str) -> (Graph, 
     cfg.events = Schedule::parse(events).unwrap();
     cfg.trace_paths = true;
     cfg.connect.timeout = Duration::from_secs(60);
+    tweak(&mut cfg);
     let report = run(cfg).expect("the emulation runs");
     rt.stop();
     (graph, report)
@@ -147,4 +159,21 @@ fn a_cut_on_a_ring_is_routed_around() {
         );
     }
     assert!(e.reroute_us.len() <= 1, "one pair, one reroute at most");
+}
+
+/// Churn: pairs that end after their lifetime, and hosts that leave once
+/// their pairs have ended. Both pairs set up, send, end, and lose nothing
+/// on the way; their four hosts leave.
+#[test]
+fn pairs_end_after_their_lifetime_and_their_hosts_leave() {
+    let pairs = Pairs::Explicit(vec![(HostId(0), HostId(2)), (HostId(1), HostId(3))]);
+    let (_, r) = emulate_with("ring:4", Version::V13, pairs, "", |cfg| {
+        cfg.traffic.pair_lifetime = Some(Duration::from_millis(500));
+    });
+    assert_eq!((r.pairs, r.pairs_set_up), (2, 2), "{r}");
+    assert_eq!((r.pairs_ended, r.hosts_left), (2, 4), "{r}");
+    assert_eq!(r.packets_lost, 0, "{r}");
+    for p in &r.pair_reports {
+        assert!(p.received > 0 && p.received == p.sent, "{p:?}");
+    }
 }

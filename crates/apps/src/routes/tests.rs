@@ -199,6 +199,11 @@ fn flood_ports(r: &Routes, dpid: DatapathId, in_port: PortNo) -> Option<Vec<Port
 /// A random graph: `n` switches with `ports` ports each, and links drawn
 /// from a list of switch pairs; each port is used at most once.
 fn random_topology(n: u64, pairs: &[(u64, u64)]) -> Versioned<Topology> {
+    topology(n, 6, &random_cables(n, pairs))
+}
+
+/// The cables of [`random_topology`].
+fn random_cables(n: u64, pairs: &[(u64, u64)]) -> Vec<Cable> {
     let ports = 6;
     let mut next_port: BTreeMap<u64, u32> = (1..=n).map(|s| (s, 1)).collect();
     let mut links = Vec::new();
@@ -212,7 +217,7 @@ fn random_topology(n: u64, pairs: &[(u64, u64)]) -> Versioned<Topology> {
         *next_port.get_mut(&b).unwrap() += 1;
         links.push(((a, pa), (b, pb)));
     }
-    topology(n, ports, &links)
+    links
 }
 
 /// Floods a packet arriving on edge port `from`, following
@@ -322,6 +327,70 @@ proptest! {
             }
         }
     }
+}
+
+proptest! {
+    /// The searches a cut keeps are those a new search would find: the
+    /// next hops of routes that followed a topology with links taken
+    /// away are, towards every switch, those of routes computed afresh.
+    #[test]
+    fn searches_kept_across_a_cut_are_the_fresh_ones(
+        n in 2u64..12,
+        pairs in proptest::collection::vec((0u64..12, 0u64..12), 0..30),
+        cut in proptest::collection::vec(any::<bool>(), 30),
+    ) {
+        let cables = random_cables(n, &pairs);
+        let before = Routes::compute(topology(n, 6, &cables));
+        before.prepare((1..=n).map(d));
+        let kept: Vec<Cable> = cables
+            .iter()
+            .zip(cut.iter().chain(std::iter::repeat(&false)))
+            .filter(|&(_, &gone)| !gone)
+            .map(|(c, _)| *c)
+            .collect();
+        let after = before.follow(topology(n, 6, &kept));
+        let fresh = Routes::compute(topology(n, 6, &kept));
+        for b in 1..=n {
+            let (mine, theirs) = (after.next_hops(d(b)), fresh.next_hops(d(b)));
+            for a in 1..=n {
+                prop_assert_eq!(mine.get(&d(a)), theirs.get(&d(a)), "from {} towards {}", a, b);
+            }
+        }
+    }
+}
+
+/// A cut on a ring keeps the searches whose tree did not use the link.
+#[test]
+fn a_cut_keeps_the_searches_that_did_not_use_the_link() {
+    // 1-2-3-4-1, port 1 clockwise, port 2 anticlockwise.
+    let ring: Vec<Cable> = vec![
+        ((1, 1), (2, 2)),
+        ((2, 1), (3, 2)),
+        ((3, 1), (4, 2)),
+        ((4, 1), (1, 2)),
+    ];
+    let before = Routes::compute(topology(4, 3, &ring));
+    before.prepare((1..=4).map(d));
+    // Cut 3-4: towards 1, switch 3 goes by 2 and 4 by 1 (ties broken in
+    // port order), so 3-4 is off that tree; towards 3 and 4 it is on it.
+    let after = before.follow(topology(
+        4,
+        3,
+        &ring[..2]
+            .iter()
+            .chain(&ring[3..])
+            .copied()
+            .collect::<Vec<_>>(),
+    ));
+    assert!(Arc::ptr_eq(&before.next_hops(d(1)), &after.next_hops(d(1))));
+    assert!(!Arc::ptr_eq(
+        &before.next_hops(d(3)),
+        &after.next_hops(d(3))
+    ));
+    assert!(!Arc::ptr_eq(
+        &before.next_hops(d(4)),
+        &after.next_hops(d(4))
+    ));
 }
 
 fn distance(t: &Topology, a: DatapathId, b: DatapathId) -> usize {

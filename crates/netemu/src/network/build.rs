@@ -75,6 +75,7 @@ impl Network {
             start_interval: nanos(cfg.traffic.start_interval),
             send_interval: nanos(cfg.traffic.send_interval),
             retry: nanos(cfg.traffic.retry),
+            pair_lifetime: cfg.traffic.pair_lifetime.map(nanos),
         };
         let traffic = Hosts::new(g, &pairs, timing, plan.len(), cfg.trace_paths);
         Ok(Network {
