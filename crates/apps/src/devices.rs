@@ -260,8 +260,8 @@ struct State {
     /// (then replaced in place) or for [`crate::topology::HANDOVER_MAX`],
     /// so that routing never sees them gone on the way.
     handing_over: HashMap<MacAddr, Instant>,
-    /// The silent hosts asked at the last walk, and when
-    /// ([`Inner::age`]).
+    /// The silent hosts asked at the last walk, and when each had last
+    /// been seen then ([`Inner::age`]).
     probed: HashMap<MacAddr, Instant>,
 }
 
@@ -704,9 +704,11 @@ impl Inner {
         let mut probes: HashMap<SwitchId, Vec<(PortNo, Vec<u8>)>> = HashMap::new();
         let mut gone: Vec<(MacAddr, Duration)> = Vec::with_capacity(silent.len());
         for s in &silent {
-            if let Some(&sent) = asked_before.get(&s.mac) {
-                // Asked at the last walk: gone unless seen since.
-                gone.push((s.mac, now.saturating_duration_since(sent).max(timeout)));
+            if let Some(&seen) = asked_before.get(&s.mac) {
+                // Asked at the last walk: gone unless seen since, however
+                // soon after (its answer may reach the table within the
+                // millisecond of the probe, on another thread's clock).
+                gone.push((s.mac, now.saturating_duration_since(seen)));
                 continue;
             }
             match (cfg.probe_silent, s.ipv4, serving(s)) {
@@ -719,7 +721,7 @@ impl Inner {
                         .entry(id)
                         .or_default()
                         .push((s.at.port, probe_frame(s, ip)));
-                    asked.insert(s.mac, now);
+                    asked.insert(s.mac, s.last_seen);
                 }
                 _ => gone.push((s.mac, timeout)),
             }
@@ -1083,6 +1085,7 @@ mod tests {
                 at: PortRef::new(DatapathId(1), PortNo(3)),
                 vlan,
                 ipv4: Some(ip),
+                last_seen: Instant::now(),
             };
             let frame = probe_frame(&s, ip);
             let key = FlowKey::extract(PortNo(3), &frame);

@@ -90,6 +90,8 @@ pub struct Silent {
     pub vlan: Option<u16>,
     /// The first IPv4 address it used, if any.
     pub ipv4: Option<Ipv4Addr>,
+    /// When it was last seen (to the millisecond).
+    pub last_seen: Instant,
 }
 
 /// What changed about one host, as the change log keeps it.
@@ -1140,6 +1142,9 @@ impl HostTable {
     /// takes to ask each whether it is still there.
     pub fn silent(&self, now: Instant, timeout: Duration) -> Vec<Silent> {
         let table = &self.table;
+        let Some(&zero) = table.zero.get() else {
+            return Vec::new();
+        };
         let (now, timeout) = (table.ms(now), timeout.as_millis() as u64);
         table.walk(|e| {
             (e.peer.is_none() && silent(e, now, timeout)).then_some(Silent {
@@ -1147,6 +1152,7 @@ impl HostTable {
                 at: e.at,
                 vlan: e.vlan,
                 ipv4: e.ipv4.first,
+                last_seen: zero + Duration::from_millis(e.last_seen_ms.load(Ordering::Relaxed)),
             })
         })
     }
@@ -1357,6 +1363,7 @@ mod tests {
                 at: p(1, 1),
                 vlan: None,
                 ipv4: Some(Ipv4Addr::new(10, 0, 0, 1)),
+                last_seen: later,
             }]
         );
         let see = |s: &Sender, at, batch: &mut Batch| t.see(s, at, (later, 7), 10, batch);
